@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/* llmprof: the front end; dispatches to one do_<cmd>() per subcommand. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "report.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "attach", do_attach, "profile a running process" },
+	{ "record", do_record, "run a command and profile it until it exits" },
+	{ "diff", do_diff, "compare two profiles and report what grew" },
+	{ "convert", do_convert, "convert a profile between folded and speedscope" },
+	{ "report", do_report, "summarise a profile: top functions, GPU time" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: llmprof COMMAND [OPTIONS]\n"
+		     "       llmprof --version | --help\n\n"
+		     "Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nRun 'llmprof COMMAND --help' for a command's options.\n");
+}
+
+int parse_long(const char *text, long min, long max, long *value)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+int parse_seconds(const char *text, double *value)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 31536000)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+int finish_stdout(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		report__error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		return status ? status : EXIT_RUNTIME;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	name = argv[1];
+	if (!strcmp(name, "-h") || !strcmp(name, "--help") || !strcmp(name, "help")) {
+		usage(stdout);
+		return finish_stdout(EXIT_OK);
+	}
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("llmprof %s\n", LLMPROF_VERSION);
+		return finish_stdout(EXIT_OK);
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return finish_stdout(commands[i].run(argc - 1, argv + 1));
+	report__error("unknown command '%s' (try 'llmprof --help')", name);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The in-memory profile model: interning of frames and stacks, samples. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+/* Open addressing over ids; the key lives in the profile's arrays. */
+struct hash_index {
+	uint32_t *slots; /* id + 1, 0 is empty */
+	size_t cap;	 /* power of two */
+	size_t used;
+};
+
+static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	/* FNV-1a: short keys, good enough spread, no dependencies. */
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t hash_string(uint64_t h, const char *s)
+{
+	return hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+static uint64_t frame_hash(const char *name, const char *file, uint32_t line, enum frame_kind kind)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	h = hash_string(h, name);
+	h = hash_string(h, file);
+	h = hash_bytes(h, &line, sizeof(line));
+	return hash_bytes(h, &kind, sizeof(kind));
+}
+
+static uint64_t stack_hash(const uint32_t *frames, size_t depth)
+{
+	return hash_bytes(0xcbf29ce484222325ULL, frames, depth * sizeof(*frames));
+}
+
+static int index_grow(struct hash_index *index, uint64_t (*rehash)(const void *ctx, uint32_t id),
+		      const void *ctx)
+{
+	size_t cap = index->cap ? index->cap * 2 : 1024;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < index->cap; i++) {
+		uint32_t v = index->slots[i];
+		size_t pos;
+
+		if (!v)
+			continue;
+		pos = rehash(ctx, v - 1) & (cap - 1);
+		while (slots[pos])
+			pos = (pos + 1) & (cap - 1);
+		slots[pos] = v;
+	}
+	free(index->slots);
+	index->slots = slots;
+	index->cap = cap;
+	return 0;
+}
+
+static uint64_t rehash_frame(const void *ctx, uint32_t id)
+{
+	const struct frame *f = &((const struct profile *)ctx)->frames[id];
+
+	return frame_hash(f->name, f->file, f->line, f->kind);
+}
+
+static uint64_t rehash_stack(const void *ctx, uint32_t id)
+{
+	const struct stack *s = &((const struct profile *)ctx)->stacks[id];
+
+	return stack_hash(s->frames, s->depth);
+}
+
+static int grow_array(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+struct profile *profile__new(void)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->frame_index = calloc(1, sizeof(*p->frame_index));
+	p->stack_index = calloc(1, sizeof(*p->stack_index));
+	if (!p->frame_index || !p->stack_index) {
+		profile__free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		free(p->frames[i].name);
+		free(p->frames[i].file);
+	}
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		free(p->stacks[i].frames);
+	for (size_t i = 0; i < p->nr_threads; i++)
+		free(p->threads[i].name);
+	if (p->frame_index)
+		free(p->frame_index->slots);
+	if (p->stack_index)
+		free(p->stack_index->slots);
+	free(p->frame_index);
+	free(p->stack_index);
+	free(p->frames);
+	free(p->stacks);
+	free(p->threads);
+	free(p->samples);
+	free(p->gpu);
+	free(p->name);
+	free(p->exporter);
+	free(p);
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+int64_t profile__intern_frame(struct profile *p, const char *name, const char *file, uint32_t line,
+			      enum frame_kind kind)
+{
+	struct hash_index *index = p->frame_index;
+	uint64_t h = frame_hash(name, file, line, kind);
+	struct frame *f;
+	size_t pos;
+
+	if ((index->used + 1) * 2 > index->cap && index_grow(index, rehash_frame, p))
+		return -ENOMEM;
+	for (pos = h & (index->cap - 1); index->slots[pos]; pos = (pos + 1) & (index->cap - 1)) {
+		f = &p->frames[index->slots[pos] - 1];
+		if (f->line == line && f->kind == kind && str_eq(f->name, name) &&
+		    str_eq(f->file, file))
+			return index->slots[pos] - 1;
+	}
+	if (grow_array((void **)&p->frames, &p->cap_frames, p->nr_frames + 1, sizeof(*p->frames)))
+		return -ENOMEM;
+	f = &p->frames[p->nr_frames];
+	f->name = strdup(name ? name : "");
+	f->file = file ? strdup(file) : NULL;
+	if (!f->name || (file && !f->file)) {
+		free(f->name);
+		free(f->file);
+		return -ENOMEM;
+	}
+	f->line = line;
+	f->kind = kind;
+	index->slots[pos] = ++p->nr_frames;
+	index->used++;
+	return p->nr_frames - 1;
+}
+
+int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t depth)
+{
+	struct hash_index *index = p->stack_index;
+	uint64_t h = stack_hash(frames, depth);
+	struct stack *s;
+	size_t pos;
+
+	if ((index->used + 1) * 2 > index->cap && index_grow(index, rehash_stack, p))
+		return -ENOMEM;
+	for (pos = h & (index->cap - 1); index->slots[pos]; pos = (pos + 1) & (index->cap - 1)) {
+		s = &p->stacks[index->slots[pos] - 1];
+		if (s->depth == depth && !memcmp(s->frames, frames, depth * sizeof(*frames)))
+			return index->slots[pos] - 1;
+	}
+	if (grow_array((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
+		return -ENOMEM;
+	s = &p->stacks[p->nr_stacks];
+	s->frames = malloc((depth ? depth : 1) * sizeof(*frames));
+	if (!s->frames)
+		return -ENOMEM;
+	memcpy(s->frames, frames, depth * sizeof(*frames));
+	s->depth = depth;
+	s->weight = 0;
+	index->slots[pos] = ++p->nr_stacks;
+	index->used++;
+	return p->nr_stacks - 1;
+}
+
+int64_t profile__add_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *name)
+{
+	struct thread *t;
+
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		t = &p->threads[i];
+		if (t->tid != tid || t->pid != pid)
+			continue;
+		if (name && !str_eq(t->name, name)) {
+			char *copy = strdup(name);
+
+			if (!copy)
+				return -ENOMEM;
+			free(t->name);
+			t->name = copy;
+		}
+		return i;
+	}
+	if (grow_array((void **)&p->threads, &p->cap_threads, p->nr_threads + 1,
+		       sizeof(*p->threads)))
+		return -ENOMEM;
+	t = &p->threads[p->nr_threads];
+	t->pid = pid;
+	t->tid = tid;
+	t->name = strdup(name ? name : "");
+	if (!t->name)
+		return -ENOMEM;
+	return p->nr_threads++;
+}
+
+int profile__add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint64_t time_ns,
+			uint64_t weight)
+{
+	struct sample *s;
+
+	if (grow_array((void **)&p->samples, &p->cap_samples, p->nr_samples + 1,
+		       sizeof(*p->samples)))
+		return -ENOMEM;
+	s = &p->samples[p->nr_samples++];
+	s->time_ns = time_ns;
+	s->weight = weight;
+	s->thread = thread;
+	s->stack = stack;
+	p->stacks[stack].weight += weight;
+	return 0;
+}
+
+void profile__add_weight(struct profile *p, uint32_t stack, uint64_t weight)
+{
+	p->stacks[stack].weight += weight;
+}
+
+int profile__add_gpu(struct profile *p, const struct gpu_activity *activity)
+{
+	if (grow_array((void **)&p->gpu, &p->cap_gpu, p->nr_gpu + 1, sizeof(*p->gpu)))
+		return -ENOMEM;
+	p->gpu[p->nr_gpu++] = *activity;
+	return 0;
+}
+
+uint64_t profile__total_weight(const struct profile *p)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		total += p->stacks[i].weight;
+	return total;
+}
+
+static int compare_samples(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	/* qsort is not stable; keep arrival order through the thread/stack ids
+	 * so equal timestamps still sort the same way every run. */
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return 0;
+}
+
+void profile__sort_samples(struct profile *p)
+{
+	qsort(p->samples, p->nr_samples, sizeof(*p->samples), compare_samples);
+}
+
+static const char *const kind_suffix[FRAME_KIND_COUNT] = {
+	[FRAME_INLINE] = "_[i]",
+	[FRAME_KERNEL] = "_[k]",
+	[FRAME_JIT] = "_[j]",
+	[FRAME_PYTHON] = "_[p]",
+};
+
+char *frame__folded_name(const struct frame *f)
+{
+	const char *prefix = f->kind == FRAME_GPU ? "[gpu] " : "";
+	const char *suffix = kind_suffix[f->kind] ? kind_suffix[f->kind] : "";
+	const char *name = f->name && f->name[0] ? f->name : "[unknown]";
+	size_t len = strlen(prefix) + strlen(name) + strlen(suffix) + 1;
+	char *out = malloc(len);
+
+	if (!out)
+		return NULL;
+	snprintf(out, len, "%s%s%s", prefix, name, suffix);
+	/* ';' separates frames and a newline ends the line; a trailing space
+	 * followed by digits would read as the count, so tabs become spaces. */
+	for (char *c = out; *c; c++) {
+		if (*c == ';')
+			*c = ':';
+		else if (*c == '\n' || *c == '\r' || *c == '\t')
+			*c = ' ';
+	}
+	return out;
+}
+
+struct named_share {
+	char *name;
+	uint32_t frame;
+	uint64_t self, total;
+	uint64_t last_stack; /* stack id + 1 that last added to total */
+};
+
+static int compare_name(const void *a, const void *b)
+{
+	return strcmp(((const struct named_share *)a)->name, ((const struct named_share *)b)->name);
+}
+
+static int compare_share(const void *a, const void *b)
+{
+	const struct function_share *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return (int)x->frame - (int)y->frame;
+}
+
+int64_t profile__function_shares(const struct profile *p, struct function_share **out)
+{
+	struct named_share *names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*names));
+	uint32_t *group = malloc((p->nr_frames ? p->nr_frames : 1) * sizeof(*group));
+	struct function_share *shares = NULL;
+	size_t nr_groups = 0;
+	int64_t err = -ENOMEM;
+
+	if (!names || !group)
+		goto cleanup;
+	/* Functions are what the folded output names: frames that differ only
+	 * by line are one function. */
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		names[i].name = frame__folded_name(&p->frames[i]);
+		names[i].frame = i;
+		if (!names[i].name)
+			goto cleanup;
+	}
+	qsort(names, p->nr_frames, sizeof(*names), compare_name);
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		if (i && strcmp(names[i].name, names[i - 1].name))
+			nr_groups++;
+		group[names[i].frame] = nr_groups;
+	}
+	if (p->nr_frames)
+		nr_groups++;
+	shares = calloc(nr_groups ? nr_groups : 1, sizeof(*shares));
+	if (!shares)
+		goto cleanup;
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (!i || strcmp(names[i].name, names[i - 1].name))
+			shares[group[names[i].frame]].frame = names[i].frame;
+	/* reuse names[].last_stack per group to count a stack once */
+	for (size_t i = 0; i < nr_groups; i++)
+		names[i].last_stack = 0;
+	for (size_t s = 0; s < p->nr_stacks; s++) {
+		const struct stack *st = &p->stacks[s];
+
+		if (!st->weight || !st->depth)
+			continue;
+		shares[group[st->frames[st->depth - 1]]].self += st->weight;
+		for (uint32_t d = 0; d < st->depth; d++) {
+			uint32_t g = group[st->frames[d]];
+
+			if (names[g].last_stack == s + 1)
+				continue;
+			names[g].last_stack = s + 1;
+			shares[g].total += st->weight;
+		}
+	}
+	qsort(shares, nr_groups, sizeof(*shares), compare_share);
+	*out = shares;
+	shares = NULL;
+	err = nr_groups;
+cleanup:
+	if (names)
+		for (size_t i = 0; i < p->nr_frames; i++)
+			free(names[i].name);
+	free(names);
+	free(group);
+	free(shares);
+	return err;
+}

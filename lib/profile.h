@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-memory profile: interned frames, interned stacks, threads, a
+ * time-ordered sample list and GPU activity.  Everything that produces a
+ * profile (a live session, a parser of folded or speedscope input) fills one
+ * of these; everything that writes or compares profiles reads one.
+ */
+#ifndef LLMPROF_PROFILE_H
+#define LLMPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a frame is; the folded writer turns the kind into the suffix that
+ * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]). */
+enum frame_kind {
+	FRAME_NATIVE = 0, /* symbolized user-space function */
+	FRAME_INLINE,	  /* function inlined into its caller: "_[i]" */
+	FRAME_KERNEL,	  /* kernel function: "_[k]" */
+	FRAME_JIT,	  /* from the target's perf map: "_[j]" */
+	FRAME_PYTHON,	  /* Python function: "name (file.py)" + "_[p]" */
+	FRAME_GPU,	  /* GPU kernel, memcpy or memset: "[gpu] " prefix */
+	FRAME_PROCESS,	  /* root frame naming the process */
+	FRAME_THREAD,	  /* thread frame under the process (--per-thread) */
+	FRAME_UNKNOWN,	  /* no symbol: name is "[module+0xOFFSET]" */
+	FRAME_KIND_COUNT,
+};
+
+/* The unit of a profile's weights. */
+enum profile_unit {
+	UNIT_SAMPLES = 0,  /* one per CPU sample */
+	UNIT_MICROSECONDS, /* CPU samples count 1e6/F, GPU activity its duration */
+	UNIT_NANOSECONDS,
+};
+
+struct frame {
+	char *name; /* as shown, without the kind's suffix or prefix */
+	char *file; /* source file, or NULL */
+	uint32_t line; /* 0 when unknown */
+	enum frame_kind kind;
+};
+
+struct stack {
+	uint32_t *frames; /* frame ids, root first */
+	uint32_t depth;
+	uint64_t weight; /* sum of the weights of every sample on this stack */
+};
+
+struct thread {
+	uint32_t pid;
+	uint32_t tid;
+	char *name;
+};
+
+/* One sample on the timeline. */
+struct sample {
+	uint64_t time_ns; /* since profile->start_ns */
+	uint64_t weight;
+	uint32_t thread; /* index into profile->threads */
+	uint32_t stack;	 /* stack id */
+};
+
+enum gpu_activity_kind {
+	GPU_KERNEL = 0,
+	GPU_MEMCPY,
+	GPU_MEMSET,
+};
+
+/* One span of GPU work, on the same clock as the samples. */
+struct gpu_activity {
+	uint64_t start_ns; /* since profile->start_ns */
+	uint64_t end_ns;
+	uint32_t device;
+	uint32_t stream;
+	uint32_t correlation;
+	enum gpu_activity_kind kind;
+	uint32_t frame; /* frame id of the "[gpu] name" leaf */
+	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
+};
+
+struct hash_index; /* private open-addressing index */
+
+struct profile {
+	char *name;	   /* e.g. the command line; may be NULL */
+	char *exporter;	   /* who wrote the input, when parsed */
+	enum profile_unit unit;
+	uint64_t start_ns; /* CLOCK_MONOTONIC at the start, 0 when unknown */
+	uint64_t duration_ns;
+	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
+	uint64_t samples_taken;
+	uint64_t samples_lost;
+
+	struct frame *frames;
+	size_t nr_frames, cap_frames;
+	struct stack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct thread *threads;
+	size_t nr_threads, cap_threads;
+	struct sample *samples; /* time order */
+	size_t nr_samples, cap_samples;
+	struct gpu_activity *gpu;
+	size_t nr_gpu, cap_gpu;
+
+	struct hash_index *frame_index;
+	struct hash_index *stack_index;
+};
+
+struct profile *profile__new(void);
+void profile__free(struct profile *profile);
+
+/* Returns a frame id (>= 0) or -ENOMEM.  Equal name, file, line and kind give
+ * the same id. */
+int64_t profile__intern_frame(struct profile *profile, const char *name, const char *file,
+			      uint32_t line, enum frame_kind kind);
+/* Returns a stack id (>= 0) or -ENOMEM.  frames are root first. */
+int64_t profile__intern_stack(struct profile *profile, const uint32_t *frames, size_t depth);
+/* Returns a thread index or -ENOMEM; an existing tid is reused and renamed. */
+int64_t profile__add_thread(struct profile *profile, uint32_t pid, uint32_t tid, const char *name);
+/* Appends a sample and adds its weight to the stack. */
+int profile__add_sample(struct profile *profile, uint32_t thread, uint32_t stack, uint64_t time_ns,
+			uint64_t weight);
+/* Adds weight to a stack without a timeline entry (folded input). */
+void profile__add_weight(struct profile *profile, uint32_t stack, uint64_t weight);
+int profile__add_gpu(struct profile *profile, const struct gpu_activity *activity);
+
+uint64_t profile__total_weight(const struct profile *profile);
+
+/* Samples must be in time order for the writers; sources that append out of
+ * order call this once at the end (stable). */
+void profile__sort_samples(struct profile *profile);
+
+/* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
+ * ';' and newlines replaced.  Returns a malloc'd string or NULL. */
+char *frame__folded_name(const struct frame *frame);
+
+/* Per-function totals for summaries, reports and diffs. */
+struct function_share {
+	uint32_t frame;	   /* frame id */
+	uint64_t self;	   /* weight where the frame is the leaf */
+	uint64_t total;	   /* weight of stacks that contain it (once per stack) */
+};
+/* A function is what the folded output names: frames that differ only by
+ * line are one function.  Returns the number of functions, or -ENOMEM; *out
+ * is malloc'd and sorted by self weight, then total weight. */
+int64_t profile__function_shares(const struct profile *profile, struct function_share **out);
+
+#endif /* LLMPROF_PROFILE_H */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A profiling session: the perf_event BPF program on every CPU, filtered to
+ * one process, its ring buffer drained into raw samples, and at the end the
+ * samples symbolized into a struct profile.
+ */
+#ifndef LLMPROF_SESSION_H
+#define LLMPROF_SESSION_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+enum unwind_mode {
+	UNWIND_AUTO = 0,
+	UNWIND_FP,
+	UNWIND_DWARF,
+};
+
+struct session_options {
+	pid_t pid;		/* target process (thread group id) */
+	unsigned int frequency; /* samples per second per CPU */
+	double duration;	/* seconds; 0 runs until stopped or the target exits */
+	bool kernel_stacks;	/* false with --no-kernel */
+	bool per_thread;	/* thread frames under the process frame */
+	bool python;		/* Python frames (off with --no-python) */
+	enum unwind_mode unwind;
+};
+
+struct session;
+
+/* Why session__run() returned. */
+enum session_end {
+	SESSION_END_DURATION = 0,
+	SESSION_END_STOPPED,	   /* *stop was set (SIGINT, SIGTERM) */
+	SESSION_END_TARGET_EXITED,
+};
+
+/* Loads and verifies the BPF program; attaches nothing yet.  0 or -errno. */
+int session__open(struct session **out, const struct session_options *options);
+/* Opens the perf events on every CPU and attaches the program. */
+int session__start(struct session *session);
+/* Extra descriptors polled with the ring buffer (the GPU agent's socket);
+ * handler returns 0, or -errno to end the session with that error. */
+int session__add_poll_fd(struct session *session, int fd, int (*handler)(void *ctx), void *ctx);
+/* Drains samples until the duration passes, *stop is set or the target
+ * exits.  0 or -errno; *end says which. */
+int session__run(struct session *session, volatile sig_atomic_t *stop, enum session_end *end);
+/* Detaches, drains what is left and symbolizes into a new profile. */
+int session__finish(struct session *session, struct profile **out);
+void session__close(struct session *session);
+
+/* Monotonic time at which session__start() attached, in ns. */
+unsigned long long session__start_time(const struct session *session);
+
+#endif /* LLMPROF_SESSION_H */
