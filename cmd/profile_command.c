@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * llmprof attach and llmprof record: the options they share, starting or
+ * finding the target, running the session and writing the profile.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "report.h"
+#include "session.h"
+#include "summary.h"
+
+enum profile_mode {
+	MODE_ATTACH,
+	MODE_RECORD,
+};
+
+struct profile_env {
+	enum profile_mode mode;
+	struct session_options session;
+	enum output_format format;
+	const char *output_path;
+	char **command; /* record: argv of the command */
+};
+
+enum {
+	OPT_NO_KERNEL = 0x100,
+	OPT_PER_THREAD,
+	OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ 0 },
+};
+
+static void usage(enum profile_mode mode, FILE *out)
+{
+	if (mode == MODE_ATTACH)
+		fprintf(out, "Usage: llmprof attach -p PID [OPTIONS]\n\n"
+			     "Profile a running process and all its threads.\n\n"
+			     "  -p, --pid PID          the process to profile\n");
+	else
+		fprintf(out, "Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
+			     "Run COMMAND and profile it until it exits.\n\n");
+	fprintf(out, "  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
+		     "                         target exits)\n"
+		     "  -F, --frequency HZ     samples per second per CPU (default 99)\n"
+		     "  -f, --format FORMAT    folded or speedscope (default folded)\n"
+		     "  -o, --output FILE      write the profile to FILE (default stdout)\n"
+		     "      --no-kernel        user-space frames only\n"
+		     "      --per-thread       a frame per thread under the process\n"
+		     "  -v, --verbose          more detail on stderr\n"
+		     "  -h, --help             show this help\n"
+		     "      --version          show the version\n");
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct profile_env *env)
+{
+	long value;
+	int opt;
+
+	env->session.frequency = 99;
+	env->session.kernel_stacks = true;
+	env->format = FORMAT_FOLDED;
+	/* '+': stop at the first non-option, so the command's own options are
+	 * not taken for ours. */
+	while ((opt = getopt_long(argc, argv, env->mode == MODE_ATTACH ? "+p:d:F:f:o:vh" : "+d:F:f:o:vh",
+				  long_options, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (env->mode != MODE_ATTACH) {
+				report__error("-p is for 'llmprof attach'; record runs a command");
+				return EXIT_USAGE;
+			}
+			if (parse_long(optarg, 1, 0x3fffffff, &value)) {
+				report__error("invalid PID '%s' for -p: expected a positive number",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			env->session.pid = value;
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &env->session.duration)) {
+				report__error("invalid duration '%s' for -d: expected a positive "
+					      "number of seconds",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			if (parse_long(optarg, 1, 100000, &value)) {
+				report__error("invalid frequency '%s' for -F: expected 1 to 100000 Hz",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			env->session.frequency = value;
+			break;
+		case 'f':
+			if (output__parse_format(optarg, &env->format)) {
+				report__error("invalid format '%s' for -f: expected folded or "
+					      "speedscope",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			if (!optarg[0]) {
+				report__error("empty file name for -o");
+				return EXIT_USAGE;
+			}
+			env->output_path = optarg;
+			break;
+		case OPT_NO_KERNEL:
+			env->session.kernel_stacks = false;
+			break;
+		case OPT_PER_THREAD:
+			env->session.per_thread = true;
+			break;
+		case 'v':
+			report__set_level(REPORT_VERBOSE);
+			break;
+		case 'h':
+			usage(env->mode, stdout);
+			return EXIT_OK;
+		case OPT_VERSION:
+			printf("llmprof %s\n", LLMPROF_VERSION);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'llmprof %s --help'.\n", argv[0]);
+			return EXIT_USAGE;
+		}
+	}
+	if (env->mode == MODE_ATTACH) {
+		if (optind < argc) {
+			report__error("unexpected argument '%s' (attach takes -p PID)",
+				      argv[optind]);
+			return EXIT_USAGE;
+		}
+		if (!env->session.pid) {
+			report__error("no process given: use -p PID");
+			return EXIT_USAGE;
+		}
+	} else {
+		if (optind >= argc) {
+			report__error("no command to record: use 'llmprof record [OPTIONS] -- "
+				      "COMMAND [ARGS...]'");
+			return EXIT_USAGE;
+		}
+		env->command = argv + optind;
+	}
+	return -1;
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction action = { .sa_handler = on_signal };
+
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	/* A closed pipe on stdout is reported as a write error, not a kill. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* The started command waits on a pipe until the session is attached, so its
+ * first instruction is profiled. */
+struct child {
+	pid_t pid;
+	int go_fd;     /* write a byte to let it exec */
+	int status_fd; /* carries errno if exec fails; EOF on success */
+};
+
+static int start_child(char **command, struct child *child)
+{
+	int go[2], status[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char byte;
+		int err;
+
+		close(go[1]);
+		close(status[0]);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &byte, 1) != 1)
+			_exit(127);
+		execvp(command[0], command);
+		err = errno;
+		if (write(status[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(status[1]);
+	child->pid = pid;
+	child->go_fd = go[1];
+	child->status_fd = status[0];
+	return 0;
+}
+
+/* Lets the child exec; returns 0 or the exec errno as -errno. */
+static int release_child(struct child *child)
+{
+	ssize_t n;
+	int err = 0;
+
+	if (write(child->go_fd, "g", 1) != 1)
+		return -errno;
+	close(child->go_fd);
+	child->go_fd = -1;
+	do
+		n = read(child->status_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(child->status_fd);
+	child->status_fd = -1;
+	return n == sizeof(err) ? -err : 0;
+}
+
+static void reap_child(struct child *child, bool stop_it)
+{
+	int status;
+
+	if (child->go_fd >= 0)
+		close(child->go_fd); /* unreleased: it exits at once */
+	if (child->status_fd >= 0)
+		close(child->status_fd);
+	child->go_fd = child->status_fd = -1;
+	if (child->pid <= 0)
+		return;
+	if (stop_it && waitpid(child->pid, &status, WNOHANG) == 0)
+		kill(child->pid, SIGTERM);
+	while (waitpid(child->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		report__info("command exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		report__info("command was killed by signal %d (%s)", WTERMSIG(status),
+			     strsignal(WTERMSIG(status)));
+	child->pid = 0;
+}
+
+static const char *describe_bpf_error(int err)
+{
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return "permission denied (run as root, or with CAP_BPF and CAP_PERFMON)";
+	default:
+		return strerror(-err);
+	}
+}
+
+static int run_profile(struct profile_env *env)
+{
+	struct output_file output = { 0 };
+	struct child child = { .go_fd = -1, .status_fd = -1 };
+	struct session *session = NULL;
+	struct profile *profile = NULL;
+	enum session_end end = SESSION_END_DURATION;
+	int status = EXIT_RUNTIME, err;
+
+	install_signal_handlers();
+	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
+		report__error("no process with PID %d", env->session.pid);
+		return EXIT_RUNTIME;
+	}
+	err = output_file__open(&output, env->output_path);
+	if (err) {
+		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	if (env->mode == MODE_RECORD) {
+		err = start_child(env->command, &child);
+		if (err) {
+			report__error("cannot start '%s': %s", env->command[0], strerror(-err));
+			goto cleanup;
+		}
+		env->session.pid = child.pid;
+	}
+	err = session__open(&session, &env->session);
+	if (err) {
+		report__error("cannot load the BPF sampling program: %s", describe_bpf_error(err));
+		goto cleanup;
+	}
+	err = session__start(session);
+	if (err) {
+		if (err == -ESRCH)
+			report__error("process %d exited before it could be profiled",
+				      env->session.pid);
+		else
+			report__error("cannot attach to the CPU clock: %s",
+				      describe_bpf_error(err));
+		goto cleanup;
+	}
+	if (env->mode == MODE_RECORD) {
+		err = release_child(&child);
+		if (err) {
+			report__error("cannot run '%s': %s", env->command[0], strerror(-err));
+			goto cleanup;
+		}
+		report__debug("recording '%s' (PID %d)", env->command[0], child.pid);
+	} else {
+		report__info("profiling PID %d at %u Hz%s", env->session.pid,
+			     env->session.frequency,
+			     env->session.duration > 0 ? "" : "; Ctrl-C to stop");
+	}
+	err = session__run(session, &stop_requested, &end);
+	if (err) {
+		report__error("sampling failed: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (end == SESSION_END_TARGET_EXITED && env->mode == MODE_ATTACH)
+		report__info("process %d exited; the profile ends there", env->session.pid);
+	err = session__finish(session, &profile);
+	if (err) {
+		report__error("cannot build the profile: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (env->mode == MODE_RECORD)
+		reap_child(&child, end == SESSION_END_STOPPED);
+	err = output__write(profile, env->format, VIEW_ALL, output.stream);
+	if (!err)
+		err = output_file__commit(&output);
+	if (err) {
+		report__error("cannot write the profile%s%s: %s", env->output_path ? " to " : "",
+			      env->output_path ? env->output_path : "", strerror(-err));
+		goto cleanup;
+	}
+	summary__print(profile, env->session.pid, env->output_path, env->format);
+	status = EXIT_OK;
+cleanup:
+	if (status != EXIT_OK)
+		output_file__abort(&output);
+	session__close(session);
+	if (env->mode == MODE_RECORD)
+		reap_child(&child, true);
+	profile__free(profile);
+	return status;
+}
+
+static int do_profile(enum profile_mode mode, int argc, char **argv)
+{
+	struct profile_env env = { .mode = mode };
+	int status = parse_options(argc, argv, &env);
+
+	if (status >= 0)
+		return status;
+	return run_profile(&env);
+}
+
+int do_attach(int argc, char **argv)
+{
+	return do_profile(MODE_ATTACH, argc, argv);
+}
+
+int do_record(int argc, char **argv)
+{
+	return do_profile(MODE_RECORD, argc, argv);
+}

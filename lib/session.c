@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A profiling session: BPF sampling, draining, symbolization; see session.h. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "report.h"
+#include "session.h"
+#include "symbolizer.h"
+
+#include "sampler.skel.h"
+
+#define MAX_POLL_FDS 8
+#define DRAIN_INTERVAL_MS 100
+#define REFRESH_INTERVAL_NS 200000000ULL
+
+/* A distinct pair of raw stacks; samples refer to it by index. */
+struct raw_stack {
+	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
+	uint16_t nr_user, nr_kernel;
+	uint64_t hash;
+	int64_t symbolized; /* first index into the frame pool, or -1 */
+	uint32_t nr_frames;
+};
+
+struct raw_sample {
+	uint64_t time_ns;
+	uint32_t thread; /* index into session->threads */
+	uint32_t stack;	 /* index into session->raw_stacks */
+};
+
+struct raw_thread {
+	uint32_t tid;
+	char comm[TASK_COMM_LEN];
+};
+
+struct poll_source {
+	int fd;
+	int (*handler)(void *ctx);
+	void *ctx;
+};
+
+struct session {
+	struct session_options options;
+	struct sampler_bpf *skel;
+	struct ring_buffer *ring;
+	int *perf_fds;
+	struct bpf_link **links;
+	int nr_cpus;
+	int epoll_fd;
+	int pidfd;
+	struct poll_source sources[MAX_POLL_FDS];
+	int nr_sources;
+
+	struct symbolizer *symbolizer;
+	uint64_t last_refresh_ns;
+	bool unknown_since_refresh;
+	char process_name[TASK_COMM_LEN + 1];
+
+	unsigned long long start_ns, end_ns;
+	bool attached;
+
+	struct raw_stack *raw_stacks;
+	size_t nr_raw_stacks, cap_raw_stacks;
+	uint32_t *raw_index; /* open addressing: raw stack index + 1 */
+	size_t raw_index_cap;
+	struct raw_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct raw_thread *threads;
+	size_t nr_threads, cap_threads;
+	int drain_error;
+};
+
+static unsigned long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 256;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
+{
+	if (level == LIBBPF_DEBUG || report__level() < REPORT_VERBOSE)
+		return 0;
+	return vfprintf(stderr, format, args);
+}
+
+int session__open(struct session **out, const struct session_options *options)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->options = *options;
+	s->epoll_fd = -1;
+	s->pidfd = -1;
+	libbpf_set_print(libbpf_print);
+
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		goto fail;
+	}
+	s->skel->rodata->target_tgid = options->pid;
+	s->skel->rodata->collect_kernel = options->kernel_stacks;
+	err = sampler_bpf__load(s->skel);
+	if (err)
+		goto fail;
+	err = symbolizer__new(options->pid, &s->symbolizer);
+	if (err)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	session__close(s);
+	return err;
+}
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
+			  uint16_t nr_kernel, uint64_t hash, uint32_t *index);
+
+static int record_thread(struct session *s, uint32_t tid, const char *comm)
+{
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		if (s->threads[i].tid == tid) {
+			/* Threads rename themselves (pthread_setname_np);
+			 * keep the latest name. */
+			memcpy(s->threads[i].comm, comm, TASK_COMM_LEN);
+			return i;
+		}
+	}
+	if (grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
+		return -ENOMEM;
+	s->threads[s->nr_threads].tid = tid;
+	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
+	return s->nr_threads++;
+}
+
+static void read_process_name(struct session *s)
+{
+	char path[64], name[TASK_COMM_LEN + 1];
+	FILE *file;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", s->options.pid);
+	file = fopen(path, "re");
+	if (!file)
+		return;
+	if (fgets(name, sizeof(name), file)) {
+		name[strcspn(name, "\n")] = '\0';
+		if (name[0])
+			memcpy(s->process_name, name, sizeof(name));
+	}
+	fclose(file);
+}
+
+static void refresh_modules(struct session *s, uint64_t now)
+{
+	s->last_refresh_ns = now;
+	s->unknown_since_refresh = false;
+	if (symbolizer__refresh(s->symbolizer) == 0) {
+		symbolizer__read_perf_map(s->symbolizer);
+		read_process_name(s);
+	}
+}
+
+static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ addrs[i]) * 0x100000001b3ULL;
+	return h ^ n;
+}
+
+static int handle_sample(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct sample_event *e = data;
+	uint64_t addrs[2 * MAX_STACK_DEPTH];
+	uint16_t nr_user = 0, nr_kernel = 0;
+	struct raw_sample *sample;
+	uint32_t stack;
+	int thread, err;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->user_stack_bytes > 0)
+		nr_user = e->user_stack_bytes / sizeof(__u64);
+	if (e->kernel_stack_bytes > 0)
+		nr_kernel = e->kernel_stack_bytes / sizeof(__u64);
+	memcpy(addrs, e->user_stack, nr_user * sizeof(__u64));
+	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
+	/* Note unknown code now, while the target still maps it: after it
+	 * exits or unloads a library there is nothing left to read. */
+	for (uint16_t i = 0; i < nr_user; i++) {
+		if (!symbolizer__covers(s->symbolizer, addrs[i])) {
+			s->unknown_since_refresh = true;
+			break;
+		}
+	}
+	if (s->unknown_since_refresh && e->time_ns > s->last_refresh_ns + REFRESH_INTERVAL_NS)
+		refresh_modules(s, e->time_ns);
+
+	err = find_raw_stack(s, addrs, nr_user, nr_kernel, hash_addrs(addrs, nr_user + nr_kernel),
+			     &stack);
+	if (err)
+		goto fail;
+	thread = record_thread(s, e->tid, e->comm);
+	if (thread < 0) {
+		err = thread;
+		goto fail;
+	}
+	err = grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1, sizeof(*s->samples));
+	if (err)
+		goto fail;
+	sample = &s->samples[s->nr_samples++];
+	sample->time_ns = e->time_ns;
+	sample->thread = thread;
+	sample->stack = stack;
+	return 0;
+fail:
+	s->drain_error = err;
+	return err;
+}
+
+static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
+			  uint16_t nr_kernel, uint64_t hash, uint32_t *index)
+{
+	size_t n = nr_user + nr_kernel, pos;
+	struct raw_stack *r;
+
+	if ((s->nr_raw_stacks + 1) * 2 > s->raw_index_cap) {
+		size_t cap = s->raw_index_cap ? s->raw_index_cap * 2 : 4096;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < s->nr_raw_stacks; i++) {
+			pos = s->raw_stacks[i].hash & (cap - 1);
+			while (slots[pos])
+				pos = (pos + 1) & (cap - 1);
+			slots[pos] = i + 1;
+		}
+		free(s->raw_index);
+		s->raw_index = slots;
+		s->raw_index_cap = cap;
+	}
+	for (pos = hash & (s->raw_index_cap - 1); s->raw_index[pos];
+	     pos = (pos + 1) & (s->raw_index_cap - 1)) {
+		r = &s->raw_stacks[s->raw_index[pos] - 1];
+		if (r->hash == hash && r->nr_user == nr_user && r->nr_kernel == nr_kernel &&
+		    !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
+			*index = s->raw_index[pos] - 1;
+			return 0;
+		}
+	}
+	if (grow((void **)&s->raw_stacks, &s->cap_raw_stacks, s->nr_raw_stacks + 1,
+		 sizeof(*s->raw_stacks)))
+		return -ENOMEM;
+	r = &s->raw_stacks[s->nr_raw_stacks];
+	r->addrs = malloc((n ? n : 1) * sizeof(*addrs));
+	if (!r->addrs)
+		return -ENOMEM;
+	memcpy(r->addrs, addrs, n * sizeof(*addrs));
+	r->nr_user = nr_user;
+	r->nr_kernel = nr_kernel;
+	r->hash = hash;
+	r->symbolized = -1;
+	s->raw_index[pos] = ++s->nr_raw_stacks;
+	*index = s->nr_raw_stacks - 1;
+	return 0;
+}
+
+int session__start(struct session *s)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		/* cpu-clock counts nanoseconds: a fixed period is an exact
+		 * rate, with no frequency ramp at the start. */
+		.sample_period = 1000000000ULL / s->options.frequency,
+	};
+	struct epoll_event event = { .events = EPOLLIN };
+	int err, opened = 0;
+
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0)
+		return s->nr_cpus ? s->nr_cpus : -ENODEV;
+	s->perf_fds = calloc(s->nr_cpus, sizeof(*s->perf_fds));
+	s->links = calloc(s->nr_cpus, sizeof(*s->links));
+	if (!s->perf_fds || !s->links)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->perf_fds[cpu] = -1;
+
+	s->pidfd = syscall(SYS_pidfd_open, s->options.pid, 0);
+	if (s->pidfd < 0)
+		return -errno;
+	/* Know the target's code before the first sample arrives. */
+	refresh_modules(s, monotonic_ns());
+
+	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), handle_sample, s, NULL);
+	if (!s->ring)
+		return -errno;
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0)
+		return -errno;
+	event.data.fd = ring_buffer__epoll_fd(s->ring);
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, event.data.fd, &event))
+		return -errno;
+	event.data.fd = s->pidfd;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->pidfd, &event))
+		return -errno;
+	for (int i = 0; i < s->nr_sources; i++) {
+		event.data.fd = s->sources[i].fd;
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->sources[i].fd, &event))
+			return -errno;
+	}
+
+	s->start_ns = monotonic_ns();
+	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
+		if (s->perf_fds[cpu] < 0) {
+			if (errno == ENODEV) /* offline CPU */
+				continue;
+			err = -errno;
+			report__debug("perf_event_open on CPU %d: %s", cpu, strerror(errno));
+			return err;
+		}
+		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.sample_cpu,
+							       s->perf_fds[cpu]);
+		if (!s->links[cpu]) {
+			err = -errno;
+			s->links[cpu] = NULL;
+			return err;
+		}
+		opened++;
+	}
+	if (!opened)
+		return -ENODEV;
+	s->attached = true;
+	return 0;
+}
+
+int session__add_poll_fd(struct session *s, int fd, int (*handler)(void *ctx), void *ctx)
+{
+	if (s->nr_sources == MAX_POLL_FDS)
+		return -E2BIG;
+	s->sources[s->nr_sources++] = (struct poll_source){ fd, handler, ctx };
+	if (s->epoll_fd >= 0) {
+		struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
+
+		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &event))
+			return -errno;
+	}
+	return 0;
+}
+
+unsigned long long session__start_time(const struct session *s)
+{
+	return s->start_ns;
+}
+
+static int drain(struct session *s)
+{
+	int n = ring_buffer__consume(s->ring);
+
+	if (s->drain_error)
+		return s->drain_error;
+	return n < 0 ? n : 0;
+}
+
+int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_end *end)
+{
+	unsigned long long deadline = 0;
+	int err;
+
+	if (s->options.duration > 0)
+		deadline = s->start_ns + (unsigned long long)(s->options.duration * 1e9);
+	for (;;) {
+		struct epoll_event events[MAX_POLL_FDS + 2];
+		unsigned long long now = monotonic_ns();
+		int timeout = DRAIN_INTERVAL_MS, n;
+
+		if (*stop) {
+			*end = SESSION_END_STOPPED;
+			return 0;
+		}
+		if (deadline) {
+			if (now >= deadline) {
+				*end = SESSION_END_DURATION;
+				return 0;
+			}
+			if ((deadline - now) / 1000000 < (unsigned long long)timeout)
+				timeout = (deadline - now) / 1000000 + 1;
+		}
+		n = epoll_wait(s->epoll_fd, events, MAX_POLL_FDS + 2, timeout);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			int fd = events[i].data.fd;
+
+			if (fd == s->pidfd) {
+				err = drain(s);
+				*end = SESSION_END_TARGET_EXITED;
+				return err;
+			}
+			for (int k = 0; k < s->nr_sources; k++) {
+				if (s->sources[k].fd != fd)
+					continue;
+				err = s->sources[k].handler(s->sources[k].ctx);
+				if (err)
+					return err;
+			}
+		}
+		/* The BPF side wakes us only when its buffer fills; drain on
+		 * every tick either way. */
+		err = drain(s);
+		if (err)
+			return err;
+	}
+}
+
+static void detach(struct session *s)
+{
+	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
+		bpf_link__destroy(s->links[cpu]);
+		s->links[cpu] = NULL;
+	}
+	for (int cpu = 0; s->perf_fds && cpu < s->nr_cpus; cpu++) {
+		if (s->perf_fds[cpu] >= 0)
+			close(s->perf_fds[cpu]);
+		s->perf_fds[cpu] = -1;
+	}
+	if (s->attached)
+		s->end_ns = monotonic_ns();
+	s->attached = false;
+}
+
+static void read_counters(struct session *s, uint64_t totals[COUNTER_MAX])
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	uint64_t *values = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*values));
+
+	memset(totals, 0, COUNTER_MAX * sizeof(*totals));
+	if (!values)
+		return;
+	for (uint32_t key = 0; key < COUNTER_MAX; key++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &key, values))
+			continue;
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			totals[key] += values[cpu];
+	}
+	free(values);
+}
+
+/* Symbolizes one raw stack into s-side frame ids, root first. */
+static int symbolize_stack(struct session *s, struct profile *p, const struct raw_stack *r,
+			   uint32_t *frames, size_t max)
+{
+	size_t n = 0;
+	int k;
+
+	/* User frames: captured leaf first, written root first. */
+	for (int i = r->nr_user - 1; i >= 0 && n < max; i--) {
+		k = symbolizer__user_frames(s->symbolizer, p, r->addrs[i], i != 0, frames + n,
+					    max - n);
+		if (k < 0)
+			return k;
+		n += k;
+	}
+	for (int i = r->nr_kernel - 1; i >= 0 && n < max; i--) {
+		int64_t id = symbolizer__kernel_frame(s->symbolizer, p, r->addrs[r->nr_user + i],
+						      i != 0);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	if (!n) {
+		int64_t id = profile__intern_frame(p, "[no stack]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	return n;
+}
+
+#define MAX_FRAMES 1024
+
+int session__finish(struct session *s, struct profile **out)
+{
+	uint64_t counters[COUNTER_MAX];
+	struct profile *p = NULL;
+	uint32_t *frames = NULL;
+	int64_t *stack_of_raw = NULL, *thread_frame = NULL, process_frame;
+	uint32_t *pool = NULL; /* symbolized raw stacks, without the prefix */
+	size_t nr_pool = 0, cap_pool = 0;
+	int err;
+
+	detach(s);
+	err = drain(s);
+	if (err)
+		return err;
+	read_counters(s, counters);
+
+	p = profile__new();
+	frames = malloc((MAX_FRAMES + 2) * sizeof(*frames));
+	stack_of_raw = malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*stack_of_raw));
+	thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*thread_frame));
+	if (!p || !frames || !stack_of_raw || !thread_frame) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	p->unit = UNIT_SAMPLES;
+	p->start_ns = s->start_ns;
+	p->duration_ns = s->end_ns - s->start_ns;
+	p->frequency = s->options.frequency;
+	p->samples_taken = counters[COUNTER_SAMPLES];
+	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
+
+	if (!s->process_name[0] && s->nr_threads)
+		memcpy(s->process_name, s->threads[0].comm, TASK_COMM_LEN);
+	for (size_t i = 0; i < s->nr_threads; i++)
+		if (s->threads[i].tid == (uint32_t)s->options.pid)
+			memcpy(s->process_name, s->threads[i].comm, TASK_COMM_LEN);
+	process_frame = profile__intern_frame(p, s->process_name[0] ? s->process_name : "[process]",
+					      NULL, 0, FRAME_PROCESS);
+	if (process_frame < 0) {
+		err = process_frame;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		char name[TASK_COMM_LEN + 16];
+
+		snprintf(name, sizeof(name), "%s/%u", s->threads[i].comm, s->threads[i].tid);
+		thread_frame[i] = profile__intern_frame(p, name, NULL, 0, FRAME_THREAD);
+		if (thread_frame[i] < 0) {
+			err = thread_frame[i];
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < s->nr_raw_stacks; i++)
+		stack_of_raw[i] = -1;
+
+	for (size_t i = 0; i < s->nr_samples; i++) {
+		const struct raw_sample *sample = &s->samples[i];
+		const struct raw_thread *t = &s->threads[sample->thread];
+		struct raw_stack *r = &s->raw_stacks[sample->stack];
+		int64_t thread, stack = stack_of_raw[sample->stack];
+		size_t prefix = 0;
+		int n;
+
+		thread = profile__add_thread(p, s->options.pid, t->tid, t->comm);
+		if (thread < 0) {
+			err = thread;
+			goto cleanup;
+		}
+		if (stack < 0 || s->options.per_thread) {
+			frames[prefix++] = process_frame;
+			if (s->options.per_thread)
+				frames[prefix++] = thread_frame[sample->thread];
+			if (r->symbolized < 0) {
+				n = symbolize_stack(s, p, r, frames + prefix, MAX_FRAMES);
+				if (n < 0) {
+					err = n;
+					goto cleanup;
+				}
+				err = grow((void **)&pool, &cap_pool, nr_pool + n, sizeof(*pool));
+				if (err)
+					goto cleanup;
+				memcpy(pool + nr_pool, frames + prefix, n * sizeof(*pool));
+				r->symbolized = nr_pool;
+				r->nr_frames = n;
+				nr_pool += n;
+			} else {
+				memcpy(frames + prefix, pool + r->symbolized,
+				       r->nr_frames * sizeof(*pool));
+			}
+			stack = profile__intern_stack(p, frames, prefix + r->nr_frames);
+			if (stack < 0) {
+				err = stack;
+				goto cleanup;
+			}
+			if (!s->options.per_thread)
+				stack_of_raw[sample->stack] = stack;
+		}
+		err = profile__add_sample(p, thread, stack, sample->time_ns - s->start_ns, 1);
+		if (err)
+			goto cleanup;
+	}
+	profile__sort_samples(p);
+	*out = p;
+	p = NULL;
+	err = 0;
+cleanup:
+	profile__free(p);
+	free(frames);
+	free(pool);
+	free(stack_of_raw);
+	free(thread_frame);
+	return err;
+}
+
+void session__close(struct session *s)
+{
+	if (!s)
+		return;
+	detach(s);
+	ring_buffer__free(s->ring);
+	sampler_bpf__destroy(s->skel);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	symbolizer__free(s->symbolizer);
+	for (size_t i = 0; i < s->nr_raw_stacks; i++)
+		free(s->raw_stacks[i].addrs);
+	free(s->raw_stacks);
+	free(s->raw_index);
+	free(s->samples);
+	free(s->threads);
+	free(s->perf_fds);
+	free(s->links);
+	free(s);
+}

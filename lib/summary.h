@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The end-of-run summary on stderr. */
+#ifndef LLMPROF_SUMMARY_H
+#define LLMPROF_SUMMARY_H
+
+#include <sys/types.h>
+
+#include "output.h"
+#include "profile.h"
+
+#define SUMMARY_TOP_FUNCTIONS 10
+
+void summary__print(const struct profile *profile, pid_t pid, const char *output_path,
+		    enum output_format format);
+
+#endif /* LLMPROF_SUMMARY_H */

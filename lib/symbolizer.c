@@ -1,0 +1,863 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Address to frame resolution for one process and the kernel; see
+ * symbolizer.h. */
+#include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <demangle.h>
+
+#include "report.h"
+#include "symbolizer.h"
+
+#define MAX_INLINE_DEPTH 32
+
+/* Open addressing from an address to a run of frame ids in the pool. */
+struct address_entry {
+	uint64_t addr; /* lookup address + 1; 0 is empty */
+	uint32_t first, count;
+};
+
+struct address_cache {
+	struct address_entry *slots;
+	size_t cap, used;
+};
+
+struct kernel_symbol {
+	uint64_t addr;
+	char *name;
+};
+
+struct jit_symbol {
+	uint64_t start, end;
+	char *name;
+};
+
+struct symbolizer {
+	pid_t pid;
+	struct mapping *mappings; /* sorted by start, non-overlapping */
+	size_t nr_mappings;
+	struct module *modules;
+	size_t nr_modules, cap_modules;
+
+	Dwfl *dwfl;
+	bool dwfl_reported; /* modules reported since the last refresh */
+
+	struct kernel_symbol *kernel_symbols;
+	size_t nr_kernel_symbols;
+	bool kernel_loaded;
+
+	struct jit_symbol *jit_symbols;
+	size_t nr_jit_symbols;
+
+	struct address_cache user_cache, kernel_cache;
+	uint32_t *pool;
+	size_t nr_pool, cap_pool;
+};
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+int symbolizer__new(pid_t pid, struct symbolizer **out)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->pid = pid;
+	*out = s;
+	return 0;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nr_modules; i++) {
+		free(s->modules[i].path);
+		free(s->modules[i].name);
+		if (s->modules[i].fd >= 0)
+			close(s->modules[i].fd);
+	}
+	for (size_t i = 0; i < s->nr_kernel_symbols; i++)
+		free(s->kernel_symbols[i].name);
+	for (size_t i = 0; i < s->nr_jit_symbols; i++)
+		free(s->jit_symbols[i].name);
+	free(s->kernel_symbols);
+	free(s->jit_symbols);
+	free(s->modules);
+	free(s->mappings);
+	free(s->user_cache.slots);
+	free(s->kernel_cache.slots);
+	free(s->pool);
+	free(s);
+}
+
+/* The load bias of the mapping at [start, offset) of an ELF file: where its
+ * vaddr 0 lies in the target's address space. */
+static int elf_load_bias(int fd, uint64_t start, uint64_t offset, uint64_t *bias)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t nr_phdrs;
+	int err = -ENOEXEC;
+
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr_phdrs))
+		goto cleanup;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+		uint64_t page_offset;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		page_offset = phdr.p_offset & ~(uint64_t)4095;
+		if (offset < page_offset || offset >= phdr.p_offset + phdr.p_filesz)
+			continue;
+		*bias = start - offset - (phdr.p_vaddr - phdr.p_offset);
+		err = 0;
+		break;
+	}
+cleanup:
+	elf_end(elf);
+	return err;
+}
+
+static int open_module_file(pid_t pid, const char *path, uint64_t start, uint64_t end)
+{
+	char proc_path[4096];
+	int fd;
+
+	/* map_files reaches the very file that is mapped, even one deleted or
+	 * replaced since, and works across mount namespaces. */
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 start, end);
+	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", pid, path);
+	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static int64_t find_module(struct symbolizer *s, uint64_t dev, uint64_t inode, const char *path)
+{
+	for (size_t i = 0; i < s->nr_modules; i++) {
+		const struct module *m = &s->modules[i];
+
+		if (m->dev == dev && m->inode == inode && !strcmp(m->path, path))
+			return i;
+	}
+	return -1;
+}
+
+static int64_t add_module(struct symbolizer *s, uint64_t dev, uint64_t inode, const char *path,
+			  uint64_t start, uint64_t end, uint64_t offset)
+{
+	struct module *m;
+	const char *slash;
+
+	if (s->nr_modules == s->cap_modules) {
+		size_t cap = s->cap_modules ? s->cap_modules * 2 : 32;
+		void *p = realloc(s->modules, cap * sizeof(*s->modules));
+
+		if (!p)
+			return -ENOMEM;
+		s->modules = p;
+		s->cap_modules = cap;
+	}
+	m = &s->modules[s->nr_modules];
+	memset(m, 0, sizeof(*m));
+	m->path = strdup(path);
+	slash = strrchr(path, '/');
+	if (path[0] == '[') /* "[vdso]" */
+		m->name = strndup(path + 1, strcspn(path + 1, "]"));
+	else
+		m->name = strdup(slash ? slash + 1 : path);
+	if (!m->path || !m->name) {
+		free(m->path);
+		free(m->name);
+		return -ENOMEM;
+	}
+	m->dev = dev;
+	m->inode = inode;
+	m->fd = path[0] == '/' ? open_module_file(s->pid, path, start, end) : -1;
+	if (m->fd >= 0 && !elf_load_bias(m->fd, start, offset, &m->bias))
+		m->bias_known = true;
+	if (m->fd < 0)
+		report__debug("cannot open %s of process %d", path, s->pid);
+	return s->nr_modules++;
+}
+
+static int compare_mappings(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int symbolizer__refresh(struct symbolizer *s)
+{
+	char maps_path[64], *line = NULL;
+	struct mapping *mappings = NULL;
+	size_t nr = 0, cap = 0, line_cap = 0;
+	int err = 0;
+	FILE *maps;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", s->pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (getline(&line, &line_cap, maps) > 0) {
+		unsigned long long start, end, offset, inode;
+		unsigned int major, minor;
+		char perms[8], *path = NULL;
+		int64_t module;
+		int consumed = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
+			   &major, &minor, &inode, &consumed) < 7)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		path = line + consumed;
+		path[strcspn(path, "\n")] = '\0';
+		if (!inode && strcmp(path, "[vdso]"))
+			continue; /* anonymous: JIT code, resolved through the perf map */
+		module = find_module(s, ((uint64_t)major << 32) | minor, inode, path);
+		if (module < 0)
+			module = add_module(s, ((uint64_t)major << 32) | minor, inode, path, start,
+					    end, offset);
+		if (module < 0) {
+			err = module;
+			break;
+		}
+		if (nr == cap) {
+			void *p;
+
+			cap = cap ? cap * 2 : 64;
+			p = realloc(mappings, cap * sizeof(*mappings));
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			mappings = p;
+		}
+		mappings[nr++] = (struct mapping){ start, end, offset, module };
+	}
+	free(line);
+	fclose(maps);
+	if (err) {
+		free(mappings);
+		return err;
+	}
+	if (!nr) {
+		/* The target has exited (a zombie has no maps): keep what we
+		 * knew, which is what its last samples ran in. */
+		free(mappings);
+		return s->nr_mappings ? 0 : -ESRCH;
+	}
+	qsort(mappings, nr, sizeof(*mappings), compare_mappings);
+	/* Keep old mappings that no longer exist (dlclose, exit) where they do
+	 * not overlap a new one: samples taken before still point there. */
+	for (size_t i = 0; i < s->nr_mappings; i++) {
+		const struct mapping *old = &s->mappings[i];
+		bool overlaps = false;
+
+		for (size_t k = 0; k < nr && !overlaps; k++)
+			overlaps = old->start < mappings[k].end && mappings[k].start < old->end;
+		if (overlaps)
+			continue;
+		if (nr == cap) {
+			void *p;
+
+			cap *= 2;
+			p = realloc(mappings, cap * sizeof(*mappings));
+			if (!p) {
+				free(mappings);
+				return -ENOMEM;
+			}
+			mappings = p;
+		}
+		mappings[nr++] = *old;
+	}
+	qsort(mappings, nr, sizeof(*mappings), compare_mappings);
+	free(s->mappings);
+	s->mappings = mappings;
+	s->nr_mappings = nr;
+	s->dwfl_reported = false;
+	return 0;
+}
+
+static const struct mapping *mapping_of(const struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nr_mappings;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct mapping *m = &s->mappings[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+bool symbolizer__covers(const struct symbolizer *s, uint64_t addr)
+{
+	if (mapping_of(s, addr))
+		return true;
+	for (size_t i = 0; i < s->nr_jit_symbols; i++)
+		if (addr >= s->jit_symbols[i].start && addr < s->jit_symbols[i].end)
+			return true;
+	return false;
+}
+
+const struct module *symbolizer__module_of(const struct symbolizer *s, uint64_t addr,
+					   uint64_t *file_offset)
+{
+	const struct mapping *m = mapping_of(s, addr);
+
+	if (!m)
+		return NULL;
+	if (file_offset)
+		*file_offset = addr - m->start + m->offset;
+	return &s->modules[m->module];
+}
+
+static int compare_jit(const void *a, const void *b)
+{
+	const struct jit_symbol *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int symbolizer__read_perf_map(struct symbolizer *s)
+{
+	char path[128], *line = NULL, status_path[64];
+	struct jit_symbol *symbols = NULL;
+	size_t nr = 0, cap = 0, line_cap = 0;
+	long ns_pid = s->pid;
+	FILE *file;
+	int err = 0;
+
+	/* The map is named by the pid the target sees in its own namespace. */
+	snprintf(status_path, sizeof(status_path), "/proc/%d/status", s->pid);
+	file = fopen(status_path, "re");
+	if (file) {
+		while (getline(&line, &line_cap, file) > 0) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t');
+			if (last)
+				ns_pid = strtol(last + 1, NULL, 10);
+		}
+		fclose(file);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%ld.map", s->pid, ns_pid);
+	file = fopen(path, "re");
+	if (!file) {
+		free(line);
+		return errno == ENOENT ? 0 : -errno;
+	}
+	while (getline(&line, &line_cap, file) > 0) {
+		unsigned long long start, size;
+		int consumed = 0;
+		char *name;
+
+		if (sscanf(line, "%llx %llx %n", &start, &size, &consumed) < 2 || !consumed)
+			continue;
+		name = line + consumed;
+		name[strcspn(name, "\n")] = '\0';
+		if (nr == cap) {
+			void *p;
+
+			cap = cap ? cap * 2 : 256;
+			p = realloc(symbols, cap * sizeof(*symbols));
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			symbols = p;
+		}
+		symbols[nr].start = start;
+		symbols[nr].end = start + size;
+		symbols[nr].name = strdup(name);
+		if (!symbols[nr].name) {
+			err = -ENOMEM;
+			break;
+		}
+		nr++;
+	}
+	free(line);
+	fclose(file);
+	if (err) {
+		while (nr)
+			free(symbols[--nr].name);
+		free(symbols);
+		return err;
+	}
+	/* Later entries for the same address win: JITs reuse code memory. */
+	qsort(symbols, nr, sizeof(*symbols), compare_jit);
+	for (size_t i = 0; i < s->nr_jit_symbols; i++)
+		free(s->jit_symbols[i].name);
+	free(s->jit_symbols);
+	s->jit_symbols = symbols;
+	s->nr_jit_symbols = nr;
+	return 0;
+}
+
+static const struct jit_symbol *jit_symbol_of(const struct symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nr_jit_symbols;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->jit_symbols[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < s->jit_symbols[lo - 1].end)
+		return &s->jit_symbols[lo - 1];
+	return NULL;
+}
+
+char *symbolizer__demangle(const char *name)
+{
+	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
+		return NULL;
+	return cplus_demangle(name, DMGL_NO_OPTS);
+}
+
+/* Reports every known module to libdwfl at its load bias. */
+static int report_modules(struct symbolizer *s)
+{
+	if (s->dwfl_reported)
+		return 0;
+	if (!s->dwfl) {
+		s->dwfl = dwfl_begin(&dwfl_callbacks);
+		if (!s->dwfl)
+			return -ENOMEM;
+	}
+	dwfl_report_begin_add(s->dwfl);
+	for (size_t i = 0; i < s->nr_modules; i++) {
+		struct module *m = &s->modules[i];
+		int fd;
+
+		if (m->dwfl_module || m->fd < 0 || !m->bias_known)
+			continue;
+		fd = dup(m->fd);
+		if (fd < 0)
+			continue;
+		/* libdwfl owns fd from here on. */
+		m->dwfl_module = dwfl_report_elf(s->dwfl, m->name, m->path, fd, m->bias, true);
+		if (!m->dwfl_module) {
+			report__debug("libdwfl rejected %s: %s", m->path, dwfl_errmsg(-1));
+			m->bias_known = false;
+		}
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	s->dwfl_reported = true;
+	return 0;
+}
+
+static int cache_grow(struct address_cache *cache)
+{
+	size_t cap = cache->cap ? cache->cap * 2 : 4096;
+	struct address_entry *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < cache->cap; i++) {
+		size_t pos;
+
+		if (!cache->slots[i].addr)
+			continue;
+		pos = (cache->slots[i].addr * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+		while (slots[pos].addr)
+			pos = (pos + 1) & (cap - 1);
+		slots[pos] = cache->slots[i];
+	}
+	free(cache->slots);
+	cache->slots = slots;
+	cache->cap = cap;
+	return 0;
+}
+
+/* Finds addr's slot; *found says whether it is filled. */
+static struct address_entry *cache_slot(struct address_cache *cache, uint64_t addr, bool *found)
+{
+	size_t pos;
+
+	if ((cache->used + 1) * 2 > cache->cap && cache_grow(cache))
+		return NULL;
+	pos = ((addr + 1) * 0x9e3779b97f4a7c15ULL >> 20) & (cache->cap - 1);
+	while (cache->slots[pos].addr && cache->slots[pos].addr != addr + 1)
+		pos = (pos + 1) & (cache->cap - 1);
+	*found = cache->slots[pos].addr == addr + 1;
+	return &cache->slots[pos];
+}
+
+static int pool_append(struct symbolizer *s, const uint32_t *frames, size_t n)
+{
+	if (s->nr_pool + n > s->cap_pool) {
+		size_t cap = s->cap_pool ? s->cap_pool * 2 : 4096;
+		void *p;
+
+		while (cap < s->nr_pool + n)
+			cap *= 2;
+		p = realloc(s->pool, cap * sizeof(*s->pool));
+		if (!p)
+			return -ENOMEM;
+		s->pool = p;
+		s->cap_pool = cap;
+	}
+	memcpy(s->pool + s->nr_pool, frames, n * sizeof(*frames));
+	s->nr_pool += n;
+	return 0;
+}
+
+static int64_t intern_name(struct profile *profile, const char *name, const char *file,
+			   uint32_t line, enum frame_kind kind)
+{
+	char *demangled = symbolizer__demangle(name);
+	int64_t id = profile__intern_frame(profile, demangled ? demangled : name, file, line, kind);
+
+	free(demangled);
+	return id;
+}
+
+/* The declaration behind an inlined instance or an out-of-line definition. */
+static Dwarf_Die *die_declaration(Dwarf_Die *die, Dwarf_Die *storage)
+{
+	Dwarf_Attribute attr;
+
+	for (int hops = 0; hops < 4; hops++) {
+		if (!dwarf_attr(die, DW_AT_abstract_origin, &attr) &&
+		    !dwarf_attr(die, DW_AT_specification, &attr))
+			break;
+		if (!dwarf_formref_die(&attr, storage))
+			break;
+		die = storage;
+	}
+	return die;
+}
+
+/* A function's name for a frame: the demangled linkage name, or else the
+ * DWARF name qualified by its enclosing namespaces and classes (gcc gives
+ * no linkage name to functions with internal linkage).  malloc'd. */
+static char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Die storage, *decl = die_declaration(die, &storage), *scopes = NULL;
+	Dwarf_Attribute attr;
+	const char *name;
+	char *qualified = NULL;
+	size_t len;
+	int n;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (name) {
+		qualified = symbolizer__demangle(name);
+		return qualified ? qualified : strdup(name);
+	}
+	name = dwarf_diename(decl);
+	if (!name)
+		return NULL;
+	n = dwarf_getscopes_die(decl, &scopes);
+	len = strlen(name) + 1;
+	for (int i = 1; i < n; i++) {
+		const char *scope = dwarf_diename(&scopes[i]);
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (scope && (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			      tag == DW_TAG_structure_type || tag == DW_TAG_union_type))
+			len += strlen(scope) + 2;
+	}
+	qualified = malloc(len);
+	if (qualified) {
+		qualified[0] = '\0';
+		for (int i = n - 1; i >= 1; i--) {
+			const char *scope = dwarf_diename(&scopes[i]);
+			int tag = dwarf_tag(&scopes[i]);
+
+			if (scope && (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+				      tag == DW_TAG_structure_type || tag == DW_TAG_union_type)) {
+				strcat(qualified, scope);
+				strcat(qualified, "::");
+			}
+		}
+		strcat(qualified, name);
+	}
+	free(scopes);
+	return qualified;
+}
+
+static const char *call_site_file(Dwarf_Die *die, Dwarf_Die *cudie, uint32_t *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file_index = 0, call_line = 0;
+	Dwarf_Files *files;
+	size_t nr_files;
+
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &call_line) == 0)
+		*line = call_line;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file_index) ||
+	    dwarf_getsrcfiles(cudie, &files, &nr_files) || file_index >= nr_files)
+		return NULL;
+	return dwarf_filesrc(files, file_index, NULL, NULL);
+}
+
+/* Resolves one address into leaf-first frames[]; returns the count. */
+static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t pc,
+			uint32_t *leaf_first, size_t max)
+{
+	const struct jit_symbol *jit = jit_symbol_of(s, pc);
+	const struct mapping *mapping = mapping_of(s, pc);
+	Dwfl_Module *mod = NULL;
+	const char *symbol = NULL, *file = NULL;
+	uint32_t line = 0;
+	char unknown[512];
+	int n = 0;
+	int64_t id;
+
+	if (jit && !mapping) {
+		id = profile__intern_frame(profile, jit->name, NULL, 0, FRAME_JIT);
+		if (id < 0)
+			return id;
+		leaf_first[0] = id;
+		return 1;
+	}
+	if (mapping) {
+		struct module *m = &s->modules[mapping->module];
+
+		mod = m->dwfl_module;
+	}
+	if (mod) {
+		GElf_Off offset;
+		GElf_Sym sym;
+		Dwfl_Line *src;
+		Dwarf_Addr bias;
+		Dwarf_Die *cudie;
+
+		symbol = dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL, NULL, NULL);
+		src = dwfl_module_getsrc(mod, pc);
+		if (src) {
+			int lineno = 0;
+
+			file = dwfl_lineinfo(src, NULL, &lineno, NULL, NULL, NULL);
+			line = lineno > 0 ? lineno : 0;
+		}
+		cudie = symbol ? dwfl_module_addrdie(mod, pc, &bias) : NULL;
+		if (cudie) {
+			Dwarf_Die *scopes = NULL;
+			int nr_scopes = dwarf_getscopes(cudie, pc - bias, &scopes);
+
+			for (int i = 0; i < nr_scopes && (size_t)n + 1 < max; i++) {
+				int tag = dwarf_tag(&scopes[i]);
+				char *name;
+
+				if (tag == DW_TAG_subprogram)
+					break;
+				if (tag != DW_TAG_inlined_subroutine)
+					continue;
+				name = die_function_name(&scopes[i]);
+				id = profile__intern_frame(profile, name ? name : "[inlined]", file,
+							   line, FRAME_INLINE);
+				free(name);
+				if (id < 0) {
+					free(scopes);
+					return id;
+				}
+				leaf_first[n++] = id;
+				/* The caller was at the call site. */
+				file = call_site_file(&scopes[i], cudie, &line);
+			}
+			free(scopes);
+		}
+	}
+	if (symbol) {
+		id = intern_name(profile, symbol, file, line, FRAME_NATIVE);
+	} else {
+		if (mapping)
+			snprintf(unknown, sizeof(unknown), "[%s+0x%" PRIx64 "]",
+				 s->modules[mapping->module].name,
+				 pc - mapping->start + mapping->offset);
+		else
+			snprintf(unknown, sizeof(unknown), "[unknown+0x%" PRIx64 "]", pc);
+		id = profile__intern_frame(profile, unknown, NULL, 0, FRAME_UNKNOWN);
+	}
+	if (id < 0)
+		return id;
+	leaf_first[n++] = id;
+	return n;
+}
+
+int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint64_t addr,
+			    bool return_address, uint32_t *frames, size_t max)
+{
+	uint64_t pc = return_address && addr ? addr - 1 : addr;
+	uint32_t leaf_first[MAX_INLINE_DEPTH];
+	struct address_entry *entry;
+	bool found;
+	int n, err;
+
+	entry = cache_slot(&s->user_cache, pc, &found);
+	if (!entry)
+		return -ENOMEM;
+	if (!found) {
+		err = report_modules(s);
+		if (err)
+			return err;
+		n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
+		if (n < 0)
+			return n;
+		/* Stored root first, as the stack wants it. */
+		for (int i = 0; i < n / 2; i++) {
+			uint32_t t = leaf_first[i];
+
+			leaf_first[i] = leaf_first[n - 1 - i];
+			leaf_first[n - 1 - i] = t;
+		}
+		/* report_modules() may have grown nothing, but the slot pointer
+		 * is only stable until the next insert: look it up again. */
+		entry = cache_slot(&s->user_cache, pc, &found);
+		if (!entry)
+			return -ENOMEM;
+		entry->addr = pc + 1;
+		entry->first = s->nr_pool;
+		entry->count = n;
+		s->user_cache.used++;
+		err = pool_append(s, leaf_first, n);
+		if (err)
+			return err;
+	}
+	n = entry->count < max ? entry->count : max;
+	memcpy(frames, s->pool + entry->first, n * sizeof(*frames));
+	return n;
+}
+
+static int compare_kernel_symbols(const void *a, const void *b)
+{
+	const struct kernel_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int load_kallsyms(struct symbolizer *s)
+{
+	struct kernel_symbol *symbols = NULL;
+	size_t nr = 0, cap = 0;
+	char line[512];
+	FILE *file;
+
+	s->kernel_loaded = true;
+	file = fopen("/proc/kallsyms", "re");
+	if (!file)
+		return -errno;
+	while (fgets(line, sizeof(line), file)) {
+		unsigned long long addr;
+		char type, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (nr == cap) {
+			void *p;
+
+			cap = cap ? cap * 2 : 65536;
+			p = realloc(symbols, cap * sizeof(*symbols));
+			if (!p)
+				break;
+			symbols = p;
+		}
+		symbols[nr].addr = addr;
+		symbols[nr].name = strdup(name);
+		if (!symbols[nr].name)
+			break;
+		nr++;
+	}
+	fclose(file);
+	if (!nr)
+		report__warn("no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
+	qsort(symbols, nr, sizeof(*symbols), compare_kernel_symbols);
+	s->kernel_symbols = symbols;
+	s->nr_kernel_symbols = nr;
+	return 0;
+}
+
+int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, uint64_t addr,
+				 bool return_address)
+{
+	uint64_t pc = return_address && addr ? addr - 1 : addr;
+	struct address_entry *entry;
+	size_t lo = 0, hi;
+	int64_t id;
+	bool found;
+
+	entry = cache_slot(&s->kernel_cache, pc, &found);
+	if (!entry)
+		return -ENOMEM;
+	if (found)
+		return entry->first;
+	if (!s->kernel_loaded)
+		load_kallsyms(s);
+	hi = s->nr_kernel_symbols;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (s->kernel_symbols[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		id = profile__intern_frame(profile, s->kernel_symbols[lo - 1].name, NULL, 0,
+					   FRAME_KERNEL);
+	} else {
+		char unknown[64];
+
+		snprintf(unknown, sizeof(unknown), "[kernel+0x%" PRIx64 "]", pc);
+		id = profile__intern_frame(profile, unknown, NULL, 0, FRAME_KERNEL);
+	}
+	if (id < 0)
+		return id;
+	entry = cache_slot(&s->kernel_cache, pc, &found);
+	if (!entry)
+		return -ENOMEM;
+	entry->addr = pc + 1;
+	entry->first = id;
+	entry->count = 1;
+	s->kernel_cache.used++;
+	return id;
+}

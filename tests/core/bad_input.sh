@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input: one line naming the problem, the right exit status, nothing
+# attached and no file left behind.
+. "$TESTS_SOURCE/lib/testlib.sh"
+need_root
+
+out="$WORK/out.folded"
+check_error() { # STATUS PATTERN ARGS...
+	local want=$1 pattern=$2 got lines
+	shift 2
+	"$LLMPROF" "$@" >"$WORK/stdout" 2>"$WORK/stderr"
+	got=$?
+	[ "$got" = "$want" ] || fail "llmprof $*: exit $got, expected $want"
+	lines=$(wc -l <"$WORK/stderr")
+	[ "$lines" -le 2 ] || fail "llmprof $*: $lines lines on stderr"
+	grep -q -- "$pattern" "$WORK/stderr" || fail "llmprof $*: stderr '$(cat "$WORK/stderr")' lacks '$pattern'"
+	[ ! -s "$WORK/stdout" ] || fail "llmprof $*: wrote to stdout"
+	[ -z "$(ls "$WORK" | grep -v -e '^stdout$' -e '^stderr$')" ] ||
+		fail "llmprof $*: left files: $(ls "$WORK")"
+}
+# A PID that is not in use: beyond pid_max.
+check_error 1 "no process with PID" attach -p 4194000 -o "$out"
+check_error 2 "invalid frequency '0'" attach -p 1 -F 0 -o "$out"
+check_error 2 "invalid frequency 'abc'" attach -p 1 -F abc -o "$out"
+check_error 2 "invalid duration '-1'" attach -p 1 -d -1 -o "$out"
+check_error 2 "invalid format 'svg'" attach -p 1 -f svg -o "$out"
+check_error 2 "no process given" attach -o "$out"
+check_error 2 "no command to record" record -o "$out"
+check_error 2 "no command to record" record -o "$out" --
+check_error 2 "unknown command" frobnicate
+check_error 1 "cannot write '/nonexistent/dir/out'" attach -p $$ -o /nonexistent/dir/out
+check_error 1 "cannot run 'no-such-command-xyz'" record -o "$out" -- no-such-command-xyz
+# Nothing stayed attached: no perf_event BPF program is left loaded by us.
+if bpftool prog show 2>/dev/null | grep -q 'sample_cpu'; then
+	sleep 1
+	bpftool prog show | grep -q 'sample_cpu' && fail "a sampling program is still loaded"
+fi
+echo PASS

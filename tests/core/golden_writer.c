@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Builds a fixed profile through the library (every frame kind, two
+ * threads, a timeline with an idle gap, GPU kernels) and writes it in the
+ * format named by argv[1], for byte-for-byte comparison with golden files.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "profile.h"
+
+static uint32_t frame(struct profile *p, const char *name, const char *file, uint32_t line,
+		      enum frame_kind kind)
+{
+	int64_t id = profile__intern_frame(p, name, file, line, kind);
+
+	if (id < 0)
+		exit(1);
+	return id;
+}
+
+static uint32_t stack(struct profile *p, const uint32_t *frames, size_t depth)
+{
+	int64_t id = profile__intern_stack(p, frames, depth);
+
+	if (id < 0)
+		exit(1);
+	return id;
+}
+
+int main(int argc, char **argv)
+{
+	struct profile *p = profile__new();
+	enum output_format format;
+	uint32_t proc, start, main_fn, work, inl, kern, jit, py, unk, semi, gemm;
+	uint32_t s_work, s_inl, s_kern, s_jit, s_py, s_unk, s_gpu;
+	int64_t t1, t2;
+	bool gpu = argc > 2 && !strcmp(argv[2], "gpu");
+
+	if (!p || argc < 2 || output__parse_format(argv[1], &format))
+		return 2;
+	p->unit = gpu ? UNIT_MICROSECONDS : UNIT_SAMPLES;
+	p->frequency = 100;
+	p->duration_ns = 100000000;
+	proc = frame(p, "trainer", NULL, 0, FRAME_PROCESS);
+	start = frame(p, "_start", NULL, 0, FRAME_NATIVE);
+	main_fn = frame(p, "main", "/src/main.c", 10, FRAME_NATIVE);
+	work = frame(p, "ns::Worker::run", "/src/worker.cc", 42, FRAME_NATIVE);
+	inl = frame(p, "ns::mix", "/src/mix.h", 7, FRAME_INLINE);
+	kern = frame(p, "ksys_write", NULL, 0, FRAME_KERNEL);
+	jit = frame(p, "jitted_loop", NULL, 0, FRAME_JIT);
+	py = frame(p, "train_step (train.py)", "train.py", 12, FRAME_PYTHON);
+	unk = frame(p, "[libfoo.so+0x1a2b]", NULL, 0, FRAME_UNKNOWN);
+	semi = frame(p, "operator;weird\tname", NULL, 0, FRAME_NATIVE);
+	gemm = frame(p, "gemm_kernel", NULL, 0, FRAME_GPU);
+
+	s_work = stack(p, (uint32_t[]){ proc, start, main_fn, work }, 4);
+	s_inl = stack(p, (uint32_t[]){ proc, start, main_fn, work, inl }, 5);
+	s_kern = stack(p, (uint32_t[]){ proc, start, main_fn, kern }, 4);
+	s_jit = stack(p, (uint32_t[]){ proc, start, jit }, 3);
+	s_py = stack(p, (uint32_t[]){ proc, start, py, work }, 4);
+	s_unk = stack(p, (uint32_t[]){ proc, start, unk, semi }, 4);
+	s_gpu = stack(p, (uint32_t[]){ proc, start, py, gemm }, 4);
+
+	t1 = profile__add_thread(p, 100, 100, "trainer");
+	t2 = profile__add_thread(p, 100, 101, "loader");
+	if (t1 < 0 || t2 < 0)
+		return 1;
+	{
+		uint64_t w = gpu ? 10000 : 1; /* 1e6/F microseconds with GPU data */
+		const struct { uint32_t thread, stack; uint64_t ms; } samples[] = {
+			{ t1, s_work, 0 }, { t1, s_inl, 10 }, { t1, s_inl, 20 },
+			{ t1, s_kern, 60 }, /* idle gap 30..60 */
+			{ t2, s_jit, 5 }, { t2, s_py, 15 }, { t2, s_unk, 25 },
+		};
+
+		for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
+			if (profile__add_sample(p, samples[i].thread, samples[i].stack,
+						samples[i].ms * 1000000, w))
+				return 1;
+	}
+	if (gpu) {
+		struct gpu_activity a = { .start_ns = 12000000, .end_ns = 14500000, .device = 0,
+					  .stream = 7, .correlation = 1, .kind = GPU_KERNEL,
+					  .frame = gemm, .stack = s_gpu };
+
+		profile__add_gpu(p, &a);
+		profile__add_weight(p, s_gpu, 2500);
+		a.start_ns = 15000000;
+		a.end_ns = 16000000;
+		a.correlation = 2;
+		profile__add_gpu(p, &a);
+		profile__add_weight(p, s_gpu, 1000);
+	}
+	profile__sort_samples(p);
+	if (output__write(p, format, VIEW_ALL, stdout))
+		return 1;
+	profile__free(p);
+	return 0;
+}

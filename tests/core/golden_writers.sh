@@ -1,0 +1,19 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A fixed profile written as folded and speedscope, byte for byte.
+. "$TESTS_SOURCE/lib/testlib.sh"
+golden="$TESTS_SOURCE/core/golden"
+for variant in cpu gpu; do
+	for format in folded speedscope; do
+		"$GOLDEN_WRITER" $format $variant >"$WORK/out" || fail "writer failed"
+		if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
+			cp "$WORK/out" "$golden/$variant.$format"
+		fi
+		diff -u "$golden/$variant.$format" "$WORK/out" || fail "$variant.$format differs"
+	done
+done
+$CHECK folded "$golden/cpu.folded" >/dev/null || fail "golden folded invalid"
+if [ -f "$SPEEDSCOPE_SCHEMA" ]; then
+	$CHECK speedscope "$golden/gpu.speedscope" --schema "$SPEEDSCOPE_SCHEMA" || fail "schema"
+fi
+echo PASS
