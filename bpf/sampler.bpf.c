@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "sampler.h"
+#include "python.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile bool collect_kernel = true;
@@ -63,6 +64,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 						BPF_F_USER_STACK);
 	if (event->user_stack_bytes < 0)
 		count(COUNTER_USER_STACK_ERROR);
+	python__capture(&event->python);
 	/* Wake the reader only when the buffer fills up; otherwise it drains
 	 * on its own timer, which keeps wakeups off the target's CPUs. */
 	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > 4 * 1024 * 1024)

@@ -3,6 +3,8 @@
 #ifndef LLMPROF_BPF_SAMPLER_H
 #define LLMPROF_BPF_SAMPLER_H
 
+#include "python.h"
+
 #define MAX_STACK_DEPTH 127
 #define TASK_COMM_LEN 16
 
@@ -28,6 +30,7 @@ struct sample_event {
 	char comm[TASK_COMM_LEN];
 	__u64 kernel_stack[MAX_STACK_DEPTH];
 	__u64 user_stack[MAX_STACK_DEPTH];
+	struct python_stack python;
 };
 
 #endif /* LLMPROF_BPF_SAMPLER_H */
