@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Installs what is missing, builds, and runs every test (unit, golden, and
+# as root the BPF tests against real processes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build-test}
+
+scripts/install-deps.sh
+BUILD_DIR=$build_dir scripts/build.sh
+scripts/fetch-speedscope-schema.sh "$build_dir/speedscope-schema.json"
+labels='unit|golden'
+if [ "$(id -u)" = 0 ]; then
+	labels='unit|golden|root'
+else
+	echo "test.sh: not root: running the unit and golden tests only" >&2
+fi
+ctest --test-dir "$build_dir" -L "$labels" --output-on-failure --timeout 600
