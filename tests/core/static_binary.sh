@@ -1,0 +1,16 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The -DLLMPROF_STATIC=ON binary needs only glibc and profiles for real.
+# scripts/test.sh builds it and names it in LLMPROF_STATIC_BINARY.
+. "$TESTS_SOURCE/lib/testlib.sh"
+binary=${LLMPROF_STATIC_BINARY:-}
+[ -n "$binary" ] || skip "LLMPROF_STATIC_BINARY not set (scripts/test.sh sets it)"
+[ -x "$binary" ] || fail "$binary is not built"
+libs=$(ldd "$binary" | awk '{print $1}' | grep -v -e linux-vdso -e ld-linux -e '^libc\.so' \
+	-e '^libm\.so' -e '^libpthread\.so' -e '^libdl\.so' -e '^librt\.so' || true)
+[ -z "$libs" ] || fail "static binary links more than glibc: $libs"
+need_root
+"$binary" record -F 499 -o "$WORK/s.folded" -- "$FIXTURES/ground_truth" 1 >/dev/null 2>"$WORK/err" ||
+	fail "static binary failed: $(cat "$WORK/err")"
+$CHECK shares "$WORK/s.folded" --self burn_a=50 --tolerance 6 || fail "static binary shares"
+echo PASS
