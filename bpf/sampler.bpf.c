@@ -7,9 +7,12 @@
 
 #include "sampler.h"
 #include "python.bpf.h"
+#include "unwind.bpf.h"
 
 const volatile __u32 target_tgid = 0;
 const volatile bool collect_kernel = true;
+/* Unread bytes past which the reader is woken; userspace sets half the ring. */
+const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -41,7 +44,8 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (id >> 32 != target_tgid)
 		return 0;
 	count(COUNTER_SAMPLES);
-	event = bpf_ringbuf_reserve(&samples, sizeof(*event), 0);
+	/* With --unwind dwarf or auto the record has room for the stack copy. */
+	event = bpf_ringbuf_reserve(&samples, sizeof(*event) + STACK_COPY_RECORD_BYTES, 0);
 	if (!event) {
 		count(COUNTER_LOST_RINGBUF);
 		return 0;
@@ -65,9 +69,11 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (event->user_stack_bytes < 0)
 		count(COUNTER_USER_STACK_ERROR);
 	python__capture(&event->python);
+	if (stack_copy_bytes)
+		unwind__copy_user_stack((struct user_stack_copy *)(event + 1));
 	/* Wake the reader only when the buffer fills up; otherwise it drains
 	 * on its own timer, which keeps wakeups off the target's CPUs. */
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > 4 * 1024 * 1024)
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(event, flags);
 	return 0;

@@ -90,6 +90,7 @@ struct profile {
 	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
 	uint64_t samples_taken;
 	uint64_t samples_lost;
+	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */
 
 	struct frame *frames;
 	size_t nr_frames, cap_frames;

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "session.h"
 #include "symbolizer.h"
+#include "unwinder.h"
 
 #include "sampler.skel.h"
 
@@ -64,6 +65,7 @@ struct session {
 	int nr_sources;
 
 	struct symbolizer *symbolizer;
+	struct unwinder *unwinder; /* NULL with --unwind fp */
 	uint64_t last_refresh_ns;
 	bool unknown_since_refresh;
 	char process_name[TASK_COMM_LEN + 1];
@@ -114,9 +116,24 @@ static int libbpf_print(enum libbpf_print_level level, const char *format, va_li
 	return vfprintf(stderr, format, args);
 }
 
+/* Room for about half a second of samples from every CPU: the reader drains
+ * ten times a second, and is woken when the ring is half full. */
+static size_t ring_buffer_size(unsigned int frequency)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) *
+		      (sizeof(struct sample_event) + 8) / 2;
+	size_t size = 1 << 20;
+
+	while (size < want && size < (64u << 20))
+		size <<= 1;
+	return size;
+}
+
 int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
+	size_t ring_bytes;
 	int err;
 
 	if (!s)
@@ -133,12 +150,26 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	s->skel->rodata->target_tgid = options->pid;
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
+	if (options->unwind != UNWIND_FP)
+		s->skel->rodata->stack_copy_bytes =
+			options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
+	ring_bytes = ring_buffer_size(options->frequency);
+	s->skel->rodata->wakeup_bytes = ring_bytes / 2;
+	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
+	if (err)
+		goto fail;
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto fail;
 	err = symbolizer__new(options->pid, &s->symbolizer);
 	if (err)
 		goto fail;
+	if (options->unwind != UNWIND_FP) {
+		err = unwinder__new(s->symbolizer, options->pid, options->unwind == UNWIND_AUTO,
+				    &s->unwinder);
+		if (err)
+			goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -224,7 +255,6 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (e->kernel_stack_bytes > 0)
 		nr_kernel = e->kernel_stack_bytes / sizeof(__u64);
 	memcpy(addrs, e->user_stack, nr_user * sizeof(__u64));
-	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
 	/* Note unknown code now, while the target still maps it: after it
 	 * exits or unloads a library there is nothing left to read. */
 	for (uint16_t i = 0; i < nr_user; i++) {
@@ -235,6 +265,15 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	}
 	if (s->unknown_since_refresh && e->time_ns > s->last_refresh_ns + REFRESH_INTERVAL_NS)
 		refresh_modules(s, e->time_ns);
+	/* A stack copy, where the sample has one, gives the user stack by the
+	 * unwind information of each binary. */
+	if (s->unwinder && size > sizeof(*e)) {
+		err = unwinder__unwind(s->unwinder, e->tid, (const void *)(e + 1), size - sizeof(*e),
+				       addrs, &nr_user, MAX_STACK_DEPTH);
+		if (err)
+			goto fail;
+	}
+	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
 
 	err = find_raw_stack(s, addrs, nr_user, nr_kernel, hash_addrs(addrs, nr_user + nr_kernel),
 			     &stack);
@@ -540,6 +579,8 @@ int session__finish(struct session *s, struct profile **out)
 	if (err)
 		return err;
 	read_counters(s, counters);
+	if (s->unwinder)
+		unwinder__report(s->unwinder);
 
 	p = profile__new();
 	frames = malloc((MAX_FRAMES + 2) * sizeof(*frames));
@@ -555,6 +596,7 @@ int session__finish(struct session *s, struct profile **out)
 	p->frequency = s->options.frequency;
 	p->samples_taken = counters[COUNTER_SAMPLES];
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
+	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];
 
 	if (!s->process_name[0] && s->nr_threads)
 		memcpy(s->process_name, s->threads[0].comm, TASK_COMM_LEN);
@@ -650,6 +692,7 @@ void session__close(struct session *s)
 		close(s->epoll_fd);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
+	unwinder__free(s->unwinder);
 	symbolizer__free(s->symbolizer);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		free(s->raw_stacks[i].addrs);

@@ -23,6 +23,9 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	if (p->samples_lost)
 		report__warn("%llu samples were lost (ring buffer full); try a lower -F",
 			     (unsigned long long)p->samples_lost);
+	if (p->stack_errors)
+		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",
+			     (unsigned long long)p->stack_errors);
 	n = profile__function_shares(p, &shares);
 	if (n > 0 && total) {
 		int shown = 0;

@@ -21,7 +21,16 @@ trap 'rm -rf "$work"' EXIT
 
 configs=(none llmprof-99 llmprof-999 perf-99 bcc-99)
 command -v perf >/dev/null || configs=("${configs[@]/perf-99/}")
-command -v profile-bpfcc >/dev/null || configs=("${configs[@]/bcc-99/}")
+notes=()
+# bcc compiles its BPF at run time against the running kernel's headers;
+# where there are none it cannot run at all, and the table says so.
+if ! command -v profile-bpfcc >/dev/null; then
+	configs=("${configs[@]/bcc-99/}")
+	notes+=("bcc profile: not installed")
+elif ! timeout 60 profile-bpfcc -F 99 -p $$ 1 >/dev/null 2>"$work/bcc.err"; then
+	configs=("${configs[@]/bcc-99/}")
+	notes+=("bcc profile: cannot run here: $(grep -m1 -i -e 'unable' -e 'error' "$work/bcc.err" || tail -1 "$work/bcc.err")")
+fi
 
 # shares_error FOLDED: the largest |share - truth| of burn_a/b/c, in points.
 shares_error() {
@@ -111,3 +120,6 @@ for config, runs in rows.items():
     print(f"{config:<14}{target:>10.3f}{target / base:>10.4f}{cpu:>11.3f}{mib:>10.1f}{err:>10}")
 print(f"(medians of {len(rows['none'])} interleaved runs; slowdown = target time / no-profiler time)")
 PY
+for note in "${notes[@]}"; do
+	echo "note: $note"
+done
