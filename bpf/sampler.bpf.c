@@ -4,6 +4,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/usdt.bpf.h>
 
 #include "sampler.h"
 #include "python.bpf.h"
@@ -55,6 +56,7 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	event->tid = (__u32)id;
 	event->cpu = bpf_get_smp_processor_id();
 	event->flags = 0;
+	event->correlation = 0;
 	bpf_get_current_comm(event->comm, sizeof(event->comm));
 	if (collect_kernel) {
 		event->kernel_stack_bytes =
@@ -68,7 +70,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 						BPF_F_USER_STACK);
 	if (event->user_stack_bytes < 0)
 		count(COUNTER_USER_STACK_ERROR);
-	python__capture(&event->python);
+	/* While llmprof looks for a starting interpreter, it reads each
+	 * sample at once: Python runs within milliseconds of the exec. */
+	if (python__capture(&event->python))
+		flags = BPF_RB_FORCE_WAKEUP;
 	if (stack_copy_bytes)
 		unwind__copy_user_stack((struct user_stack_copy *)(event + 1));
 	/* Wake the reader only when the buffer fills up; otherwise it drains
@@ -76,6 +81,37 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(event, flags);
+	return 0;
+}
+
+/* The CUPTI agent fires llmprof:launch(correlation, callback, domain) in its
+ * API-enter callback, on the launching thread: its user stack is the CPU
+ * stack that launched the GPU work. */
+SEC("usdt")
+int BPF_USDT(on_gpu_launch, __u64 correlation, __u64 callback, __u64 domain)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sample_event *event;
+
+	if (id >> 32 != target_tgid)
+		return 0;
+	event = bpf_ringbuf_reserve(&samples, sizeof(*event), 0);
+	if (!event) {
+		count(COUNTER_LOST_LAUNCH);
+		return 0;
+	}
+	event->time_ns = bpf_ktime_get_ns();
+	event->pid = id >> 32;
+	event->tid = (__u32)id;
+	event->cpu = bpf_get_smp_processor_id();
+	event->flags = SAMPLE_FLAG_LAUNCH;
+	event->correlation = correlation;
+	bpf_get_current_comm(event->comm, sizeof(event->comm));
+	event->kernel_stack_bytes = 0;
+	event->user_stack_bytes = bpf_get_stack(ctx, event->user_stack, sizeof(event->user_stack),
+						BPF_F_USER_STACK);
+	python__capture(&event->python);
+	bpf_ringbuf_submit(event, 0);
 	return 0;
 }
 

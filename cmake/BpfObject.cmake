@@ -7,7 +7,7 @@ function(bpf_object name source)
 	set(skel ${CMAKE_CURRENT_BINARY_DIR}/${name}.skel.h)
 	add_custom_command(OUTPUT ${obj}
 		COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
-			-I${CMAKE_SOURCE_DIR}/bpf -c ${source} -o ${obj}
+			-I${CMAKE_SOURCE_DIR}/bpf -idirafter /usr/include/x86_64-linux-gnu -c ${source} -o ${obj}
 		DEPENDS ${source} ${ARGN}
 		IMPLICIT_DEPENDS C ${source}
 		COMMENT "BPF ${name}")

@@ -1,10 +1,111 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof convert: placeholder until the command lands. */
+/* llmprof convert: rewrites a profile as folded stacks or speedscope JSON. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cmd.h"
+#include "output.h"
+#include "profile_input.h"
 #include "report.h"
+
+enum {
+	OPT_LENIENT = 256,
+};
+
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
+		"\n"
+		"Convert a profile (folded stacks or speedscope JSON, told apart by content)\n"
+		"to folded stacks or speedscope JSON.  INPUT '-' is standard input.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format FORMAT  folded or speedscope (required)\n"
+		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
+		"                       appears whole or not at all\n"
+		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"  -h, --help           show this help and exit\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char message[256];
+
+	snprintf(message, sizeof(message), fmt, arg);
+	report__error("convert: %s (try 'llmprof convert --help')", message);
+	return EXIT_USAGE;
+}
 
 int do_convert(int argc, char **argv)
 {
-	report__error("'convert' is not available in this build");
-	return EXIT_RUNTIME;
+	/* Timelines survive a speedscope-to-speedscope conversion. */
+	struct profile_read_options read_options = { .keep_timeline = true };
+	struct output_file output = { 0 };
+	enum output_format format = FORMAT_FOLDED;
+	const char *output_path = NULL;
+	struct profile *profile = NULL;
+	bool has_format = false;
+	int c, err, status;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (output__parse_format(optarg, &format))
+				return usage_error("unknown format '%s' (expected folded or "
+						   "speedscope)",
+						   optarg);
+			has_format = true;
+			break;
+		case 'o':
+			output_path = optarg;
+			break;
+		case OPT_LENIENT:
+			read_options.lenient = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!has_format)
+		return usage_error("%s", "-f folded or -f speedscope is required");
+	if (argc - optind != 1)
+		return usage_error("%s", "expected one INPUT");
+
+	err = output_file__open(&output, output_path);
+	if (err) {
+		report__error("cannot create %s: %s", output_path, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	status = profile_input__load(argv[optind], &read_options, &profile, NULL);
+	if (status)
+		goto cleanup;
+	err = output__write(profile, format, VIEW_ALL, output.stream);
+	if (!err)
+		err = output_file__commit(&output);
+	if (err) {
+		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	output_file__abort(&output);
+	profile__free(profile);
+	return status;
 }

@@ -1,10 +1,191 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof diff: placeholder until the command lands. */
+/*
+ * llmprof diff: compares two profiles by share of their own totals and
+ * fails (exit 1) when a share grew by more than the threshold.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cmd.h"
+#include "output.h"
+#include "profile_diff.h"
+#include "profile_input.h"
 #include "report.h"
+
+/* 1 means a regression and nothing else, so every failure is 2. */
+#define EXIT_DIFF_ERROR EXIT_USAGE
+
+enum {
+	OPT_THRESHOLD = 256,
+	OPT_MIN_SHARE,
+	OPT_TOP,
+	OPT_LENIENT,
+};
+
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: llmprof diff [OPTIONS] BASE NEW\n"
+		"\n"
+		"Compare two profiles: folded stacks or speedscope JSON, told apart by content.\n"
+		"Each is normalised to its own total, then every function's self and total\n"
+		"share and every stack's share are compared.  Exit status: 0 when no share\n"
+		"grew by more than the threshold, 1 when one did, 2 on any error.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format FORMAT  text (default), json, markdown, or folded (\"stack BASE NEW\"\n"
+		"                       lines for flamegraph.pl's differential flame graph)\n"
+		"  -o, --output FILE    write to FILE instead of standard output\n"
+		"      --threshold PCT  percentage points a share may grow by (default 1)\n"
+		"      --min-share PCT  ignore shares under PCT percent in both profiles\n"
+		"                       (default 0)\n"
+		"      --top N          rows per table in text and markdown; regressions are\n"
+		"                       always listed (default 10, 0 for all)\n"
+		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"  -h, --help           show this help and exit\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char message[256];
+
+	snprintf(message, sizeof(message), fmt, arg);
+	report__error("diff: %s (try 'llmprof diff --help')", message);
+	return EXIT_USAGE;
+}
 
 int do_diff(int argc, char **argv)
 {
-	report__error("'diff' is not available in this build");
-	return EXIT_RUNTIME;
+	struct diff_options options = { .threshold = 1.0, .min_share = 0.0 };
+	struct profile_read_options read_options = { 0 };
+	struct diff_labels labels = { .top = 10 };
+	enum text_format format = TEXT_FORMAT_TEXT;
+	enum profile_format base_format, new_format;
+	struct profile *profile = NULL;
+	struct output_file output = { 0 };
+	struct profile_diff *diff = NULL;
+	const char *output_path = NULL;
+	size_t regressions;
+	long top;
+	int c, err, status = EXIT_DIFF_ERROR;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (text_format__parse(optarg, &format))
+				return usage_error("unknown format '%s' (expected text, json, "
+						   "markdown or folded)",
+						   optarg);
+			break;
+		case 'o':
+			output_path = optarg;
+			break;
+		case OPT_THRESHOLD:
+			if (parse_percent(optarg, &options.threshold))
+				return usage_error("--threshold: '%s' is not a number from 0 to 100",
+						   optarg);
+			break;
+		case OPT_MIN_SHARE:
+			if (parse_percent(optarg, &options.min_share))
+				return usage_error("--min-share: '%s' is not a number from 0 to 100",
+						   optarg);
+			break;
+		case OPT_TOP:
+			if (parse_long(optarg, 0, 1000000, &top))
+				return usage_error("--top: '%s' is not a whole number from 0 to "
+						   "1000000",
+						   optarg);
+			labels.top = top;
+			break;
+		case OPT_LENIENT:
+			read_options.lenient = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("%s", "expected two profiles, BASE and NEW");
+	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
+		return usage_error("%s", "only one of BASE and NEW can be standard input");
+
+	err = output_file__open(&output, output_path);
+	if (err) {
+		report__error("cannot create %s: %s", output_path, strerror(-err));
+		return EXIT_DIFF_ERROR;
+	}
+	labels.base_name = profile_input__display_name(argv[optind]);
+	labels.new_name = profile_input__display_name(argv[optind + 1]);
+	diff = profile_diff__new(&options);
+	if (!diff) {
+		report__error("cannot compare the profiles: %s", strerror(ENOMEM));
+		goto cleanup;
+	}
+	/* One profile in memory at a time: each is folded into the diff and
+	 * freed before the next is read. */
+	if (profile_input__load(argv[optind], &read_options, &profile, &base_format))
+		goto cleanup;
+	if (!profile__total_weight(profile))
+		report__warn("%s has no samples", labels.base_name);
+	err = profile_diff__add(diff, DIFF_BASE, profile);
+	profile__free(profile);
+	profile = NULL;
+	if (!err && profile_input__load(argv[optind + 1], &read_options, &profile, &new_format))
+		goto cleanup;
+	if (!err && !profile__total_weight(profile))
+		report__warn("%s has no samples", labels.new_name);
+	if (!err)
+		err = profile_diff__add(diff, DIFF_NEW, profile);
+	if (!err)
+		err = profile_diff__finish(diff);
+	if (err) {
+		report__error("cannot compare the profiles: %s", strerror(-err));
+		goto cleanup;
+	}
+	labels.base_format = profile_format__name(base_format);
+	labels.new_format = profile_format__name(new_format);
+	err = profile_diff__write(diff, format, &labels, output.stream);
+	if (!err)
+		err = output_file__commit(&output);
+	if (err) {
+		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		goto cleanup;
+	}
+	regressions = profile_diff__regressions(diff);
+	/* The text table ends with the verdict; other formats are for
+	 * machines and reviewers, so the log gets it on stderr. */
+	if (format != TEXT_FORMAT_TEXT || output_path) {
+		if (regressions)
+			report__info("regression: %zu share%s grew by more than %.2f points",
+				     regressions, regressions == 1 ? "" : "s", options.threshold);
+		else
+			report__info("no share grew by more than %.2f points", options.threshold);
+	}
+	status = regressions ? 1 : EXIT_OK;
+cleanup:
+	output_file__abort(&output);
+	profile_diff__free(diff);
+	profile__free(profile);
+	return status;
 }

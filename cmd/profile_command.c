@@ -10,14 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "gpu_capture.h"
 #include "output.h"
 #include "report.h"
 #include "session.h"
 #include "summary.h"
+#include "unwinder.h"
 
 enum profile_mode {
 	MODE_ATTACH,
@@ -28,6 +31,8 @@ struct profile_env {
 	enum profile_mode mode;
 	struct session_options session;
 	enum output_format format;
+	enum output_view view;
+	bool gpu;
 	const char *output_path;
 	char **command; /* record: argv of the command */
 };
@@ -35,6 +40,10 @@ struct profile_env {
 enum {
 	OPT_NO_KERNEL = 0x100,
 	OPT_PER_THREAD,
+	OPT_NO_PYTHON,
+	OPT_UNWIND,
+	OPT_VIEW,
+	OPT_NO_GPU,
 	OPT_VERSION,
 };
 
@@ -46,6 +55,10 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "view", required_argument, NULL, OPT_VIEW },
+	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -68,9 +81,44 @@ static void usage(enum profile_mode mode, FILE *out)
 		     "  -o, --output FILE      write the profile to FILE (default stdout)\n"
 		     "      --no-kernel        user-space frames only\n"
 		     "      --per-thread       a frame per thread under the process\n"
+		     "      --no-python        no Python frames (native frames of the interpreter)\n"
+		     "      --view VIEW        cpu, gpu or all (default all): which stacks are written\n"
+		     "      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
+		     "      --unwind MODE[,BYTES]\n"
+		     "                         user stacks by fp (frame pointers), dwarf (CFI\n"
+		     "                         over a BYTES copy of the stack, default 16384) or\n"
+		     "                         auto (dwarf, completed by frame pointers; default)\n"
 		     "  -v, --verbose          more detail on stderr\n"
 		     "  -h, --help             show this help\n"
 		     "      --version          show the version\n");
+}
+
+#define MIN_STACK_COPY 512
+
+/* "fp", "dwarf" or "auto", the last two optionally ",BYTES" as perf's
+ * --call-graph dwarf,SIZE.  0 or -EINVAL. */
+static int parse_unwind(const char *text, struct session_options *options)
+{
+	static const struct {
+		const char *name;
+		enum unwind_mode mode;
+	} modes[] = { { "fp", UNWIND_FP }, { "dwarf", UNWIND_DWARF }, { "auto", UNWIND_AUTO } };
+	size_t len = strcspn(text, ",");
+	long bytes = 0;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strlen(modes[i].name) != len || strncmp(text, modes[i].name, len))
+			continue;
+		if (text[len]) {
+			if (modes[i].mode == UNWIND_FP ||
+			    parse_long(text + len + 1, MIN_STACK_COPY, MAX_STACK_COPY, &bytes))
+				return -EINVAL;
+		}
+		options->unwind = modes[i].mode;
+		options->stack_copy_bytes = bytes;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -81,7 +129,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 
 	env->session.frequency = 99;
 	env->session.kernel_stacks = true;
+	env->session.python = true;
 	env->format = FORMAT_FOLDED;
+	env->gpu = true;
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
 	while ((opt = getopt_long(argc, argv, env->mode == MODE_ATTACH ? "+p:d:F:f:o:vh" : "+d:F:f:o:vh",
@@ -135,6 +185,33 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_PER_THREAD:
 			env->session.per_thread = true;
+			break;
+		case OPT_NO_PYTHON:
+			env->session.python = false;
+			break;
+		case OPT_VIEW:
+			if (!strcmp(optarg, "all")) {
+				env->view = VIEW_ALL;
+			} else if (!strcmp(optarg, "cpu")) {
+				env->view = VIEW_CPU;
+			} else if (!strcmp(optarg, "gpu")) {
+				env->view = VIEW_GPU;
+			} else {
+				report__error("invalid view '%s' for --view: expected cpu, gpu or all",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_GPU:
+			env->gpu = false;
+			break;
+		case OPT_UNWIND:
+			if (parse_unwind(optarg, &env->session)) {
+				report__error("invalid unwind mode '%s' for --unwind: expected fp, "
+					      "dwarf or auto, optionally with ,BYTES of stack (%d to %d)",
+					      optarg, MIN_STACK_COPY, MAX_STACK_COPY);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'v':
 			report__set_level(REPORT_VERBOSE);
@@ -282,12 +359,25 @@ static const char *describe_bpf_error(int err)
 	}
 }
 
+/* Who may connect to the GPU socket besides root: the target's owner. */
+static uid_t target_uid(const struct profile_env *env)
+{
+	char path[64];
+	struct stat st;
+
+	if (env->mode == MODE_RECORD)
+		return getuid();
+	snprintf(path, sizeof(path), "/proc/%d", env->session.pid);
+	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
+}
+
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = { 0 };
 	struct child child = { .go_fd = -1, .status_fd = -1 };
 	struct session *session = NULL;
 	struct profile *profile = NULL;
+	struct gpu_capture *gpu = NULL;
 	enum session_end end = SESSION_END_DURATION;
 	int status = EXIT_RUNTIME, err;
 
@@ -300,6 +390,17 @@ static int run_profile(struct profile_env *env)
 	if (err) {
 		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
 		return EXIT_RUNTIME;
+	}
+	if (env->gpu) {
+		err = gpu_capture__open(&gpu, target_uid(env));
+		if (err) {
+			if (err != -ENOTSUP)
+				report__warn("GPU capture unavailable: %s; CPU only", strerror(-err));
+			gpu = NULL;
+		} else if (env->mode == MODE_RECORD && gpu_capture__prepare_record(gpu)) {
+			gpu_capture__close(gpu);
+			gpu = NULL;
+		}
 	}
 	if (env->mode == MODE_RECORD) {
 		err = start_child(env->command, &child);
@@ -314,6 +415,11 @@ static int run_profile(struct profile_env *env)
 		report__error("cannot load the BPF sampling program: %s", describe_bpf_error(err));
 		goto cleanup;
 	}
+	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu), gpu_capture__on_readable,
+					gpu)) {
+		gpu_capture__close(gpu);
+		gpu = NULL;
+	}
 	err = session__start(session);
 	if (err) {
 		if (err == -ESRCH)
@@ -324,6 +430,10 @@ static int run_profile(struct profile_env *env)
 				      describe_bpf_error(err));
 		goto cleanup;
 	}
+	if (gpu && env->mode == MODE_RECORD && gpu_capture__attach_record_probe(gpu, session))
+		report__warn("GPU launch stacks unavailable; kernels are kept unattributed");
+	if (gpu && env->mode == MODE_ATTACH)
+		gpu_capture__inject(gpu, session, env->session.pid);
 	if (env->mode == MODE_RECORD) {
 		err = release_child(&child);
 		if (err) {
@@ -343,14 +453,18 @@ static int run_profile(struct profile_env *env)
 	}
 	if (end == SESSION_END_TARGET_EXITED && env->mode == MODE_ATTACH)
 		report__info("process %d exited; the profile ends there", env->session.pid);
+	if (gpu)
+		gpu_capture__stop(gpu);
 	err = session__finish(session, &profile);
+	if (!err && gpu)
+		err = gpu_capture__merge(gpu, session, profile);
 	if (err) {
 		report__error("cannot build the profile: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, end == SESSION_END_STOPPED);
-	err = output__write(profile, env->format, VIEW_ALL, output.stream);
+	err = output__write(profile, env->format, env->view, output.stream);
 	if (!err)
 		err = output_file__commit(&output);
 	if (err) {
@@ -359,6 +473,8 @@ static int run_profile(struct profile_env *env)
 		goto cleanup;
 	}
 	summary__print(profile, env->session.pid, env->output_path, env->format);
+	if (gpu)
+		gpu_capture__print_summary(gpu, profile);
 	status = EXIT_OK;
 cleanup:
 	if (status != EXIT_OK)
@@ -366,6 +482,7 @@ cleanup:
 	session__close(session);
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, true);
+	gpu_capture__close(gpu);
 	profile__free(profile);
 	return status;
 }

@@ -1,10 +1,123 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof report: placeholder until the command lands. */
+/* llmprof report: summarises one profile: top functions, GPU time. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cmd.h"
+#include "output.h"
+#include "profile_input.h"
+#include "profile_report.h"
 #include "report.h"
+
+enum {
+	OPT_TOP = 256,
+	OPT_LENIENT,
+};
+
+static const struct option long_options[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: llmprof report [OPTIONS] INPUT\n"
+		"\n"
+		"Summarise a profile (folded stacks or speedscope JSON, told apart by content):\n"
+		"samples and duration, the top functions by self and by total share, and GPU\n"
+		"time by kernel and by launching function when the profile has any.  INPUT '-'\n"
+		"is standard input.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format FORMAT  text (default), json or markdown\n"
+		"  -o, --output FILE    write to FILE instead of standard output\n"
+		"      --top N          rows per table (default 10, 0 for all)\n"
+		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"  -h, --help           show this help and exit\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	char message[256];
+
+	snprintf(message, sizeof(message), fmt, arg);
+	report__error("report: %s (try 'llmprof report --help')", message);
+	return EXIT_USAGE;
+}
 
 int do_report(int argc, char **argv)
 {
-	report__error("'report' is not available in this build");
-	return EXIT_RUNTIME;
+	struct profile_read_options read_options = { 0 };
+	struct report_options options = { .top = 10 };
+	enum text_format format = TEXT_FORMAT_TEXT;
+	enum profile_format input_format;
+	struct output_file output = { 0 };
+	const char *output_path = NULL;
+	struct profile *profile = NULL;
+	long top;
+	int c, err, status;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED)
+				return usage_error("unknown format '%s' (expected text, json or "
+						   "markdown)",
+						   optarg);
+			break;
+		case 'o':
+			output_path = optarg;
+			break;
+		case OPT_TOP:
+			if (parse_long(optarg, 0, 1000000, &top))
+				return usage_error("--top: '%s' is not a whole number from 0 to "
+						   "1000000",
+						   optarg);
+			options.top = top;
+			break;
+		case OPT_LENIENT:
+			read_options.lenient = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return usage_error("%s", "expected one INPUT");
+
+	err = output_file__open(&output, output_path);
+	if (err) {
+		report__error("cannot create %s: %s", output_path, strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	status = profile_input__load(argv[optind], &read_options, &profile, &input_format);
+	if (status)
+		goto cleanup;
+	options.name = profile_input__display_name(argv[optind]);
+	options.format = profile_format__name(input_format);
+	err = profile_report__write(profile, &options, format, output.stream);
+	if (!err)
+		err = output_file__commit(&output);
+	if (err) {
+		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	output_file__abort(&output);
+	profile__free(profile);
+	return status;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sampler.h"
+#include "python_reader.h"
 #include "report.h"
 #include "session.h"
 #include "symbolizer.h"
@@ -25,11 +26,13 @@
 #define MAX_POLL_FDS 8
 #define DRAIN_INTERVAL_MS 100
 #define REFRESH_INTERVAL_NS 200000000ULL
+#define MAX_FRAMES 1024
 
 /* A distinct pair of raw stacks; samples refer to it by index. */
 struct raw_stack {
 	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
 	uint16_t nr_user, nr_kernel;
+	uint16_t nr_python; /* Python frame keys after the kernel addresses */
 	uint64_t hash;
 	int64_t symbolized; /* first index into the frame pool, or -1 */
 	uint32_t nr_frames;
@@ -39,6 +42,14 @@ struct raw_sample {
 	uint64_t time_ns;
 	uint32_t thread; /* index into session->threads */
 	uint32_t stack;	 /* index into session->raw_stacks */
+};
+
+/* A GPU launch seen by the USDT probe: its CPU stack, by correlation id. */
+struct raw_launch {
+	uint32_t correlation;
+	uint32_t thread;
+	uint32_t stack;
+	uint64_t time_ns;
 };
 
 struct raw_thread {
@@ -66,6 +77,7 @@ struct session {
 
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
+	struct python_reader *python; /* NULL with --no-python */
 	uint64_t last_refresh_ns;
 	bool unknown_since_refresh;
 	char process_name[TASK_COMM_LEN + 1];
@@ -81,6 +93,12 @@ struct session {
 	size_t nr_samples, cap_samples;
 	struct raw_thread *threads;
 	size_t nr_threads, cap_threads;
+	struct raw_launch *launches;
+	size_t nr_launches, cap_launches;
+	bool launches_sorted;
+	struct bpf_link *launch_link;
+	struct profile *profile; /* the one session__finish() built */
+	int64_t process_frame;
 	int drain_error;
 };
 
@@ -118,11 +136,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *format, va_li
 
 /* Room for about half a second of samples from every CPU: the reader drains
  * ten times a second, and is woken when the ring is half full. */
-static size_t ring_buffer_size(unsigned int frequency)
+static size_t ring_buffer_size(unsigned int frequency, size_t record_bytes)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
-	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) *
-		      (sizeof(struct sample_event) + 8) / 2;
+	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) * (record_bytes + 8) / 2;
 	size_t size = 1 << 20;
 
 	while (size < want && size < (64u << 20))
@@ -133,7 +150,7 @@ static size_t ring_buffer_size(unsigned int frequency)
 int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	size_t ring_bytes;
+	size_t ring_bytes, record_bytes = sizeof(struct sample_event);
 	int err;
 
 	if (!s)
@@ -150,10 +167,12 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	s->skel->rodata->target_tgid = options->pid;
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
-	if (options->unwind != UNWIND_FP)
+	if (options->unwind != UNWIND_FP) {
 		s->skel->rodata->stack_copy_bytes =
 			options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
-	ring_bytes = ring_buffer_size(options->frequency);
+		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
+	}
+	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	s->skel->rodata->wakeup_bytes = ring_bytes / 2;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
@@ -161,12 +180,19 @@ int session__open(struct session **out, const struct session_options *options)
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto fail;
+	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	err = symbolizer__new(options->pid, &s->symbolizer);
 	if (err)
 		goto fail;
 	if (options->unwind != UNWIND_FP) {
 		err = unwinder__new(s->symbolizer, options->pid, options->unwind == UNWIND_AUTO,
 				    &s->unwinder);
+		if (err)
+			goto fail;
+	}
+	if (options->python) {
+		err = python_reader__new(options->pid, bpf_map__fd(s->skel->maps.python_config),
+					 &s->python);
 		if (err)
 			goto fail;
 	}
@@ -183,7 +209,7 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 }
 
 static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
-			  uint16_t nr_kernel, uint64_t hash, uint32_t *index);
+			  uint16_t nr_kernel, uint16_t nr_python, uint64_t hash, uint32_t *index);
 
 static int record_thread(struct session *s, uint32_t tid, const char *comm)
 {
@@ -227,6 +253,8 @@ static void refresh_modules(struct session *s, uint64_t now)
 		symbolizer__read_perf_map(s->symbolizer);
 		read_process_name(s);
 	}
+	if (s->python)
+		python_reader__discover(s->python);
 }
 
 static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
@@ -238,12 +266,32 @@ static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
 	return h ^ n;
 }
 
+/* Replaces the frame-pointer chain in addrs with the stack unwound from the
+ * sample's stack copy.  Unwinding reads CFI now, not at the end, so the code
+ * the stack runs through must be known: refresh once where it was not. */
+static int unwind_sample(struct session *s, const struct sample_event *e, size_t size,
+			 uint64_t *addrs, uint16_t *nr_user)
+{
+	uint16_t nr_fp = *nr_user;
+	int err;
+
+	for (int tries = 0;; tries++) {
+		err = unwinder__unwind(s->unwinder, e->tid, (const void *)(e + 1),
+				       size - sizeof(*e), addrs, nr_user, MAX_STACK_DEPTH);
+		if (err != UNWIND_STALE || tries || s->last_refresh_ns >= e->time_ns)
+			return err < 0 ? err : 0;
+		refresh_modules(s, monotonic_ns());
+		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
+		*nr_user = nr_fp;
+	}
+}
+
 static int handle_sample(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	const struct sample_event *e = data;
-	uint64_t addrs[2 * MAX_STACK_DEPTH];
-	uint16_t nr_user = 0, nr_kernel = 0;
+	uint64_t addrs[2 * MAX_STACK_DEPTH + PYTHON_MAX_FRAMES];
+	uint16_t nr_user = 0, nr_kernel = 0, nr_python = 0;
 	struct raw_sample *sample;
 	uint32_t stack;
 	int thread, err;
@@ -268,21 +316,43 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	/* A stack copy, where the sample has one, gives the user stack by the
 	 * unwind information of each binary. */
 	if (s->unwinder && size > sizeof(*e)) {
-		err = unwinder__unwind(s->unwinder, e->tid, (const void *)(e + 1), size - sizeof(*e),
-				       addrs, &nr_user, MAX_STACK_DEPTH);
+		err = unwind_sample(s, e, size, addrs, &nr_user);
 		if (err)
 			goto fail;
 	}
 	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
+	/* Code objects are read now, while the target still has them. */
+	if (s->python) {
+		err = python_reader__keys(s->python, &e->python, e->time_ns,
+					  addrs + nr_user + nr_kernel, PYTHON_MAX_FRAMES);
+		if (err < 0)
+			goto fail;
+		nr_python = err;
+	}
 
-	err = find_raw_stack(s, addrs, nr_user, nr_kernel, hash_addrs(addrs, nr_user + nr_kernel),
-			     &stack);
+	err = find_raw_stack(s, addrs, nr_user, nr_kernel, nr_python,
+			     hash_addrs(addrs, nr_user + nr_kernel + nr_python), &stack);
 	if (err)
 		goto fail;
 	thread = record_thread(s, e->tid, e->comm);
 	if (thread < 0) {
 		err = thread;
 		goto fail;
+	}
+	if (e->flags & SAMPLE_FLAG_LAUNCH) {
+		struct raw_launch *launch;
+
+		err = grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
+			   sizeof(*s->launches));
+		if (err)
+			goto fail;
+		launch = &s->launches[s->nr_launches++];
+		launch->correlation = e->correlation;
+		launch->thread = thread;
+		launch->stack = stack;
+		launch->time_ns = e->time_ns;
+		s->launches_sorted = false;
+		return 0;
 	}
 	err = grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1, sizeof(*s->samples));
 	if (err)
@@ -298,9 +368,9 @@ fail:
 }
 
 static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
-			  uint16_t nr_kernel, uint64_t hash, uint32_t *index)
+			  uint16_t nr_kernel, uint16_t nr_python, uint64_t hash, uint32_t *index)
 {
-	size_t n = nr_user + nr_kernel, pos;
+	size_t n = nr_user + nr_kernel + nr_python, pos;
 	struct raw_stack *r;
 
 	if ((s->nr_raw_stacks + 1) * 2 > s->raw_index_cap) {
@@ -323,7 +393,7 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 	     pos = (pos + 1) & (s->raw_index_cap - 1)) {
 		r = &s->raw_stacks[s->raw_index[pos] - 1];
 		if (r->hash == hash && r->nr_user == nr_user && r->nr_kernel == nr_kernel &&
-		    !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
+		    r->nr_python == nr_python && !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
 			*index = s->raw_index[pos] - 1;
 			return 0;
 		}
@@ -338,6 +408,7 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 	memcpy(r->addrs, addrs, n * sizeof(*addrs));
 	r->nr_user = nr_user;
 	r->nr_kernel = nr_kernel;
+	r->nr_python = nr_python;
 	r->hash = hash;
 	r->symbolized = -1;
 	s->raw_index[pos] = ++s->nr_raw_stacks;
@@ -502,6 +573,8 @@ static void detach(struct session *s)
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
 	}
+	bpf_link__destroy(s->launch_link);
+	s->launch_link = NULL;
 	for (int cpu = 0; s->perf_fds && cpu < s->nr_cpus; cpu++) {
 		if (s->perf_fds[cpu] >= 0)
 			close(s->perf_fds[cpu]);
@@ -536,8 +609,17 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	size_t n = 0;
 	int k;
 
+	/* Python frames take the place of the interpreter's eval frames. */
+	if (r->nr_python && s->python) {
+		k = python_reader__merge(s->python, s->symbolizer, p, r->addrs, r->nr_user,
+					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python,
+					 frames, max);
+		if (k < 0)
+			return k;
+		n = k;
+	}
 	/* User frames: captured leaf first, written root first. */
-	for (int i = r->nr_user - 1; i >= 0 && n < max; i--) {
+	for (int i = r->nr_python ? -1 : r->nr_user - 1; i >= 0 && n < max; i--) {
 		k = symbolizer__user_frames(s->symbolizer, p, r->addrs[i], i != 0, frames + n,
 					    max - n);
 		if (k < 0)
@@ -561,8 +643,6 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	}
 	return n;
 }
-
-#define MAX_FRAMES 1024
 
 int session__finish(struct session *s, struct profile **out)
 {
@@ -669,6 +749,8 @@ int session__finish(struct session *s, struct profile **out)
 			goto cleanup;
 	}
 	profile__sort_samples(p);
+	s->profile = p;
+	s->process_frame = process_frame;
 	*out = p;
 	p = NULL;
 	err = 0;
@@ -693,6 +775,7 @@ void session__close(struct session *s)
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	unwinder__free(s->unwinder);
+	python_reader__free(s->python);
 	symbolizer__free(s->symbolizer);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		free(s->raw_stacks[i].addrs);
@@ -700,7 +783,95 @@ void session__close(struct session *s)
 	free(s->raw_index);
 	free(s->samples);
 	free(s->threads);
+	free(s->launches);
 	free(s->perf_fds);
 	free(s->links);
 	free(s);
+}
+
+int session__attach_launch_probe(struct session *s, const char *binary_path)
+{
+	if (s->launch_link)
+		return -EEXIST;
+	s->launch_link = bpf_program__attach_usdt(s->skel->progs.on_gpu_launch, s->options.pid,
+						  binary_path, "llmprof", "launch", NULL);
+	if (!s->launch_link) {
+		int err = -errno;
+
+		report__debug("cannot attach to llmprof:launch in %s: %s", binary_path,
+			      strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int compare_launches(const void *a, const void *b)
+{
+	const struct raw_launch *x = a, *y = b;
+
+	if (x->correlation != y->correlation)
+		return x->correlation < y->correlation ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* Frames of the CUDA stack itself (the agent, CUPTI, the driver) sit above
+ * the API call that launched the work; they are cut from launch stacks. */
+static bool is_cuda_internal(const struct module *m)
+{
+	return m && (strstr(m->name, "llmprof") || strstr(m->name, "libcupti") ||
+		     !strncmp(m->name, "libcuda.so", 10));
+}
+
+int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			  uint32_t *frames, size_t max, size_t *depth)
+{
+	struct session *s = ctx;
+	struct raw_launch key = { .correlation = correlation }, *launch;
+	struct raw_stack trimmed;
+	size_t lo = 0, hi, prefix = 0;
+	int n;
+
+	if (!s->profile)
+		return -EINVAL;
+	if (!s->launches_sorted) {
+		qsort(s->launches, s->nr_launches, sizeof(*s->launches), compare_launches);
+		s->launches_sorted = true;
+	}
+	hi = s->nr_launches;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (compare_launches(&s->launches[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->nr_launches || s->launches[lo].correlation != correlation)
+		return -ENOENT;
+	launch = &s->launches[lo];
+	if (max < 2 + MAX_FRAMES)
+		return -ENOSPC;
+	frames[prefix++] = s->process_frame;
+	if (s->options.per_thread) {
+		const struct raw_thread *t = &s->threads[launch->thread];
+		char name[TASK_COMM_LEN + 16];
+		int64_t id;
+
+		snprintf(name, sizeof(name), "%s/%u", t->comm, t->tid);
+		id = profile__intern_frame(s->profile, name, NULL, 0, FRAME_THREAD);
+		if (id < 0)
+			return id;
+		frames[prefix++] = id;
+	}
+	trimmed = s->raw_stacks[launch->stack];
+	while (trimmed.nr_user > 1 &&
+	       is_cuda_internal(symbolizer__module_of(s->symbolizer, trimmed.addrs[0], NULL))) {
+		trimmed.addrs++;
+		trimmed.nr_user--;
+	}
+	n = symbolize_stack(s, s->profile, &trimmed, frames + prefix, MAX_FRAMES);
+	if (n < 0)
+		return n;
+	*depth = prefix + n;
+	return 0;
 }

@@ -9,6 +9,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "profile.h"
@@ -27,6 +29,7 @@ struct session_options {
 	bool per_thread;	/* thread frames under the process frame */
 	bool python;		/* Python frames (off with --no-python) */
 	enum unwind_mode unwind;
+	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, auto); 0: 16 KiB */
 };
 
 struct session;
@@ -51,6 +54,15 @@ int session__run(struct session *session, volatile sig_atomic_t *stop, enum sess
 /* Detaches, drains what is left and symbolizes into a new profile. */
 int session__finish(struct session *session, struct profile **out);
 void session__close(struct session *session);
+
+/* Attaches the GPU launch probe (USDT llmprof:launch) in the agent library
+ * at binary_path; launches then carry the CPU stack that made them. */
+int session__attach_launch_probe(struct session *session, const char *binary_path);
+/* After session__finish(): the launch stack of a CUPTI correlation id in the
+ * finished profile, root first, CUDA-internal frames cut; a
+ * gpu_launch_stack_fn for gpu_session__merge().  0 or -ENOENT. */
+int session__launch_stack(void *session, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			  uint32_t *frames, size_t max, size_t *depth);
 
 /* Monotonic time at which session__start() attached, in ns. */
 unsigned long long session__start_time(const struct session *session);

@@ -157,12 +157,14 @@ static int open_module_file(pid_t pid, const char *path, uint64_t start, uint64_
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
-static int64_t find_module(struct symbolizer *s, uint64_t dev, uint64_t inode, const char *path)
+static int64_t find_module(struct symbolizer *s, uint64_t dev, uint64_t inode, const char *path,
+			   uint64_t map_base)
 {
 	for (size_t i = 0; i < s->nr_modules; i++) {
 		const struct module *m = &s->modules[i];
 
-		if (m->dev == dev && m->inode == inode && !strcmp(m->path, path))
+		if (m->dev == dev && m->inode == inode && m->map_base == map_base &&
+		    !strcmp(m->path, path))
 			return i;
 	}
 	return -1;
@@ -198,6 +200,7 @@ static int64_t add_module(struct symbolizer *s, uint64_t dev, uint64_t inode, co
 	}
 	m->dev = dev;
 	m->inode = inode;
+	m->map_base = start - offset;
 	m->fd = path[0] == '/' ? open_module_file(s->pid, path, start, end) : -1;
 	if (m->fd >= 0 && !elf_load_bias(m->fd, start, offset, &m->bias))
 		m->bias_known = true;
@@ -241,7 +244,7 @@ int symbolizer__refresh(struct symbolizer *s)
 		path[strcspn(path, "\n")] = '\0';
 		if (!inode && strcmp(path, "[vdso]"))
 			continue; /* anonymous: JIT code, resolved through the perf map */
-		module = find_module(s, ((uint64_t)major << 32) | minor, inode, path);
+		module = find_module(s, ((uint64_t)major << 32) | minor, inode, path, start - offset);
 		if (module < 0)
 			module = add_module(s, ((uint64_t)major << 32) | minor, inode, path, start,
 					    end, offset);
@@ -483,6 +486,16 @@ static int report_modules(struct symbolizer *s)
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	s->dwfl_reported = true;
+	return 0;
+}
+
+int symbolizer__dwfl(struct symbolizer *s, struct Dwfl **dwfl)
+{
+	int err = report_modules(s);
+
+	if (err)
+		return err;
+	*dwfl = s->dwfl;
 	return 0;
 }
 

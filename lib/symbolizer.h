@@ -31,6 +31,8 @@ struct module {
 	int fd;		 /* -1 when it could not be opened */
 	uint64_t dev, inode;
 	uint64_t bias;	 /* load bias of the first mapping seen */
+	uint64_t map_base; /* its start - offset: one file loaded twice (exec, dlopen
+			    * after dlclose) is two modules */
 	bool bias_known;
 	void *dwfl_module; /* Dwfl_Module *, once reported */
 };
@@ -57,6 +59,12 @@ int symbolizer__user_frames(struct symbolizer *symbolizer, struct profile *profi
 /* Kernel address to one frame id, or -errno. */
 int64_t symbolizer__kernel_frame(struct symbolizer *symbolizer, struct profile *profile,
 				 uint64_t addr, bool return_address);
+
+/* The libdwfl session that knows every module at its load bias, modules
+ * seen since the last refresh included: the unwinder reads the CFI of the
+ * very files that symbolization reads.  0 or -errno. */
+struct Dwfl;
+int symbolizer__dwfl(struct symbolizer *symbolizer, struct Dwfl **dwfl);
 
 /* The module and offset an address falls in, or NULL. */
 const struct module *symbolizer__module_of(const struct symbolizer *symbolizer, uint64_t addr,

@@ -15,7 +15,8 @@ done
 "$LLMPROF" attach --help | options_of >"$WORK/a"
 "$LLMPROF" record --help | options_of >"$WORK/r"
 sort -u "$WORK/a" "$WORK/r" >"$WORK/help"
-sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$SOURCE_DIR/man/llmprof.1" |
+# The options the man page defines: the tag line after each .TP.
+sed -n '/^\.SH OPTIONS/,/^\.SH [^O]/p' "$SOURCE_DIR/man/llmprof.1" | awk 'tag { print; tag = 0 } /^\.TP/ { tag = 1 }' |
 	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' | options_of >"$WORK/man"
 extra=$(comm -13 "$WORK/help" "$WORK/man")
 [ -z "$extra" ] || fail "man/llmprof.1 OPTIONS lists options --help does not: $extra"

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * BPF side of DWARF unwinding: copies the sampled thread's user registers
+ * and the top of its user stack into the sample record, for userspace to
+ * unwind with each binary's CFI (as perf --call-graph dwarf does).
+ */
+#ifndef LLMPROF_UNWIND_BPF_H
+#define LLMPROF_UNWIND_BPF_H
+
+#include "unwind.h"
+
+/* Bytes of user stack copied per sample; 0 turns copying off (--unwind fp).
+ * Constant once loaded, so record sizes below are known to the verifier. */
+const volatile __u32 stack_copy_bytes = 0;
+
+/* Extra bytes a sample record carries after struct sample_event. */
+#define STACK_COPY_RECORD_BYTES                                                          \
+	(stack_copy_bytes ? sizeof(struct user_stack_copy) +                             \
+				    (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : \
+									  MAX_STACK_COPY) : \
+			    0)
+
+static long unwind__vma_end(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	*(__u64 *)ctx = vma->vm_end;
+	return 0;
+}
+
+/* Fills copy (STACK_COPY_RECORD_BYTES long) for the current task. */
+static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	/* The user registers: at the interrupt when it hit user mode, at
+	 * kernel entry otherwise; either way at the top of the task's kernel
+	 * stack. */
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u32 max = stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY;
+	__u64 sp, end = 0, size;
+	long err;
+
+	copy->regs[UNWIND_REG_RAX] = regs->ax;
+	copy->regs[UNWIND_REG_RDX] = regs->dx;
+	copy->regs[UNWIND_REG_RCX] = regs->cx;
+	copy->regs[UNWIND_REG_RBX] = regs->bx;
+	copy->regs[UNWIND_REG_RSI] = regs->si;
+	copy->regs[UNWIND_REG_RDI] = regs->di;
+	copy->regs[UNWIND_REG_RBP] = regs->bp;
+	copy->regs[UNWIND_REG_RSP] = regs->sp;
+	copy->regs[UNWIND_REG_R8] = regs->r8;
+	copy->regs[UNWIND_REG_R8 + 1] = regs->r9;
+	copy->regs[UNWIND_REG_R8 + 2] = regs->r10;
+	copy->regs[UNWIND_REG_R8 + 3] = regs->r11;
+	copy->regs[UNWIND_REG_R8 + 4] = regs->r12;
+	copy->regs[UNWIND_REG_R8 + 5] = regs->r13;
+	copy->regs[UNWIND_REG_R8 + 6] = regs->r14;
+	copy->regs[UNWIND_REG_R15] = regs->r15;
+	copy->regs[UNWIND_REG_RIP] = regs->ip;
+	sp = regs->sp;
+	copy->size = 0;
+	copy->error = 0;
+	copy->stack_end = 0;
+
+	/* A read that crosses the end of the stack mapping fails whole, so
+	 * stop at the end of sp's mapping.  The lookup needs the mmap lock;
+	 * when another thread holds it, copy all and hope it is mapped. */
+	size = max;
+	if (!bpf_find_vma(task, sp, unwind__vma_end, &end, 0) && end > sp) {
+		copy->stack_end = end;
+		if (end - sp < size)
+			size = end - sp;
+	}
+	if (size > max)
+		size = max;
+	err = bpf_probe_read_user(copy->data, size, (const void *)sp);
+	if (err && size > 4096) {
+		/* At least sp's own page, which the thread is using. */
+		size = 4096 - (sp & 4095);
+		if (size > max)
+			size = max;
+		err = bpf_probe_read_user(copy->data, size, (const void *)sp);
+	}
+	if (err) {
+		copy->error = err;
+		return;
+	}
+	copy->size = size;
+}
+
+#endif /* LLMPROF_UNWIND_BPF_H */

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Loading input profiles for diff, convert and report. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "profile_input.h"
+#include "report.h"
+
+const char *profile_input__display_name(const char *path)
+{
+	return strcmp(path, "-") ? path : "<stdin>";
+}
+
+int profile_input__load(const char *path, const struct profile_read_options *options,
+			struct profile **out, enum profile_format *format)
+{
+	const char *name = profile_input__display_name(path);
+	struct profile_read_result result;
+	int err;
+
+	if (strcmp(path, "-"))
+		err = profile_reader__read_file(path, options, out, &result);
+	else
+		err = profile_reader__read_stream(stdin, options, out, &result);
+	if (err) {
+		if (result.line)
+			report__error("%s:%lu: %s", name, result.line, result.message);
+		else
+			report__error("%s: %s", name, result.message);
+		return err == -ENOMEM || err == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	if (result.skipped)
+		report__warn("%s: skipped %llu malformed line%s (the first, line %lu: %s)", name,
+			     (unsigned long long)result.skipped, result.skipped == 1 ? "" : "s",
+			     result.line, result.message);
+	if (format)
+		*format = result.format;
+	return EXIT_OK;
+}
+
+int parse_percent(const char *text, double *value)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(v) || v < 0 || v > 100)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What diff, convert and report share: loading an input profile, parsing
+ * percentages. */
+#ifndef LLMPROF_PROFILE_INPUT_H
+#define LLMPROF_PROFILE_INPUT_H
+
+#include "profile.h"
+#include "profile_reader.h"
+
+/*
+ * Reads path ("-" for standard input) into a new profile.  Errors are
+ * reported as "FILE:LINE: what"; skipped lines (lenient) as one warning.
+ * Returns EXIT_OK, EXIT_USAGE for an unreadable or malformed input, or
+ * EXIT_RUNTIME when memory or the read itself failed.
+ */
+int profile_input__load(const char *path, const struct profile_read_options *options,
+			struct profile **out, enum profile_format *format);
+/* How standard input is named in messages and headers. */
+const char *profile_input__display_name(const char *path);
+
+/* Parses a decimal percentage in [0, 100]; returns 0 or -EINVAL. */
+int parse_percent(const char *text, double *value);
+
+#endif /* LLMPROF_PROFILE_INPUT_H */

@@ -1,0 +1,1378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libllmprof_cupti.so, the CUPTI agent llmprof puts into a CUDA process.
+ * It subscribes to CUPTI, fires the llmprof:launch USDT probe on every
+ * launching thread so BPF can take the CPU stack, and streams launch, kernel,
+ * memcpy and memset records to llmprof over the socket of gpu_protocol.h.
+ * It links no CUPTI: it uses the libcupti the process already maps, else
+ * $LLMPROF_CUPTI_LIBRARY, else the system's, else CUDA_ROOT's.  When the
+ * socket closes it stops CUPTI and leaves the process as it found it.
+ */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sdt.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu_protocol.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+#ifndef LLMPROF_CUDA_ROOT
+#define LLMPROF_CUDA_ROOT "/usr/local/cuda"
+#endif
+#ifndef LLMPROF_VERSION
+#define LLMPROF_VERSION "0"
+#endif
+
+/* Memory the agent may hold, whatever llmprof does: 8 CUPTI buffers of
+ * 1 MiB, a launch queue of 64 Ki records (3 MiB), the name table. */
+#define BUFFER_SIZE (1u << 20)
+#define MAX_BUFFERS 8
+#define LAUNCH_RING_SIZE (1u << 16)
+#define NAME_SLOTS (1u << 16)
+#define MAX_NAMES (NAME_SLOTS / 2)
+#define MAX_NAME_BYTES (8u << 20)
+/* How long a sender waits for llmprof before it drops. */
+#define SEND_WAIT_MS 200
+#define TICK_MS 10
+#define FLUSH_INTERVAL_MS 1000
+#define DETACH_WAIT_MS 2000
+/* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
+ * otherwise (0: every launch). */
+#define PROBE_RATE_DEFAULT 10000
+#define PROBE_BURST 64
+
+enum agent_state {
+	STATE_IDLE = 0,
+	STATE_STARTING,	  /* start() took it; setup under way */
+	STATE_ACTIVE,	  /* subscribed, recording */
+	STATE_STOPPING,	  /* flushing; callbacks record nothing */
+	STATE_DETACHING,  /* waiting for an API exit callback to finalize */
+	STATE_FINALIZING, /* a callback is in cuptiFinalize() */
+	STATE_OTHER,	  /* another tool owns CUPTI; only the socket is kept */
+	STATE_FORKED,	  /* a child after fork(): never records */
+};
+
+/* The CUPTI entry points, resolved with dlsym. */
+struct cupti {
+	void *handle;
+	char path[4096];
+	uint32_t version;
+	__typeof__(cuptiSubscribe) *subscribe;
+	__typeof__(cuptiSubscribe_v2) *subscribe_v2; /* CUPTI 13+, optional */
+	__typeof__(cuptiUnsubscribe) *unsubscribe;
+	__typeof__(cuptiEnableCallback) *enable_callback;
+	__typeof__(cuptiEnableDomain) *enable_domain;
+	__typeof__(cuptiActivityEnable) *activity_enable;
+	__typeof__(cuptiActivityDisable) *activity_disable;
+	__typeof__(cuptiActivityRegisterCallbacks) *register_callbacks;
+	__typeof__(cuptiActivityRegisterTimestampCallback) *register_timestamp; /* optional */
+	__typeof__(cuptiActivityGetNextRecord) *next_record;
+	__typeof__(cuptiActivityGetNumDroppedRecords) *dropped_records;
+	__typeof__(cuptiActivityFlushAll) *flush_all;
+	__typeof__(cuptiGetTimestamp) *get_timestamp;
+	__typeof__(cuptiFinalize) *finalize;
+	__typeof__(cuptiGetResultString) *result_string; /* optional */
+	__typeof__(cuptiGetVersion) *get_version;	 /* optional */
+	__typeof__(cuptiGetGraphExecId) *graph_exec_id;	 /* optional */
+};
+
+/* A packet being filled with whole messages. */
+struct packet {
+	uint8_t data[GPU_MESSAGE_MAX];
+	size_t used;
+	uint32_t messages;
+};
+
+struct launch_slot {
+	_Atomic uint64_t sequence;
+	struct gpu_launch launch;
+};
+
+struct name_slot {
+	const char *key; /* CUPTI's pointer */
+	char *copy;	 /* to notice a reused pointer */
+	uint32_t id;
+};
+
+static struct {
+	_Atomic int state;
+	_Atomic uint32_t generation; /* bumped per session: resets thread state */
+	enum gpu_agent_mode mode;
+	char socket_name[108];
+	struct cupti cupti;
+	CUpti_SubscriberHandle subscriber;
+	uint32_t clock_mode;
+	_Atomic int64_t clock_offset;
+	uint64_t clock_error;
+	uint64_t start_ns;
+	uint64_t probe_interval_ns; /* 0: no limit */
+
+	pthread_mutex_t send_lock; /* fd and sends */
+	int fd;
+	_Atomic bool dead; /* the socket failed: llmprof is gone */
+	bool congested;	   /* the last send timed out */
+
+	pthread_mutex_t completion_lock; /* completion packet and names */
+	struct packet completion_packet;
+	struct name_slot *names;
+	uint32_t nr_names, next_name_id;
+	size_t name_bytes;
+
+	pthread_mutex_t drain_lock; /* launch ring consumer and thread packet */
+	struct packet thread_packet;
+	uint64_t dequeue_pos;
+	_Atomic uint64_t enqueue_pos;
+
+	pthread_mutex_t pool_lock;
+	void *free_buffers[MAX_BUFFERS];
+	int nr_free;
+	_Atomic int buffers_out;
+
+	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
+	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
+} agent = {
+	.send_lock = PTHREAD_MUTEX_INITIALIZER,
+	.completion_lock = PTHREAD_MUTEX_INITIALIZER,
+	.drain_lock = PTHREAD_MUTEX_INITIALIZER,
+	.pool_lock = PTHREAD_MUTEX_INITIALIZER,
+	.fd = -1,
+};
+
+static struct launch_slot launch_ring[LAUNCH_RING_SIZE];
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static __thread struct {
+	uint32_t generation;
+	uint32_t tid;
+	uint32_t outer;	       /* runtime launch in progress on this thread */
+	uint64_t probe_credit; /* ns of probe budget saved up */
+	uint64_t probe_last;   /* when the credit was last topped up */
+} thread_state;
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t CUPTIAPI monotonic_timestamp(void)
+{
+	return monotonic_ns();
+}
+
+/* Sending. */
+
+static void socket_close(void)
+{
+	pthread_mutex_lock(&agent.send_lock);
+	if (agent.fd >= 0)
+		close(agent.fd);
+	agent.fd = -1;
+	atomic_store(&agent.dead, true);
+	pthread_mutex_unlock(&agent.send_lock);
+}
+
+/* Sends one packet, waiting at most wait_ms for room; a packet that does
+ * not fit in time is dropped and its messages counted. */
+static void socket_send(const void *data, size_t len, uint32_t messages, int wait_ms)
+{
+	uint64_t deadline;
+
+	pthread_mutex_lock(&agent.send_lock);
+	if (agent.fd < 0 || atomic_load(&agent.dead))
+		goto cleanup;
+	if (agent.congested)
+		wait_ms = 0;
+	deadline = monotonic_ns() + wait_ms * 1000000ull;
+	for (;;) {
+		struct pollfd pfd = {.fd = agent.fd, .events = POLLOUT};
+		uint64_t now;
+
+		if (send(agent.fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len) {
+			agent.congested = false;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != ENOBUFS) {
+			atomic_store(&agent.dead, true);
+			break;
+		}
+		now = monotonic_ns();
+		if (now >= deadline) {
+			agent.congested = true;
+			atomic_fetch_add(&agent.dropped_messages, messages);
+			break;
+		}
+		poll(&pfd, 1, (deadline - now) / 1000000 + 1);
+	}
+cleanup:
+	pthread_mutex_unlock(&agent.send_lock);
+}
+
+static void packet_flush(struct packet *p, int wait_ms)
+{
+	if (p->used)
+		socket_send(p->data, p->used, p->messages, wait_ms);
+	p->used = 0;
+	p->messages = 0;
+}
+
+static void packet_add(struct packet *p, uint32_t type, const void *body, size_t body_len,
+		       const void *text, size_t text_len, int wait_ms)
+{
+	struct gpu_message_header h = {.type = type};
+	size_t len;
+
+	if (text_len > GPU_TEXT_MAX)
+		text_len = GPU_TEXT_MAX;
+	len = GPU_MSG_ALIGN(sizeof(h) + body_len + text_len);
+	if (p->used + len > sizeof(p->data))
+		packet_flush(p, wait_ms);
+	h.length = len;
+	memcpy(p->data + p->used, &h, sizeof(h));
+	memcpy(p->data + p->used + sizeof(h), body, body_len);
+	if (text_len)
+		memcpy(p->data + p->used + sizeof(h) + body_len, text, text_len);
+	memset(p->data + p->used + sizeof(h) + body_len + text_len, 0,
+	       len - sizeof(h) - body_len - text_len);
+	p->used += len;
+	p->messages++;
+}
+
+/* One control message, sent now, through the thread packet. */
+static void send_message(uint32_t type, const void *body, size_t body_len, const char *text)
+{
+	pthread_mutex_lock(&agent.drain_lock);
+	packet_add(&agent.thread_packet, type, body, body_len, text, text ? strlen(text) : 0,
+		   SEND_WAIT_MS);
+	packet_flush(&agent.thread_packet, SEND_WAIT_MS);
+	pthread_mutex_unlock(&agent.drain_lock);
+}
+
+static const char *cupti_error(CUptiResult result)
+{
+	const char *text = NULL;
+
+	if (agent.cupti.result_string &&
+	    agent.cupti.result_string(result, &text) == CUPTI_SUCCESS && text)
+		return text;
+	return "CUPTI error";
+}
+
+static void send_error(int error, CUptiResult result, const char *what)
+{
+	struct gpu_error m = {.error = error, .cupti_result = result};
+	char text[512];
+
+	if (result)
+		snprintf(text, sizeof(text), "%s: %s (%d)", what, cupti_error(result), result);
+	else
+		snprintf(text, sizeof(text), "%s: %s", what, strerror(-error));
+	m.length = strlen(text);
+	send_message(GPU_MSG_ERROR, &m, sizeof(m), text);
+}
+
+static int socket_connect(const char *name)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	size_t len = strlen(name);
+	int size = 4 << 20, fd, err;
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+
+	if (len < 2 || len >= sizeof(addr.sun_path))
+		return -EINVAL;
+	memcpy(addr.sun_path, name, len);
+	if (name[0] == '@')
+		addr.sun_path[0] = '\0';
+	else
+		len++;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&addr, offsetof(struct sockaddr_un, sun_path) + len)) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* Our data goes only to root or our own user. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) ||
+	    (cred.uid != 0 && cred.uid != geteuid())) {
+		err = -EPERM;
+		goto cleanup;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	return fd;
+cleanup:
+	close(fd);
+	return err;
+}
+
+/* Finding libcupti. */
+
+/* The libcupti the process maps already, e.g. the one a PyTorch wheel
+ * ships. */
+static bool mapped_cupti(char *path, size_t size)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[4096 + 256];
+	bool found = false;
+
+	if (!maps)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/'), *base;
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (strncmp(base, "libcupti.so", 11) || strstr(file, " (deleted)"))
+			continue;
+		snprintf(path, size, "%s", file);
+		found = true;
+	}
+	fclose(maps);
+	return found;
+}
+
+#define RESOLVE(field, symbol, required)                                                           \
+	do {                                                                                       \
+		c->field = (__typeof__(c->field))dlsym(c->handle, #symbol);                        \
+		if (!c->field && (required))                                                       \
+			missing = #symbol;                                                         \
+	} while (0)
+
+static const char *cupti_resolve(struct cupti *c)
+{
+	const char *missing = NULL;
+
+	RESOLVE(subscribe, cuptiSubscribe, true);
+	RESOLVE(subscribe_v2, cuptiSubscribe_v2, false);
+	RESOLVE(unsubscribe, cuptiUnsubscribe, true);
+	RESOLVE(enable_callback, cuptiEnableCallback, true);
+	RESOLVE(enable_domain, cuptiEnableDomain, true);
+	RESOLVE(activity_enable, cuptiActivityEnable, true);
+	RESOLVE(activity_disable, cuptiActivityDisable, true);
+	RESOLVE(register_callbacks, cuptiActivityRegisterCallbacks, true);
+	RESOLVE(register_timestamp, cuptiActivityRegisterTimestampCallback, false);
+	RESOLVE(next_record, cuptiActivityGetNextRecord, true);
+	RESOLVE(dropped_records, cuptiActivityGetNumDroppedRecords, true);
+	RESOLVE(flush_all, cuptiActivityFlushAll, true);
+	RESOLVE(get_timestamp, cuptiGetTimestamp, true);
+	RESOLVE(finalize, cuptiFinalize, true);
+	RESOLVE(result_string, cuptiGetResultString, false);
+	RESOLVE(get_version, cuptiGetVersion, false);
+	RESOLVE(graph_exec_id, cuptiGetGraphExecId, false);
+	return missing;
+}
+
+/* Opens libcupti once per process; it is never closed, CUPTI keeps threads. */
+static int cupti_open(struct cupti *c, char *why, size_t why_size)
+{
+	const char *env = getenv("LLMPROF_CUPTI_LIBRARY");
+	char mapped[4096] = "";
+	const char *candidates[] = {
+		mapped_cupti(mapped, sizeof(mapped)) ? mapped : NULL,
+		env && env[0] ? env : NULL,
+		"libcupti.so",
+		"libcupti.so.13",
+		"libcupti.so.12",
+		"libcupti.so.11",
+		LLMPROF_CUDA_ROOT "/lib64/libcupti.so",
+		LLMPROF_CUDA_ROOT "/extras/CUPTI/lib64/libcupti.so",
+	};
+
+	if (c->handle)
+		return 0;
+	snprintf(why, why_size, "no libcupti found");
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		struct link_map *map = NULL;
+		const char *missing;
+
+		if (!candidates[i])
+			continue;
+		c->handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+		if (!c->handle)
+			continue;
+		missing = cupti_resolve(c);
+		if (missing) {
+			snprintf(why, why_size, "%s lacks %s", candidates[i], missing);
+			dlclose(c->handle);
+			c->handle = NULL;
+			continue;
+		}
+		if (!dlinfo(c->handle, RTLD_DI_LINKMAP, &map) && map && map->l_name &&
+		    map->l_name[0])
+			snprintf(c->path, sizeof(c->path), "%s", map->l_name);
+		else
+			snprintf(c->path, sizeof(c->path), "%s", candidates[i]);
+		if (c->get_version)
+			c->get_version(&c->version);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The launch queue: a bounded multi-producer queue (Vyukov's), drained by
+ * the agent thread.  A full queue drops the record and counts it. */
+
+static void launch_ring_init(void)
+{
+	for (uint64_t i = 0; i < LAUNCH_RING_SIZE; i++)
+		atomic_store_explicit(&launch_ring[i].sequence, i, memory_order_relaxed);
+}
+
+static void launch_ring_push(const struct gpu_launch *launch)
+{
+	uint64_t pos = atomic_load_explicit(&agent.enqueue_pos, memory_order_relaxed);
+	struct launch_slot *slot;
+
+	for (;;) {
+		int64_t diff;
+
+		slot = &launch_ring[pos & (LAUNCH_RING_SIZE - 1)];
+		diff = (int64_t)(atomic_load_explicit(&slot->sequence, memory_order_acquire) - pos);
+		if (diff == 0) {
+			if (atomic_compare_exchange_weak_explicit(&agent.enqueue_pos, &pos, pos + 1,
+								  memory_order_relaxed,
+								  memory_order_relaxed))
+				break;
+		} else if (diff < 0) {
+			atomic_fetch_add_explicit(&agent.dropped_launches, 1, memory_order_relaxed);
+			return;
+		} else {
+			pos = atomic_load_explicit(&agent.enqueue_pos, memory_order_relaxed);
+		}
+	}
+	slot->launch = *launch;
+	atomic_store_explicit(&slot->sequence, pos + 1, memory_order_release);
+}
+
+/* Moves queued launches into the thread packet; with send false they are
+ * discarded (stale, or nobody to send to).  Caller holds drain_lock. */
+static void launch_ring_drain(bool send)
+{
+	for (;;) {
+		struct launch_slot *slot = &launch_ring[agent.dequeue_pos & (LAUNCH_RING_SIZE - 1)];
+		uint64_t seq = atomic_load_explicit(&slot->sequence, memory_order_acquire);
+
+		if (seq != agent.dequeue_pos + 1)
+			break;
+		if (send) {
+			packet_add(&agent.thread_packet, GPU_MSG_LAUNCH, &slot->launch,
+				   sizeof(slot->launch), NULL, 0, SEND_WAIT_MS);
+			atomic_fetch_add_explicit(&agent.sent_launches, 1, memory_order_relaxed);
+		}
+		atomic_store_explicit(&slot->sequence, agent.dequeue_pos + LAUNCH_RING_SIZE,
+				      memory_order_release);
+		agent.dequeue_pos++;
+	}
+	if (send)
+		packet_flush(&agent.thread_packet, SEND_WAIT_MS);
+	else
+		agent.thread_packet.used = agent.thread_packet.messages = 0;
+}
+
+/* Callbacks. */
+
+/* GPU_LAUNCH_* flags of the calls we trace, -1 for others. */
+static int launch_flags(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
+#if CUPTI_API_VERSION >= 130000
+		/* What nvcc 13 generated launch stubs call. */
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+#endif
+			return 0;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
+			return GPU_LAUNCH_GRAPH;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
+			return GPU_LAUNCH_MEMORY;
+		default:
+			return -1;
+		}
+	}
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		switch (cbid) {
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+			return 0;
+		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+			return GPU_LAUNCH_GRAPH;
+		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+			return GPU_LAUNCH_MEMORY;
+		default:
+			return -1;
+		}
+	}
+	return -1;
+}
+
+static const CUpti_CallbackId runtime_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+#if CUPTI_API_VERSION >= 130000
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+#endif
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+};
+
+static const CUpti_CallbackId driver_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+};
+
+static void enable_launch_callbacks(uint32_t enable)
+{
+	/* A cbid this CUPTI does not know fails alone; the rest still work. */
+	for (size_t i = 0; i < sizeof(runtime_cbids) / sizeof(runtime_cbids[0]); i++)
+		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+					    runtime_cbids[i]);
+	for (size_t i = 0; i < sizeof(driver_cbids) / sizeof(driver_cbids[0]); i++)
+		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+					    driver_cbids[i]);
+}
+
+/* CUPTI asks that cuptiFinalize() run in an API exit callback. */
+static void finalize_in_callback(void)
+{
+	int expected = STATE_DETACHING;
+
+	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_FINALIZING))
+		return;
+	agent.cupti.finalize();
+	agent.subscriber = NULL;
+	atomic_store(&agent.state, STATE_IDLE);
+}
+
+static uint32_t graph_exec_id(CUpti_CallbackDomain domain, const CUpti_CallbackData *cb)
+{
+	uint32_t id = 0;
+	CUgraphExec exec;
+
+	if (!agent.cupti.graph_exec_id || !cb->functionParams)
+		return 0;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		exec = ((const cudaGraphLaunch_v10000_params *)cb->functionParams)->graphExec;
+	else
+		exec = ((const cuGraphLaunch_params *)cb->functionParams)->hGraph;
+	if (!exec || agent.cupti.graph_exec_id(exec, &id) != CUPTI_SUCCESS)
+		return 0;
+	return id;
+}
+
+/*
+ * Each probe hit costs the thread a trap into the kernel and a BPF stack
+ * walk (microseconds), so a thread fires at most LLMPROF_AGENT_PROBE_RATE
+ * per second (bursts of PROBE_BURST); llmprof gives an unprobed kernel the
+ * stack of a probed launch of the same kernel on that thread.  Graph
+ * launches, few and many kernels each, always fire.
+ */
+static bool probe_allowed(uint64_t now, int flags)
+{
+	uint64_t interval = agent.probe_interval_ns, cap = PROBE_BURST * interval;
+
+	if (!interval || (flags & GPU_LAUNCH_GRAPH))
+		return true;
+	if (thread_state.probe_last) {
+		thread_state.probe_credit += now - thread_state.probe_last;
+		if (thread_state.probe_credit > cap)
+			thread_state.probe_credit = cap;
+	}
+	thread_state.probe_last = now;
+	if (thread_state.probe_credit < interval)
+		return false;
+	thread_state.probe_credit -= interval;
+	return true;
+}
+
+/*
+ * Runs on the launching thread, inside the CUDA call: the probe must fire
+ * here for BPF to see that thread's stack.  Kept to a clock read, the probe
+ * and a queue push.
+ */
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	uint32_t generation;
+	struct gpu_launch launch;
+	int state, flags;
+
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	state = atomic_load_explicit(&agent.state, memory_order_acquire);
+	if (state == STATE_DETACHING) {
+		if (cb->callbackSite == CUPTI_API_EXIT)
+			finalize_in_callback();
+		return;
+	}
+	if (state != STATE_ACTIVE)
+		return;
+	flags = launch_flags(domain, cbid);
+	if (flags < 0)
+		return;
+	generation = atomic_load_explicit(&agent.generation, memory_order_relaxed);
+	if (thread_state.generation != generation) {
+		thread_state.generation = generation;
+		thread_state.tid = syscall(SYS_gettid);
+		thread_state.outer = 0;
+		thread_state.probe_credit = PROBE_BURST * agent.probe_interval_ns;
+		thread_state.probe_last = 0;
+	}
+	if (cb->callbackSite == CUPTI_API_EXIT) {
+		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+		    thread_state.outer == cb->correlationId)
+			thread_state.outer = 0;
+		return;
+	}
+	launch = (struct gpu_launch){
+		.time_ns = monotonic_ns(),
+		.correlation = cb->correlationId,
+		.tid = thread_state.tid,
+		.callback_id = cbid,
+		.domain = domain,
+		.flags = flags,
+	};
+	/* A driver launch inside a runtime launch is the same launch: it is
+	 * mapped to the outer one, whose probe already fired. */
+	if (thread_state.outer && thread_state.outer != cb->correlationId)
+		launch.parent_correlation = thread_state.outer;
+	else if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		thread_state.outer = cb->correlationId;
+	if (flags & GPU_LAUNCH_GRAPH)
+		launch.graph_exec_id = graph_exec_id(domain, cb);
+	if (!launch.parent_correlation && probe_allowed(launch.time_ns, flags)) {
+		launch.flags |= GPU_LAUNCH_PROBED;
+		STAP_PROBE3(llmprof, launch, launch.correlation, cbid, domain);
+	}
+	launch_ring_push(&launch);
+}
+
+/* Activity buffers. */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *b = NULL;
+
+	*buffer = NULL;
+	*size = 0;
+	*max_records = 0;
+	if (atomic_fetch_add(&agent.buffers_out, 1) >= MAX_BUFFERS)
+		goto refuse;
+	pthread_mutex_lock(&agent.pool_lock);
+	if (agent.nr_free)
+		b = agent.free_buffers[--agent.nr_free];
+	pthread_mutex_unlock(&agent.pool_lock);
+	if (!b)
+		b = aligned_alloc(8, BUFFER_SIZE);
+	if (!b)
+		goto refuse;
+	*buffer = b;
+	*size = BUFFER_SIZE;
+	return;
+refuse:
+	/* CUPTI drops records and counts them; we read the count later. */
+	atomic_fetch_sub(&agent.buffers_out, 1);
+}
+
+static void buffer_release(uint8_t *buffer)
+{
+	pthread_mutex_lock(&agent.pool_lock);
+	if (agent.nr_free < MAX_BUFFERS)
+		agent.free_buffers[agent.nr_free++] = buffer;
+	else
+		free(buffer);
+	pthread_mutex_unlock(&agent.pool_lock);
+	/* Never below zero: a new session starts the count afresh, and CUPTI
+	 * may still return an older session's buffer. */
+	for (int out = atomic_load(&agent.buffers_out); out > 0;)
+		if (atomic_compare_exchange_weak(&agent.buffers_out, &out, out - 1))
+			break;
+}
+
+static uint64_t to_monotonic(uint64_t t)
+{
+	if (!t || agent.clock_mode == GPU_CLOCK_CALLBACK)
+		return t;
+	return t + atomic_load_explicit(&agent.clock_offset, memory_order_relaxed);
+}
+
+/* Id of a kernel name, sending the name first when it is new.  Caller
+ * holds completion_lock. */
+static uint32_t name_id(const char *name)
+{
+	struct packet *p = &agent.completion_packet;
+	uintptr_t h = (uintptr_t)name;
+	struct gpu_name m;
+	size_t pos, len;
+
+	if (!name)
+		return 0;
+	if (!agent.names) {
+		agent.names = calloc(NAME_SLOTS, sizeof(*agent.names));
+		if (!agent.names)
+			return 0;
+	}
+	h ^= h >> 17;
+	h *= 0xed5ad4bbu;
+	for (pos = h & (NAME_SLOTS - 1); agent.names[pos].key; pos = (pos + 1) & (NAME_SLOTS - 1)) {
+		struct name_slot *slot = &agent.names[pos];
+
+		if (slot->key != name)
+			continue;
+		if (!strcmp(slot->copy, name))
+			return slot->id;
+		break; /* the pointer now names another kernel: a new id */
+	}
+	len = strlen(name);
+	if (agent.next_name_id >= MAX_NAMES || agent.name_bytes + len > MAX_NAME_BYTES)
+		return 0;
+	free(agent.names[pos].copy);
+	agent.names[pos].copy = strdup(name);
+	if (!agent.names[pos].copy) {
+		agent.names[pos].key = NULL;
+		return 0;
+	}
+	if (!agent.names[pos].key)
+		agent.nr_names++;
+	agent.names[pos].key = name;
+	agent.names[pos].id = ++agent.next_name_id;
+	agent.name_bytes += len;
+	m = (struct gpu_name){.id = agent.names[pos].id, .length = len};
+	if (m.length > GPU_TEXT_MAX)
+		m.length = GPU_TEXT_MAX;
+	packet_add(p, GPU_MSG_NAME, &m, sizeof(m), name, m.length, SEND_WAIT_MS);
+	return m.id;
+}
+
+static void names_reset(void)
+{
+	if (!agent.names)
+		return;
+	for (size_t i = 0; i < NAME_SLOTS; i++)
+		free(agent.names[i].copy);
+	memset(agent.names, 0, NAME_SLOTS * sizeof(*agent.names));
+	agent.nr_names = agent.next_name_id = 0;
+	agent.name_bytes = 0;
+}
+
+static bool times_valid(uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		return true;
+	atomic_fetch_add_explicit(&agent.incomplete, 1, memory_order_relaxed);
+	return false;
+}
+
+/*
+ * Only fields that CUpti_ActivityKernel5 (CUDA 11) and later share are read,
+ * at the offsets the CUDA 13 headers give them, so an older libcupti that a
+ * framework ships still parses; cuptiActivityGetNextRecord() knows each
+ * record's real size.
+ */
+static void emit_kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct gpu_kernel m;
+
+	if (!times_valid(k->start, k->end))
+		return;
+	m = (struct gpu_kernel){
+		.start_ns = to_monotonic(k->start),
+		.end_ns = to_monotonic(k->end),
+		.graph_node_id = k->graphNodeId,
+		.device = k->deviceId,
+		.context = k->contextId,
+		.stream = k->streamId,
+		.correlation = k->correlationId,
+		.name_id = name_id(k->name),
+		.graph_id = k->graphId,
+		.grid = {k->gridX, k->gridY, k->gridZ},
+		.block = {k->blockX, k->blockY, k->blockZ},
+		.shared_memory = k->staticSharedMemory + k->dynamicSharedMemory,
+		.registers = k->registersPerThread,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_KERNEL, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_kernels, 1, memory_order_relaxed);
+}
+
+static void emit_memcpy(const CUpti_ActivityMemcpy6 *c)
+{
+	struct gpu_memcpy m;
+
+	if (!times_valid(c->start, c->end))
+		return;
+	m = (struct gpu_memcpy){
+		.start_ns = to_monotonic(c->start),
+		.end_ns = to_monotonic(c->end),
+		.bytes = c->bytes,
+		.graph_node_id = c->graphNodeId,
+		.device = c->deviceId,
+		.context = c->contextId,
+		.stream = c->streamId,
+		.correlation = c->correlationId,
+		.runtime_correlation = c->runtimeCorrelationId,
+		.graph_id = c->graphId,
+		.copy_kind = c->copyKind,
+		.src_kind = c->srcKind,
+		.dst_kind = c->dstKind,
+		.flags = c->flags,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_MEMCPY, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_memcpys, 1, memory_order_relaxed);
+}
+
+static void emit_memset(const CUpti_ActivityMemset4 *s)
+{
+	struct gpu_memset m;
+
+	if (!times_valid(s->start, s->end))
+		return;
+	m = (struct gpu_memset){
+		.start_ns = to_monotonic(s->start),
+		.end_ns = to_monotonic(s->end),
+		.bytes = s->bytes,
+		.graph_node_id = s->graphNodeId,
+		.device = s->deviceId,
+		.context = s->contextId,
+		.stream = s->streamId,
+		.correlation = s->correlationId,
+		.graph_id = s->graphId,
+		.value = s->value,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_MEMSET, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
+				      size_t size, size_t valid)
+{
+	int state = atomic_load(&agent.state);
+	CUpti_Activity *record = NULL;
+	size_t dropped = 0;
+
+	if (agent.cupti.dropped_records(context, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		atomic_fetch_add(&agent.dropped_activity, dropped);
+	if ((state != STATE_ACTIVE && state != STATE_STOPPING) || atomic_load(&agent.dead))
+		goto cleanup;
+	pthread_mutex_lock(&agent.completion_lock);
+	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+		switch (record->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			emit_kernel((const CUpti_ActivityKernel10 *)record);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			emit_memcpy((const CUpti_ActivityMemcpy6 *)record);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			emit_memset((const CUpti_ActivityMemset4 *)record);
+			break;
+		default:
+			break;
+		}
+	}
+	packet_flush(&agent.completion_packet, SEND_WAIT_MS);
+	pthread_mutex_unlock(&agent.completion_lock);
+cleanup:
+	buffer_release(buffer);
+}
+
+/* Clock. */
+
+/* The offset from CUPTI's clock to CLOCK_MONOTONIC, from the pair with the
+ * shortest round trip. */
+static void measure_offset(void)
+{
+	uint64_t best = UINT64_MAX;
+	int64_t offset = 0;
+
+	for (int i = 0; i < 16; i++) {
+		uint64_t t0, t1, c = 0;
+
+		t0 = monotonic_ns();
+		if (agent.cupti.get_timestamp(&c) != CUPTI_SUCCESS)
+			return;
+		t1 = monotonic_ns();
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			offset = (int64_t)(t0 + (t1 - t0) / 2) - (int64_t)c;
+		}
+	}
+	atomic_store(&agent.clock_offset, offset);
+	agent.clock_error = best / 2;
+}
+
+static void choose_clock(void)
+{
+	const char *forced = getenv("LLMPROF_AGENT_CLOCK");
+	bool callback = agent.mode == GPU_AGENT_RECORD;
+
+	/* In a running process CUPTI has calibrated GPU against CPU time on
+	 * its own clock already, so a callback now could mix two clocks. */
+	if (forced && !strcmp(forced, "offset"))
+		callback = false;
+	else if (forced && !strcmp(forced, "callback"))
+		callback = true;
+	if (callback && agent.cupti.register_timestamp &&
+	    agent.cupti.register_timestamp(monotonic_timestamp) == CUPTI_SUCCESS) {
+		agent.clock_mode = GPU_CLOCK_CALLBACK;
+		atomic_store(&agent.clock_offset, 0);
+		agent.clock_error = 0;
+		return;
+	}
+	agent.clock_mode = GPU_CLOCK_OFFSET;
+	measure_offset();
+}
+
+/* Session. */
+
+static void send_hello(void)
+{
+	struct gpu_hello m = {
+		.protocol_version = GPU_PROTOCOL_VERSION,
+		.pid = getpid(),
+		.cupti_version = agent.cupti.version,
+		.clock_mode = agent.clock_mode,
+		.clock_offset_ns = atomic_load(&agent.clock_offset),
+		.clock_error_ns = agent.clock_error,
+		.start_ns = agent.start_ns,
+		.agent_mode = agent.mode,
+		.path_length = strlen(agent.cupti.path),
+	};
+
+	snprintf(m.agent_version, sizeof(m.agent_version), "%s", LLMPROF_VERSION);
+	send_message(GPU_MSG_HELLO, &m, sizeof(m), agent.cupti.path);
+}
+
+static void send_dropped(void)
+{
+	struct gpu_dropped m = {
+		.activity_records = atomic_load(&agent.dropped_activity),
+		.launch_records = atomic_load(&agent.dropped_launches),
+		.messages = atomic_load(&agent.dropped_messages),
+		.incomplete = atomic_load(&agent.incomplete),
+	};
+
+	send_message(GPU_MSG_DROPPED, &m, sizeof(m), NULL);
+}
+
+static void send_goodbye(void)
+{
+	struct gpu_goodbye m = {
+		.kernels = atomic_load(&agent.sent_kernels),
+		.memcpys = atomic_load(&agent.sent_memcpys),
+		.memsets = atomic_load(&agent.sent_memsets),
+		.launches = atomic_load(&agent.sent_launches),
+	};
+
+	send_dropped();
+	send_message(GPU_MSG_GOODBYE, &m, sizeof(m), NULL);
+}
+
+static void reset_counters(void)
+{
+	atomic_store(&agent.dropped_activity, 0);
+	atomic_store(&agent.dropped_launches, 0);
+	atomic_store(&agent.dropped_messages, 0);
+	atomic_store(&agent.incomplete, 0);
+	atomic_store(&agent.sent_kernels, 0);
+	atomic_store(&agent.sent_memcpys, 0);
+	atomic_store(&agent.sent_memsets, 0);
+	atomic_store(&agent.sent_launches, 0);
+}
+
+static uint64_t probe_interval(void)
+{
+	const char *env = getenv("LLMPROF_AGENT_PROBE_RATE");
+	unsigned long rate = PROBE_RATE_DEFAULT;
+	char *end;
+
+	if (env && env[0]) {
+		errno = 0;
+		rate = strtoul(env, &end, 10);
+		if (errno || *end)
+			rate = PROBE_RATE_DEFAULT;
+	}
+	return rate ? 1000000000ul / (rate < 1000000000ul ? rate : 1000000000ul) : 0;
+}
+
+static CUptiResult subscribe(char *other, size_t other_size)
+{
+	other[0] = '\0';
+	if (agent.cupti.subscribe_v2) {
+		CUpti_SubscriberParams params = {
+			.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+			.subscriberName = "llmprof",
+			.oldSubscriberName = other,
+			.oldSubscriberSize = other_size,
+		};
+
+		return agent.cupti.subscribe_v2(&agent.subscriber, on_callback, NULL, &params);
+	}
+	return agent.cupti.subscribe(&agent.subscriber, on_callback, NULL);
+}
+
+/*
+ * Connects, finds CUPTI and starts recording.  Sets the state to ACTIVE,
+ * OTHER (CUPTI taken: nothing of CUPTI touched beyond the subscribe) or, on
+ * failure, leaves STARTING for the caller.  Returns 0 or -errno.
+ */
+static int session_setup(void)
+{
+	char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 64], why[512];
+	CUptiResult result;
+	int fd, err;
+
+	agent.start_ns = monotonic_ns();
+	fd = socket_connect(agent.socket_name);
+	if (fd < 0)
+		return fd;
+	pthread_mutex_lock(&agent.send_lock);
+	agent.fd = fd;
+	agent.congested = false;
+	atomic_store(&agent.dead, false);
+	pthread_mutex_unlock(&agent.send_lock);
+	reset_counters();
+	/* Buffers CUPTI kept over a finalize are gone with it. */
+	atomic_store(&agent.buffers_out, 0);
+	pthread_mutex_lock(&agent.drain_lock);
+	launch_ring_drain(false);
+	pthread_mutex_unlock(&agent.drain_lock);
+	pthread_mutex_lock(&agent.completion_lock);
+	names_reset();
+	agent.completion_packet.used = agent.completion_packet.messages = 0;
+	pthread_mutex_unlock(&agent.completion_lock);
+
+	err = cupti_open(&agent.cupti, why, sizeof(why));
+	if (err) {
+		agent.clock_mode = 0;
+		send_hello();
+		send_error(err, 0, why);
+		return err;
+	}
+	/* Subscribe first: CUPTI's global settings are not ours to touch
+	 * while another tool holds it. */
+	result = subscribe(other, sizeof(other));
+	if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		struct gpu_other_subscriber m = {.result = result, .length = strlen(other)};
+
+		agent.subscriber = NULL;
+		agent.clock_mode = 0;
+		send_hello();
+		send_message(GPU_MSG_OTHER_SUBSCRIBER, &m, sizeof(m), other);
+		atomic_store(&agent.state, STATE_OTHER);
+		return 0;
+	}
+	if (result != CUPTI_SUCCESS) {
+		agent.subscriber = NULL;
+		agent.clock_mode = 0;
+		send_hello();
+		send_error(0, result, "cuptiSubscribe");
+		return -EIO;
+	}
+	choose_clock();
+	send_hello();
+	result = agent.cupti.register_callbacks(buffer_requested, buffer_completed);
+	if (result != CUPTI_SUCCESS) {
+		send_error(0, result, "cuptiActivityRegisterCallbacks");
+		agent.cupti.unsubscribe(agent.subscriber);
+		agent.subscriber = NULL;
+		return -EIO;
+	}
+	agent.probe_interval_ns = probe_interval();
+	atomic_fetch_add(&agent.generation, 1);
+	atomic_store(&agent.state, STATE_ACTIVE);
+	enable_launch_callbacks(1);
+	if (agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
+		agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_KERNEL);
+	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET);
+	return 0;
+}
+
+static void activity_disable(void)
+{
+	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_KERNEL);
+	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_MEMCPY);
+	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
+}
+
+/* Everything CUPTI holds goes to llmprof (or nowhere, when it is gone). */
+static void flush_everything(bool send)
+{
+	agent.cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&agent.drain_lock);
+	launch_ring_drain(send && !atomic_load(&agent.dead));
+	pthread_mutex_unlock(&agent.drain_lock);
+	if (send && !atomic_load(&agent.dead))
+		send_goodbye();
+}
+
+/* Stops recording and hands CUPTI back; runs on the agent thread. */
+static void session_teardown(bool graceful)
+{
+	int expected = STATE_ACTIVE;
+	uint64_t deadline;
+
+	/* The exit handler may have taken the session already. */
+	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_STOPPING))
+		return;
+	if (!graceful)
+		atomic_store(&agent.dead, true); /* nobody to parse records for */
+	activity_disable();
+	flush_everything(graceful);
+	enable_launch_callbacks(0);
+	socket_close();
+	/* Any runtime or driver call's exit now finalizes. */
+	agent.cupti.enable_domain(1, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+	agent.cupti.enable_domain(1, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+	atomic_store(&agent.state, STATE_DETACHING);
+
+	deadline = monotonic_ns() + DETACH_WAIT_MS * 1000000ull;
+	while (atomic_load(&agent.state) != STATE_IDLE && monotonic_ns() < deadline)
+		usleep(TICK_MS * 1000);
+	expected = STATE_DETACHING;
+	if (atomic_compare_exchange_strong(&agent.state, &expected, STATE_FINALIZING)) {
+		/* The process makes no CUDA calls: finalizing outside a
+		 * callback is not safe, so give back the subscription only. */
+		agent.cupti.enable_domain(0, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+		agent.cupti.enable_domain(0, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		agent.cupti.unsubscribe(agent.subscriber);
+		agent.subscriber = NULL;
+		atomic_store(&agent.state, STATE_IDLE);
+	}
+}
+
+/* What llmprof said, or that it went away.  Returns 1 for STOP, -1 for a
+ * closed socket, 0 otherwise. */
+static int socket_poll(int timeout_ms)
+{
+	struct pollfd pfd = {.fd = agent.fd, .events = POLLIN};
+	struct gpu_message_header h;
+	ssize_t n;
+
+	if (atomic_load(&agent.dead))
+		return -1;
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	if (pfd.revents & (POLLHUP | POLLERR | POLLNVAL))
+		return -1;
+	n = recv(agent.fd, &h, sizeof(h), MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		return -1;
+	return n == sizeof(h) && h.type == GPU_MSG_STOP ? 1 : 0;
+}
+
+static void *agent_thread(void *arg)
+{
+	uint64_t next_flush = monotonic_ns() + FLUSH_INTERVAL_MS * 1000000ull;
+	uint64_t last_dropped = 0;
+	int got = 0;
+
+	if (agent.mode == GPU_AGENT_ATTACH && session_setup()) {
+		socket_close();
+		atomic_store(&agent.state, STATE_IDLE);
+		return NULL;
+	}
+	if (atomic_load(&agent.state) == STATE_OTHER) {
+		while (!got)
+			got = socket_poll(1000);
+		if (got > 0)
+			send_goodbye();
+		socket_close();
+		atomic_store(&agent.state, STATE_IDLE);
+		return NULL;
+	}
+	while (atomic_load(&agent.state) == STATE_ACTIVE) {
+		uint64_t now, dropped;
+
+		got = socket_poll(TICK_MS);
+		if (got)
+			break;
+		pthread_mutex_lock(&agent.drain_lock);
+		launch_ring_drain(true);
+		pthread_mutex_unlock(&agent.drain_lock);
+		now = monotonic_ns();
+		if (now < next_flush)
+			continue;
+		next_flush = now + FLUSH_INTERVAL_MS * 1000000ull;
+		agent.cupti.flush_all(0);
+		if (agent.clock_mode == GPU_CLOCK_OFFSET)
+			measure_offset();
+		dropped = atomic_load(&agent.dropped_activity) +
+			  atomic_load(&agent.dropped_launches) +
+			  atomic_load(&agent.dropped_messages) + atomic_load(&agent.incomplete);
+		if (dropped != last_dropped)
+			send_dropped();
+		last_dropped = dropped;
+	}
+	session_teardown(got > 0);
+	return NULL;
+}
+
+/* A process that exits while recording sends what it has. */
+static void on_exit_flush(void)
+{
+	int expected = STATE_ACTIVE;
+
+	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_STOPPING))
+		return;
+	activity_disable();
+	flush_everything(true);
+	socket_close();
+}
+
+/* The child of a fork() shares our socket; it must not write to it. */
+static void on_fork_child(void)
+{
+	atomic_store(&agent.state, STATE_FORKED);
+	if (agent.fd >= 0)
+		close(agent.fd);
+	agent.fd = -1;
+	atomic_store(&agent.dead, true);
+}
+
+static void agent_init(void)
+{
+	launch_ring_init();
+	pthread_atfork(NULL, NULL, on_fork_child);
+	atexit(on_exit_flush);
+}
+
+static int agent_start(const char *socket_name, enum gpu_agent_mode mode)
+{
+	int expected = STATE_IDLE, err;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t thread;
+
+	if (!socket_name || strlen(socket_name) < 2 ||
+	    strlen(socket_name) >= sizeof(agent.socket_name))
+		return -EINVAL;
+	pthread_once(&init_once, agent_init);
+	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_STARTING))
+		return expected == STATE_ACTIVE ? -EALREADY : -EBUSY;
+	snprintf(agent.socket_name, sizeof(agent.socket_name), "%s", socket_name);
+	agent.mode = mode;
+	if (mode == GPU_AGENT_RECORD) {
+		/* Before the runtime goes on, so the first kernels are seen. */
+		err = session_setup();
+		if (err) {
+			socket_close();
+			atomic_store(&agent.state, STATE_IDLE);
+			return err;
+		}
+	}
+	/* The agent thread takes none of the application's signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	err = -pthread_create(&thread, &attr, agent_thread, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		if (atomic_load(&agent.state) == STATE_ACTIVE)
+			session_teardown(false);
+		socket_close();
+		if (atomic_load(&agent.state) != STATE_DETACHING)
+			atomic_store(&agent.state, STATE_IDLE);
+		return err;
+	}
+	return 0;
+}
+
+/* Called by the CUDA driver for CUDA_INJECTION64_PATH=libllmprof_cupti.so
+ * (record mode); the socket comes in LLMPROF_AGENT_SOCKET.  Never fails the
+ * application. */
+EXPORT int InitializeInjection(void)
+{
+	const char *name = getenv(GPU_AGENT_SOCKET_ENV);
+
+	if (name && name[0])
+		agent_start(name, GPU_AGENT_RECORD);
+	return 1;
+}
+
+/* Called by llmprof's injector after dlopen (attach mode).  Returns 0 when
+ * the agent thread started (it connects and subscribes on its own),
+ * -EALREADY while a session runs, -EBUSY while the last one winds down
+ * (at most about two seconds), -EINVAL for a bad name. */
+EXPORT int llmprof_agent_start(const char *socket_name)
+{
+	return agent_start(socket_name, GPU_AGENT_ATTACH);
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GPU capture for a profiling session: puts the embedded CUPTI agent into
+ * the target (CUDA_INJECTION64_PATH for record, ptrace injection for
+ * attach), attaches the launch probe, and at the end merges the agent's
+ * records with the launch stacks into the profile.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "agent_image.h"
+#include "gpu_capture.h"
+#include "gpu_protocol.h"
+#include "gpu_session.h"
+#include "inject.h"
+#include "report.h"
+
+#define AGENT_MEMFD_NAME "llmprof-agent"
+#define AGENT_START_SYMBOL "llmprof_agent_start"
+#define STOP_TIMEOUT_MS 3000
+#define SUMMARY_TOP_KERNELS 10
+
+struct gpu_capture {
+	struct gpu_session *gpu;
+	int memfd; /* record: the agent image the child loads */
+	bool active;
+};
+
+int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
+{
+	struct gpu_session_options options = { .target_uid = target_uid };
+	struct gpu_capture *gc;
+	size_t size;
+	int err;
+
+	*out = NULL;
+	if (!agent_image__get(&size))
+		return -ENOTSUP;
+	gc = calloc(1, sizeof(*gc));
+	if (!gc)
+		return -ENOMEM;
+	gc->memfd = -1;
+	err = gpu_session__open(&gc->gpu, &options);
+	if (err) {
+		free(gc);
+		return err;
+	}
+	*out = gc;
+	return 0;
+}
+
+void gpu_capture__close(struct gpu_capture *gc)
+{
+	if (!gc)
+		return;
+	gpu_session__close(gc->gpu);
+	if (gc->memfd >= 0)
+		close(gc->memfd);
+	free(gc);
+}
+
+int gpu_capture__poll_fd(const struct gpu_capture *gc)
+{
+	return gpu_session__fd(gc->gpu);
+}
+
+int gpu_capture__on_readable(void *ctx)
+{
+	return gpu_session__on_readable(((struct gpu_capture *)ctx)->gpu);
+}
+
+int gpu_capture__prepare_record(struct gpu_capture *gc)
+{
+	const unsigned char *image;
+	char path[64];
+	size_t size, done = 0;
+
+	if (getenv("CUDA_INJECTION64_PATH")) {
+		report__warn("CUDA_INJECTION64_PATH is already set (another CUDA tool?); GPU "
+			     "kernels are not profiled");
+		return -EBUSY;
+	}
+	image = agent_image__get(&size);
+	/* Not close-on-exec: the command inherits it under the same number,
+	 * so /proc/self/fd/N names it there and nothing is left on disk. */
+	gc->memfd = memfd_create(AGENT_MEMFD_NAME, 0);
+	if (gc->memfd < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = write(gc->memfd, image + done, size - done);
+
+		if (n < 0)
+			return -errno;
+		done += n;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", gc->memfd);
+	if (setenv("CUDA_INJECTION64_PATH", path, 1) ||
+	    setenv(GPU_AGENT_SOCKET_ENV, gpu_session__socket_name(gc->gpu), 1))
+		return -errno;
+	gc->active = true;
+	return 0;
+}
+
+int gpu_capture__attach_record_probe(struct gpu_capture *gc, struct session *session)
+{
+	char path[64];
+
+	if (!gc->active)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", getpid(), gc->memfd);
+	return session__attach_launch_probe(session, path);
+}
+
+/* The agent's mapping in the target, as a path the probe can attach to. */
+static int agent_mapping_path(pid_t pid, char *path, size_t size)
+{
+	char maps_path[64], line[4096];
+	FILE *maps;
+	int err = -ENOENT;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long start, end;
+
+		if (!strstr(line, "/memfd:" AGENT_MEMFD_NAME) ||
+		    sscanf(line, "%llx-%llx", &start, &end) != 2)
+			continue;
+		snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid, start, end);
+		err = 0;
+		break;
+	}
+	fclose(maps);
+	return err;
+}
+
+int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t pid)
+{
+	struct inject_request request = {
+		.start_symbol = AGENT_START_SYMBOL,
+		.argument = gpu_session__socket_name(gc->gpu),
+		.memfd_name = AGENT_MEMFD_NAME,
+	};
+	struct inject_result result = { 0 };
+	char cupti[4096], path[128];
+	bool has_cuda = false;
+	int err;
+
+	err = inject__process_has_cuda(pid, &has_cuda, cupti, sizeof(cupti));
+	if (err)
+		return err;
+	if (!has_cuda) {
+		report__debug("process %d has no CUDA runtime loaded: CPU only", pid);
+		return 0;
+	}
+	request.image = agent_image__get(&request.image_size);
+	err = inject__run(pid, &request, &result);
+	if (err) {
+		report__warn("cannot load the GPU agent into process %d: %s%s%s; CPU only", pid,
+			     strerror(-err), result.message[0] ? ": " : "", result.message);
+		return err;
+	}
+	report__debug("GPU agent loaded into process %d in %.1f ms (thread %d stopped %.1f ms)",
+		      pid, result.total_ns / 1e6, result.tid, result.stopped_ns / 1e6);
+	if (result.start_result)
+		report__warn("the GPU agent in process %d did not start (%d); CPU only", pid,
+			     result.start_result);
+	gc->active = true;
+	err = agent_mapping_path(pid, path, sizeof(path));
+	if (!err)
+		err = session__attach_launch_probe(session, path);
+	if (err)
+		report__warn("GPU launch stacks unavailable (%s); kernels are kept unattributed",
+			     strerror(-err));
+	return 0;
+}
+
+int gpu_capture__stop(struct gpu_capture *gc)
+{
+	if (!gc->active && !gpu_session__nr_agents(gc->gpu))
+		return 0;
+	return gpu_session__stop(gc->gpu, STOP_TIMEOUT_MS);
+}
+
+/* With GPU time in the profile, CPU samples count in microseconds too, so
+ * the two can share one flame graph: each sample is 1e6/F. */
+static void weights_to_microseconds(struct profile *p)
+{
+	uint64_t per_sample;
+
+	if (p->unit != UNIT_SAMPLES || !p->frequency)
+		return;
+	per_sample = (1000000 + p->frequency / 2) / p->frequency;
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		p->stacks[i].weight *= per_sample;
+	for (size_t i = 0; i < p->nr_samples; i++)
+		p->samples[i].weight *= per_sample;
+	p->unit = UNIT_MICROSECONDS;
+}
+
+int gpu_capture__merge(struct gpu_capture *gc, struct session *session, struct profile *profile)
+{
+	struct gpu_merge_options options = {
+		.launch_stack = session__launch_stack,
+		.ctx = session,
+	};
+
+	if (!gpu_session__nr_records(gc->gpu))
+		return 0;
+	weights_to_microseconds(profile);
+	return gpu_session__merge(gc->gpu, profile, &options);
+}
+
+void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profile *profile)
+{
+	if (gpu_session__nr_agents(gc->gpu) || gpu_session__nr_records(gc->gpu))
+		gpu_session__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
+}

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The llmprof side of the GPU agent: a listening socket the CUPTI agent in
+ * the target connects to (see gpu_protocol.h), the records it sends kept in
+ * memory, and the merge of those records into a profile, on the launching
+ * CPU stacks the core captured.
+ *
+ * Use: gpu_session__open(); pass gpu_session__socket_name() to the agent
+ * (LLMPROF_AGENT_SOCKET or llmprof_agent_start()); register
+ * gpu_session__fd() with gpu_session__on_readable() through
+ * session__add_poll_fd(); at the end gpu_session__stop(), then
+ * gpu_session__merge() and gpu_session__print_summary().
+ */
+#ifndef LLMPROF_GPU_SESSION_H
+#define LLMPROF_GPU_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+struct gpu_session;
+
+struct gpu_session_options {
+	/* Besides root and llmprof's own user, the user allowed to connect
+	 * (the target's); (uid_t)-1 for none. */
+	uid_t target_uid;
+	/* Socket name: "@name" for the abstract namespace, else a path.
+	 * NULL picks a fresh abstract name. */
+	const char *socket_name;
+	/* Most GPU records kept; later ones are counted as dropped.  0 picks
+	 * the default (8 million). */
+	size_t max_records;
+};
+
+/* One GPU record as received, on CLOCK_MONOTONIC. */
+struct gpu_record {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t bytes; /* memcpy and memset */
+	enum gpu_activity_kind kind;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation;
+	uint32_t runtime_correlation; /* memcpy only, else 0 */
+	uint32_t graph_id;
+	uint32_t name;	/* kernel: index for gpu_session__name(); memcpy: copy kind */
+	uint32_t agent; /* index of the connection it came on */
+};
+
+/* One launching API call. */
+struct gpu_launch_record {
+	uint64_t time_ns;
+	uint32_t correlation;
+	uint32_t parent_correlation;
+	uint32_t tid;
+	uint32_t callback_id;
+	uint32_t domain;
+	uint32_t flags; /* GPU_LAUNCH_* of gpu_protocol.h */
+	uint32_t graph_exec_id;
+	uint32_t agent;
+};
+
+/* What is known about one agent connection. */
+struct gpu_agent_info {
+	uint32_t pid;
+	char comm[16]; /* /proc/PID/comm at hello, may be empty */
+	char version[16];
+	char *cupti_path; /* may be NULL */
+	uint32_t cupti_version;
+	uint32_t clock_mode; /* enum gpu_clock_mode */
+	int64_t clock_offset_ns;
+	uint64_t clock_error_ns;
+	uint32_t mode;	       /* enum gpu_agent_mode */
+	bool hello;	       /* a valid hello arrived */
+	bool goodbye;	       /* the agent said goodbye */
+	bool closed;	       /* the connection is gone */
+	bool malformed;	       /* closed because of a bad message */
+	bool other_subscriber; /* CUPTI is in use by another tool */
+	char *other_tool;      /* its name when CUPTI said, or NULL */
+	char *error;	       /* the agent's last error text, or NULL */
+	uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
+	uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches; /* from goodbye */
+};
+
+struct gpu_session_stats {
+	size_t agents;
+	size_t records; /* kernels + memcpys + memsets kept */
+	size_t kernels, memcpys, memsets, launches;
+	uint64_t dropped_records;  /* over max_records, here */
+	uint64_t dropped_by_agent; /* sum of the agents' dropped counts */
+	size_t other_subscriber;   /* agents that found CUPTI taken */
+	size_t malformed;	   /* connections ended for bad data */
+	size_t rejected;	   /* connections refused (wrong user) */
+	/* Filled by gpu_session__merge(): activities added, those with no
+	 * launch stack, those whose launch fired no probe and that took the
+	 * stack of a probed launch of the same kernel, and records that ended
+	 * before the profile began. */
+	size_t merged, unattributed, inferred, outside_window;
+};
+
+int gpu_session__open(struct gpu_session **out, const struct gpu_session_options *options);
+void gpu_session__close(struct gpu_session *gs);
+
+/* The name to hand the agent, "@..." for an abstract socket. */
+const char *gpu_session__socket_name(const struct gpu_session *gs);
+/* A descriptor that turns readable when a connection or data arrives. */
+int gpu_session__fd(const struct gpu_session *gs);
+/* Accepts and reads whatever is ready without blocking; for
+ * session__add_poll_fd().  A bad connection is closed with a warning and
+ * does not fail; returns 0, or -errno when the session itself broke. */
+int gpu_session__on_readable(void *ctx);
+/* Asks every connected agent to flush and say goodbye, and reads until all
+ * have (or closed), or timeout_ms passes.  Returns 0, or -ETIMEDOUT with
+ * what arrived kept. */
+int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms);
+/* Parses bytes as if they came from a new agent connection, which is then
+ * closed; for tests and replays.  Returns 0 or -EBADMSG (with what parsed
+ * before the bad message kept). */
+int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len);
+
+/* Returns the CPU launch stack of a correlation id: frame ids of
+ * profile, root first, at most max; 0 with *depth set, or -errno (-ENOENT
+ * when unknown).  tid and time_ns come from the agent's launch record and
+ * are 0 when it had none. */
+typedef int (*gpu_launch_stack_fn)(void *ctx, uint32_t correlation_id, uint32_t tid,
+				   uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth);
+
+struct gpu_merge_options {
+	gpu_launch_stack_fn launch_stack; /* NULL: everything is unattributed */
+	void *ctx;
+	/* Root frame of unattributed GPU stacks; NULL: the profile's first
+	 * process frame, else the agent's comm, else "[process]". */
+	const char *process_name;
+};
+
+/*
+ * Adds every record as a struct gpu_activity of profile (times relative to
+ * profile->start_ns; records that ended before it are skipped, one that
+ * started before it is cut there) with a "[gpu] NAME" leaf on its launch
+ * stack, or on "process;[unattributed]" when the core has none.  A launch
+ * that has no stack (its probe was rate-limited or its event lost) takes the
+ * stack of a probed launch of the same kernel, from the same thread and
+ * nearest in time if there is one, else from any thread.  When
+ * profile->unit is UNIT_MICROSECONDS the durations are added to those
+ * stacks' weights.  Deterministic: records are taken in (device, stream,
+ * start, correlation) order.  Returns 0 or -errno.
+ */
+int gpu_session__merge(struct gpu_session *gs, struct profile *profile,
+		       const struct gpu_merge_options *options);
+
+/* GPU figures of a merged profile. */
+struct gpu_kernel_share {
+	uint32_t frame; /* the [gpu] frame */
+	uint64_t total_ns;
+	uint64_t count;
+};
+
+struct gpu_summary {
+	uint64_t wall_ns; /* profile->duration_ns, or the GPU span when 0 */
+	uint32_t nr_devices;
+	uint32_t devices[16];
+	uint64_t busy_ns[16]; /* union of the device's spans within the wall time */
+	uint64_t kernels, memcpys, memsets;
+	uint64_t kernel_ns, memcpy_ns, memset_ns, memcpy_bytes;
+	uint64_t unattributed;
+	struct gpu_kernel_share *top; /* by total_ns, then name; malloc'd */
+	size_t nr_top;
+};
+
+/* Fills *out from profile->gpu; keeps the top entries.  0 or -ENOMEM. */
+int gpu_summary__compute(const struct profile *profile, size_t top, struct gpu_summary *out);
+void gpu_summary__free(struct gpu_summary *summary);
+/* The stderr block: busy share per device, counts, top kernels, what was not
+ * attributed or was dropped, and agents that found CUPTI taken. */
+int gpu_session__print_summary(const struct gpu_session *gs, const struct profile *profile,
+			       size_t top);
+
+void gpu_session__stats(const struct gpu_session *gs, struct gpu_session_stats *out);
+size_t gpu_session__nr_agents(const struct gpu_session *gs);
+const struct gpu_agent_info *gpu_session__agent(const struct gpu_session *gs, size_t index);
+size_t gpu_session__nr_records(const struct gpu_session *gs);
+const struct gpu_record *gpu_session__record(const struct gpu_session *gs, size_t index);
+/* The mangled kernel name of a record, or NULL. */
+const char *gpu_session__kernel_name(const struct gpu_session *gs, const struct gpu_record *r);
+/* The launch with this correlation id on this agent, or NULL. */
+const struct gpu_launch_record *gpu_session__launch(const struct gpu_session *gs, uint32_t agent,
+						    uint32_t correlation);
+/* "HtoD", "DtoH", ... for a memcpy's copy kind. */
+const char *gpu_memcpy_kind__name(uint32_t kind);
+
+#endif /* LLMPROF_GPU_SESSION_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loading a shared library into a running process and calling one function
+ * in it, through ptrace (x86-64, glibc targets): how `llmprof attach` puts
+ * the CUPTI agent into a live job.  One thread is held for a few
+ * milliseconds; its registers, FPU state, signal mask, errno and
+ * interrupted system call are put back exactly before it is let go.
+ */
+#ifndef LLMPROF_INJECT_H
+#define LLMPROF_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define INJECT_DEFAULT_TIMEOUT_MS 5000
+#define INJECT_MAX_ARGUMENT 4096
+
+/*
+ * Reads /proc/PID/maps.  *has_cuda is true when a CUDA runtime (libcudart*)
+ * or driver (libcuda.so*) is mapped.  cupti_path (may be NULL) receives the
+ * first libcupti.so* the process maps, as a path in the target's own mount
+ * namespace, or "" when it maps none.  0 or -errno (-ESRCH: no such
+ * process, -ENAMETOOLONG: cupti_path too small).
+ */
+int inject__process_has_cuda(pid_t pid, bool *has_cuda, char *cupti_path, size_t cupti_path_size);
+
+struct inject_request {
+	const void *image; /* an ELF x86-64 shared object, in memory */
+	size_t image_size;
+	/* int start_symbol(const char *argument), exported by the image.  It
+	 * runs on a private stack with asynchronous signals blocked (threads
+	 * it creates inherit that mask) and must return promptly. */
+	const char *start_symbol;
+	/* At most INJECT_MAX_ARGUMENT bytes; valid only during the call, so
+	 * the start function copies what it keeps.  NULL passes "". */
+	const char *argument;
+	const char *memfd_name; /* shown in the target's maps; NULL: "llmprof-agent" */
+	int timeout_ms;		/* the whole injection; 0: INJECT_DEFAULT_TIMEOUT_MS */
+	int hold_stopped_ms;	/* tests: keep the thread stopped this long first */
+};
+
+struct inject_result {
+	int start_result;	       /* what the start function returned */
+	pid_t tid;		       /* the thread that ran the calls, 0 if none */
+	long interrupted_syscall;      /* its system call when stopped, or -1 */
+	long interrupted_return;       /* the kernel's return value then (-ERESTART...) */
+	unsigned int attempts;	       /* threads seized before one was safe to use */
+	unsigned int signals_held;     /* signals that arrived and were re-delivered */
+	unsigned long long total_ns;   /* the whole call */
+	unsigned long long stopped_ns; /* the chosen thread's stop, seize to detach */
+	/* Why it failed, when there is more to say than the errno (dlerror()
+	 * text, the unsafe state the target is left in). */
+	char message[256];
+};
+
+/*
+ * Puts the image into process pid with memfd_create() and the target's own
+ * dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL), then calls the start
+ * symbol with the argument.  Nothing is injected when the checks before
+ * the first remote call fail.  result may be NULL.  0 or -errno:
+ * -ENOEXEC: not an x86-64 shared object; -ENOENT: no such start symbol;
+ * -ESRCH: the target is gone or died; -EPERM: not allowed to trace it;
+ * -EBUSY: already traced, or stopped by job control; -EAGAIN: no thread was
+ * in a safe state before the deadline; -ENOTSUP: a target this injector
+ * does not handle (32-bit, shadow stacks, seccomp strict mode, SIGSEGV
+ * blocked or ignored, no dlopen in its libc); -ELIBBAD: its dlopen()
+ * failed; -EFAULT: the injected code faulted; -ETIMEDOUT.  Every failure
+ * after the target was stopped restores it and lets it go.
+ */
+int inject__run(pid_t pid, const struct inject_request *request, struct inject_result *result);
+
+/* inject__run() with the default options. */
+int inject__library(pid_t pid, const void *image, size_t size, const char *start_symbol,
+		    const char *argument, int *start_result);
+
+#endif /* LLMPROF_INJECT_H */

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading a profile from a file: folded stacks (llmprof's own,
+ * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw) or speedscope
+ * JSON (sampled and evented), told apart by content.
+ */
+#ifndef LLMPROF_PROFILE_READER_H
+#define LLMPROF_PROFILE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile.h"
+
+enum profile_format {
+	PROFILE_FORMAT_FOLDED = 0,
+	PROFILE_FORMAT_SPEEDSCOPE,
+};
+
+struct profile_read_options {
+	/* Skip malformed folded lines (counted in the result) instead of
+	 * failing on the first one. */
+	bool lenient;
+	/*
+	 * Keep what only a timeline can show: speedscope samples and events
+	 * in time units become threads and time-ordered samples, GPU streams
+	 * written by llmprof become GPU activity.  Without it only stack
+	 * weights are kept, and memory grows with distinct stacks alone.
+	 */
+	bool keep_timeline;
+};
+
+struct profile_read_result {
+	enum profile_format format;
+	uint64_t lines;	  /* lines of input read */
+	uint64_t skipped; /* malformed lines skipped (lenient only) */
+	/* Where the error was, or the first skipped line: 1-based, 0 when the
+	 * problem has no line (an unreadable file, a dangling reference). */
+	unsigned long line;
+	char message[256]; /* what was wrong, empty when nothing was */
+};
+
+/*
+ * Each returns 0 and a new profile in *out, or -errno with *out untouched
+ * and result->message filled in: -EINVAL for malformed input, -ENOMEM, or the
+ * error from opening or reading the file.
+ */
+int profile_reader__read_file(const char *path, const struct profile_read_options *options,
+			      struct profile **out, struct profile_read_result *result);
+int profile_reader__read_stream(FILE *stream, const struct profile_read_options *options,
+				struct profile **out, struct profile_read_result *result);
+int profile_reader__read_buffer(const void *data, size_t size,
+				const struct profile_read_options *options, struct profile **out,
+				struct profile_read_result *result);
+
+/* "folded" or "speedscope". */
+const char *profile_format__name(enum profile_format format);
+
+/*
+ * The kind a folded frame name's marker stands for ("_[k]", "_[i]", "_[j]",
+ * "_[p]" suffixes, "[gpu] " prefix), and the name without it, as
+ * [*name_start, *name_start + *name_len): frame__folded_name() of the result
+ * gives the text back.
+ */
+enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t *name_start,
+					   size_t *name_len);
+
+#endif /* LLMPROF_PROFILE_READER_H */

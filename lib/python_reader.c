@@ -1,0 +1,1284 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Python frames: interpreter discovery, per-version layouts, code objects
+ * and the merge with native stacks; see python_reader.h. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "python_reader.h"
+#include "report.h"
+
+#define NO PYTHON_NO_OFFSET
+
+/*
+ * Offsets derived from each version's own headers (internal ones
+ * included) by tests/python/python_offsets.c; tests/python/offsets.sh
+ * checks this table against every installed interpreter's headers.  They
+ * hold for every patch release of a minor version (CPython keeps these
+ * structs stable within one).  3.13 and later are read from the
+ * interpreter's _Py_DebugOffsets instead; its row here is what the test
+ * compares those with.
+ */
+static const struct python_layout layouts[] = {
+	{
+		.major = 3,
+		.minor = 10,
+		.bpf = {
+			.runtime_interpreters_head = 32,
+			.interpreter_next = 0,
+			.interpreter_threads_head = 8,
+			.thread_next = 8,
+			.thread_thread_id = 176,
+			.thread_frame = 24,
+			.cframe_current_frame = NO,
+			.frame_read_size = 104,
+			.frame_previous = 24,
+			.frame_code = 32,
+			.frame_instr = 96,
+			.frame_owner = NO,
+			.frame_is_entry = NO,
+			.owner_cstack = 0,
+			.code_adaptive = 0,
+			.code_firstlineno = 40,
+			.entry_mode = PYTHON_ENTRY_EVERY_FRAME,
+			.instr_mode = PYTHON_INSTR_LASTI,
+		},
+		.object_type = 8,
+		.code_filename = 104,
+		.code_name = 112,
+		.code_qualname = NO,
+		.code_linetable = 120,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_size = 48,
+		.unicode_compact_size = 72,
+	},
+	{
+		.major = 3,
+		.minor = 11,
+		.bpf = {
+			.runtime_interpreters_head = 40,
+			.interpreter_next = 0,
+			.interpreter_threads_head = 16,
+			.thread_next = 8,
+			.thread_thread_id = 152,
+			.thread_frame = 56,
+			.cframe_current_frame = 8,
+			.frame_read_size = 72,
+			.frame_previous = 48,
+			.frame_code = 32,
+			.frame_instr = 56,
+			.frame_owner = 69,
+			.frame_is_entry = 68,
+			.owner_cstack = 0,
+			.code_adaptive = 184,
+			.code_firstlineno = 72,
+			.entry_mode = PYTHON_ENTRY_FLAG,
+			.instr_mode = PYTHON_INSTR_POINTER,
+		},
+		.object_type = 8,
+		.code_filename = 112,
+		.code_name = 120,
+		.code_qualname = 128,
+		.code_linetable = 136,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_size = 48,
+		.unicode_compact_size = 72,
+	},
+	{
+		.major = 3,
+		.minor = 12,
+		.bpf = {
+			.runtime_interpreters_head = 40,
+			.interpreter_next = 0,
+			.interpreter_threads_head = 72,
+			.thread_next = 8,
+			.thread_thread_id = 136,
+			.thread_frame = 56,
+			.cframe_current_frame = 0,
+			.frame_read_size = 72,
+			.frame_previous = 8,
+			.frame_code = 0,
+			.frame_instr = 56,
+			.frame_owner = 70,
+			.frame_is_entry = NO,
+			.owner_cstack = 3,
+			.code_adaptive = 192,
+			.code_firstlineno = 68,
+			.entry_mode = PYTHON_ENTRY_CSTACK_OWNER,
+			.instr_mode = PYTHON_INSTR_POINTER,
+		},
+		.object_type = 8,
+		.code_filename = 112,
+		.code_name = 120,
+		.code_qualname = 128,
+		.code_linetable = 136,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_size = 40,
+		.unicode_compact_size = 56,
+	},
+	{
+		.major = 3,
+		.minor = 13,
+		.bpf = {
+			.runtime_interpreters_head = 632,
+			.interpreter_next = 7264,
+			.interpreter_threads_head = 7344,
+			.thread_next = 8,
+			.thread_thread_id = 152,
+			.thread_frame = 72,
+			.cframe_current_frame = NO,
+			.frame_read_size = 72,
+			.frame_previous = 8,
+			.frame_code = 0,
+			.frame_instr = 56,
+			.frame_owner = 70,
+			.frame_is_entry = NO,
+			.owner_cstack = 3,
+			.code_adaptive = 200,
+			.code_firstlineno = 68,
+			.entry_mode = PYTHON_ENTRY_CSTACK_OWNER,
+			.instr_mode = PYTHON_INSTR_POINTER,
+		},
+		.object_type = 8,
+		.code_filename = 112,
+		.code_name = 120,
+		.code_qualname = 128,
+		.code_linetable = 136,
+		.bytes_size = 16,
+		.bytes_data = 32,
+		.unicode_length = 16,
+		.unicode_state = 32,
+		.unicode_ascii_size = 40,
+		.unicode_compact_size = 56,
+	},
+};
+
+const struct python_layout *python_layout__find(unsigned int major, unsigned int minor)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+/* The prefix of 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h)
+ * that llmprof reads: every field is a uint64_t. */
+struct debug_offsets_313 {
+	char cookie[8];
+	uint64_t version;
+	uint64_t free_threaded;
+	struct {
+		uint64_t size, finalizing, interpreters_head;
+	} runtime_state;
+	struct {
+		uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins,
+			ceval_gil, gil_runtime_state, gil_runtime_state_enabled,
+			gil_runtime_state_locked, gil_runtime_state_holder;
+	} interpreter_state;
+	struct {
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
+			datastack_chunk, status;
+	} thread_state;
+	struct {
+		uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+	} interpreter_frame;
+	struct {
+		uint64_t size, filename, name, qualname, linetable, firstlineno, argcount,
+			localsplusnames, localspluskinds, co_code_adaptive;
+	} code_object;
+	struct {
+		uint64_t size, ob_type;
+	} pyobject;
+	struct {
+		uint64_t size, tp_name, tp_repr, tp_flags;
+	} type_object;
+	struct {
+		uint64_t size, ob_item, ob_size;
+	} tuple_object;
+	struct {
+		uint64_t size, ob_item, ob_size;
+	} list_object;
+	struct {
+		uint64_t size, ma_keys, ma_values;
+	} dict_object;
+	struct {
+		uint64_t size, ob_fval;
+	} float_object;
+	struct {
+		uint64_t size, lv_tag, ob_digit;
+	} long_object;
+	struct {
+		uint64_t size, ob_size, ob_sval;
+	} bytes_object;
+	struct {
+		uint64_t size, state, length, asciiobject_size;
+	} unicode_object;
+};
+
+#define DEBUG_COOKIE "xdebugpy"
+/* FRAME_OWNED_BY_CSTACK in 3.13's pycore_frame.h; not in the debug offsets. */
+#define OWNER_CSTACK_313 3
+
+static bool fits_u32(uint64_t value)
+{
+	return value < NO;
+}
+
+int python_layout__from_debug_offsets(const void *bytes, size_t len, struct python_layout *out)
+{
+	struct debug_offsets_313 d;
+	struct python_layout l = { 0 };
+
+	if (len < sizeof(d.cookie) || memcmp(bytes, DEBUG_COOKIE, sizeof(d.cookie)))
+		return -ENOENT;
+	if (len < sizeof(d))
+		return -ENOTSUP;
+	memcpy(&d, bytes, sizeof(d));
+	l.major = d.version >> 24 & 0xff;
+	l.minor = d.version >> 16 & 0xff;
+	/* The struct changes between minor versions; only 3.13's is known.
+	 * Free-threaded builds lay objects out differently. */
+	if (l.major != 3 || l.minor != 13 || d.free_threaded)
+		return -ENOTSUP;
+	l.bpf.runtime_interpreters_head = d.runtime_state.interpreters_head;
+	l.bpf.interpreter_next = d.interpreter_state.next;
+	l.bpf.interpreter_threads_head = d.interpreter_state.threads_head;
+	l.bpf.thread_next = d.thread_state.next;
+	l.bpf.thread_thread_id = d.thread_state.thread_id;
+	l.bpf.thread_frame = d.thread_state.current_frame;
+	l.bpf.cframe_current_frame = NO;
+	l.bpf.frame_read_size = d.interpreter_frame.localsplus;
+	l.bpf.frame_previous = d.interpreter_frame.previous;
+	l.bpf.frame_code = d.interpreter_frame.executable;
+	l.bpf.frame_instr = d.interpreter_frame.instr_ptr;
+	l.bpf.frame_owner = d.interpreter_frame.owner;
+	l.bpf.frame_is_entry = NO;
+	l.bpf.owner_cstack = OWNER_CSTACK_313;
+	l.bpf.code_adaptive = d.code_object.co_code_adaptive;
+	l.bpf.code_firstlineno = d.code_object.firstlineno;
+	l.bpf.entry_mode = PYTHON_ENTRY_CSTACK_OWNER;
+	l.bpf.instr_mode = PYTHON_INSTR_POINTER;
+	l.object_type = d.pyobject.ob_type;
+	l.code_filename = d.code_object.filename;
+	l.code_name = d.code_object.name;
+	l.code_qualname = d.code_object.qualname;
+	l.code_linetable = d.code_object.linetable;
+	l.bytes_size = d.bytes_object.ob_size;
+	l.bytes_data = d.bytes_object.ob_sval;
+	l.unicode_length = d.unicode_object.length;
+	l.unicode_state = d.unicode_object.state;
+	l.unicode_ascii_size = d.unicode_object.asciiobject_size;
+	/* PyCompactUnicodeObject adds utf8_length and utf8. */
+	l.unicode_compact_size = d.unicode_object.asciiobject_size + 16;
+	if (!fits_u32(d.runtime_state.interpreters_head) || !fits_u32(d.interpreter_state.next) ||
+	    !fits_u32(d.interpreter_state.threads_head) || !fits_u32(d.thread_state.thread_id) ||
+	    !fits_u32(d.thread_state.current_frame) || !fits_u32(d.code_object.co_code_adaptive) ||
+	    d.interpreter_frame.localsplus > PYTHON_FRAME_READ_MAX ||
+	    d.interpreter_frame.previous + 8 > d.interpreter_frame.localsplus ||
+	    d.interpreter_frame.executable + 8 > d.interpreter_frame.localsplus ||
+	    d.interpreter_frame.instr_ptr + 8 > d.interpreter_frame.localsplus ||
+	    d.interpreter_frame.owner + 1 > d.interpreter_frame.localsplus)
+		return -ENOTSUP;
+	*out = l;
+	return 0;
+}
+
+/* A code object as resolved once: the frame's name and file, and its line
+ * table as sorted byte ranges. */
+struct line_range {
+	uint32_t start, end; /* byte offsets into the bytecode */
+	int32_t line;	     /* -1: no line */
+};
+
+struct python_code {
+	uint64_t addr;
+	int32_t stamp;
+	int32_t first_line;
+	char *name; /* "qualname (short/file.py)" */
+	char *file; /* co_filename as is, or NULL */
+	struct line_range *lines;
+	size_t nr_lines;
+};
+
+struct examined_file {
+	uint64_t dev, inode;
+};
+
+enum reader_state {
+	READER_SEARCHING = 0,
+	READER_FOUND,
+	READER_UNSUPPORTED, /* an interpreter llmprof cannot read: native frames only */
+};
+
+#define SCAN_INTERVAL_MIN_NS 1000000ULL
+/* How long samples wake llmprof while it waits for a starting command to
+ * map its interpreter. */
+#define SEARCH_WAKEUP_NS 2000000000ULL
+#define SCAN_INTERVAL_MAX_NS 1000000000ULL
+#define MAX_STRING_CHARS 4096
+#define MAX_LINE_TABLE (1 << 20)
+#define CODE_READ_SIZE 256
+#define EVAL_FUNCTION "_PyEval_EvalFrameDefault"
+
+/* A key is (entry << 63) | (code index << 32) | line. */
+#define KEY_ENTRY (1ULL << 63)
+#define KEY_CODE(key) ((uint32_t)((key) >> 32) & 0x7fffffff)
+#define KEY_LINE(key) ((uint32_t)(key))
+
+struct python_reader {
+	pid_t pid;
+	int config_fd;
+	enum reader_state state;
+	struct python_layout layout;
+	uint64_t runtime, code_type;
+	char *module_path; /* the file that holds _PyRuntime, as maps names it */
+
+	struct examined_file *examined;
+	size_t nr_examined, cap_examined;
+	uint64_t next_scan_ns, scan_interval_ns;
+	bool searching;	    /* BPF wakes us at every sample (record, before exec) */
+	uint64_t search_end_ns;
+
+	struct python_code *codes;
+	size_t nr_codes, cap_codes;
+	uint32_t *code_slots; /* open addressing: code index + 1 */
+	size_t cap_code_slots;
+
+	uint32_t *scratch; /* native frames during a merge */
+	size_t cap_scratch;
+	uint64_t stacks, truncated, read_errors, stale_codes;
+};
+
+static int grow(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*array, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+int python_reader__new(pid_t pid, int config_fd, struct python_reader **out)
+{
+	struct python_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	r->pid = pid;
+	r->config_fd = config_fd;
+	r->scan_interval_ns = SCAN_INTERVAL_MIN_NS;
+	*out = r;
+	return 0;
+}
+
+/* Samples wake us at once while set; the BPF side records no Python
+ * frames until the interpreter is found. */
+static void set_searching(struct python_reader *r, bool searching)
+{
+	struct python_config config = { .searching = searching };
+	__u32 zero = 0;
+
+	if (r->state != READER_FOUND && !bpf_map_update_elem(r->config_fd, &zero, &config, BPF_ANY))
+		r->searching = searching;
+}
+
+/* Record starts the command from a fork of llmprof that waits to exec:
+ * an interpreter may be about to start. */
+static bool target_is_our_fork(const struct python_reader *r)
+{
+	char path[64];
+	struct stat target, self;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", r->pid);
+	return !stat(path, &target) && !stat("/proc/self/exe", &self) &&
+	       target.st_dev == self.st_dev && target.st_ino == self.st_ino;
+}
+
+void python_reader__free(struct python_reader *r)
+{
+	if (!r)
+		return;
+	if (r->state == READER_FOUND)
+		report__debug("Python: %" PRIu64 " stacks, %zu code objects, %" PRIu64
+			      " truncated at %d frames, %" PRIu64 " with a frame read error, %" PRIu64
+			      " code objects gone before they were read",
+			      r->stacks, r->nr_codes, r->truncated, PYTHON_MAX_FRAMES,
+			      r->read_errors, r->stale_codes);
+	for (size_t i = 0; i < r->nr_codes; i++) {
+		free(r->codes[i].name);
+		free(r->codes[i].file);
+		free(r->codes[i].lines);
+	}
+	free(r->codes);
+	free(r->code_slots);
+	free(r->examined);
+	free(r->module_path);
+	free(r->scratch);
+	free(r);
+}
+
+static int read_target(const struct python_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n;
+
+	if (!addr)
+		return -EFAULT;
+	n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* ELF symbol lookup in .dynsym, then .symtab. */
+static int elf_symbol(Elf *elf, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t want = pass ? SHT_SYMTAB : SHT_DYNSYM;
+
+		while ((scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr shdr;
+			Elf_Data *data;
+
+			if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != want || !shdr.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			if (!data)
+				continue;
+			for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *sym_name;
+
+				if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF)
+					continue;
+				sym_name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+				if (sym_name && !strcmp(sym_name, name)) {
+					*value = sym.st_value;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/* Where vaddr 0 of the file lies, from one of its mappings. */
+static int elf_bias(Elf *elf, uint64_t start, uint64_t offset, uint64_t *bias)
+{
+	size_t nr_phdrs;
+
+	if (elf_getphdrnum(elf, &nr_phdrs))
+		return -ENOEXEC;
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		if (offset < (phdr.p_offset & ~(uint64_t)4095) ||
+		    offset >= phdr.p_offset + (phdr.p_filesz ? phdr.p_filesz : 1))
+			continue;
+		*bias = start - offset - (phdr.p_vaddr - phdr.p_offset);
+		return 0;
+	}
+	return -ENOEXEC;
+}
+
+/* "python3.10" or "libpython3.10.so.1.0" to 3 and 10; for versions that
+ * predate Py_Version. */
+static int version_from_name(const char *path, unsigned int *major, unsigned int *minor)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	p = strstr(base, "python");
+	if (!p || sscanf(p, "python%u.%u", major, minor) != 2)
+		return -ENOENT;
+	return 0;
+}
+
+static void interpreter_unsupported(struct python_reader *r, const char *path, unsigned int major,
+				    unsigned int minor, const char *why)
+{
+	r->state = READER_UNSUPPORTED;
+	if (major)
+		report__warn("process %d runs Python %u.%u (%s), which llmprof cannot read%s%s: "
+			     "native frames only",
+			     r->pid, major, minor, path, why ? ": " : "", why ? why : "");
+	else
+		report__warn("process %d runs a Python of unknown version (%s): native frames only",
+			     r->pid, path);
+}
+
+static int use_interpreter(struct python_reader *r, const char *path, uint64_t runtime,
+			   uint64_t code_type, unsigned int major, unsigned int minor)
+{
+	const struct python_layout *known;
+	struct python_layout layout;
+	uint8_t debug[sizeof(struct debug_offsets_313)];
+	__u32 zero = 0;
+	int err;
+
+	/* 3.13 and later describe themselves at the start of _PyRuntime. */
+	err = read_target(r, runtime, debug, sizeof(debug));
+	if (!err)
+		err = python_layout__from_debug_offsets(debug, sizeof(debug), &layout);
+	if (err == -ENOTSUP) {
+		interpreter_unsupported(r, path, major, minor, "unknown _Py_DebugOffsets");
+		return 0;
+	}
+	if (err) {
+		if (major == 3 && minor >= 13) {
+			interpreter_unsupported(r, path, major, minor, "no _Py_DebugOffsets");
+			return 0;
+		}
+		known = python_layout__find(major, minor);
+		if (!known) {
+			interpreter_unsupported(r, path, major, minor, NULL);
+			return 0;
+		}
+		layout = *known;
+	}
+	r->module_path = strdup(path);
+	if (!r->module_path)
+		return -ENOMEM;
+	r->layout = layout;
+	r->runtime = runtime;
+	r->code_type = code_type;
+	layout.bpf.runtime = runtime;
+	if (bpf_map_update_elem(r->config_fd, &zero, &layout.bpf, BPF_ANY))
+		return -errno;
+	r->state = READER_FOUND;
+	report__debug("Python %u.%u in %s: _PyRuntime at 0x%" PRIx64 "%s", layout.major,
+		      layout.minor, path, runtime,
+		      layout.minor >= 13 ? ", offsets from _Py_DebugOffsets" : "");
+	return 0;
+}
+
+/* Looks at one mapped file: is it the interpreter (it defines _PyRuntime)? */
+static int examine_file(struct python_reader *r, const char *path, uint64_t start, uint64_t end,
+			uint64_t offset)
+{
+	char proc_path[4200];
+	uint64_t runtime = 0, code_type = 0, version_addr = 0, bias = 0;
+	unsigned int major = 0, minor = 0;
+	Elf *elf = NULL;
+	int fd, err = 0;
+
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, r->pid,
+		 start, end);
+	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", r->pid, path);
+		fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		goto cleanup;
+	if (elf_symbol(elf, "_PyRuntime", &runtime) || elf_bias(elf, start, offset, &bias))
+		goto cleanup;
+	elf_symbol(elf, "PyCode_Type", &code_type);
+	/* Py_Version (3.11+) is PY_VERSION_HEX; older ones say it in the name. */
+	if (!elf_symbol(elf, "Py_Version", &version_addr)) {
+		uint32_t hex = 0;
+
+		if (!read_target(r, bias + version_addr, &hex, sizeof(hex))) {
+			major = hex >> 24 & 0xff;
+			minor = hex >> 16 & 0xff;
+		}
+	}
+	if (!major && version_from_name(path, &major, &minor)) {
+		interpreter_unsupported(r, path, 0, 0, NULL);
+		goto cleanup;
+	}
+	err = use_interpreter(r, path, bias + runtime, code_type ? bias + code_type : 0, major,
+			      minor);
+cleanup:
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static bool examined_before(struct python_reader *r, uint64_t dev, uint64_t inode)
+{
+	for (size_t i = 0; i < r->nr_examined; i++)
+		if (r->examined[i].dev == dev && r->examined[i].inode == inode)
+			return true;
+	return false;
+}
+
+static bool may_be_interpreter(const char *path, const char *exe)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libpython", 9) || !strncmp(base, "python", 6) ||
+	       (exe[0] && !strcmp(path, exe));
+}
+
+/* 0 with *found_new set when a file not seen before was examined. */
+static int scan_maps(struct python_reader *r, bool *found_new)
+{
+	char maps_path[64], exe_path[64], exe[4096] = "", *line = NULL;
+	size_t line_cap = 0;
+	ssize_t exe_len;
+	FILE *maps;
+	int err = 0;
+
+	*found_new = false;
+	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", r->pid);
+	exe_len = readlink(exe_path, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", r->pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (r->state == READER_SEARCHING && getline(&line, &line_cap, maps) > 0) {
+		unsigned long long start, end, offset, inode;
+		unsigned int major, minor;
+		char perms[8], *path;
+		int consumed = 0;
+		uint64_t dev;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
+			   &major, &minor, &inode, &consumed) < 7 ||
+		    !inode)
+			continue;
+		path = line + consumed;
+		path[strcspn(path, "\n")] = '\0';
+		dev = (uint64_t)major << 32 | minor;
+		if (path[0] != '/' || examined_before(r, dev, inode) || !may_be_interpreter(path, exe))
+			continue;
+		err = grow((void **)&r->examined, &r->cap_examined, r->nr_examined + 1,
+			   sizeof(*r->examined));
+		if (err)
+			break;
+		r->examined[r->nr_examined++] = (struct examined_file){ dev, inode };
+		*found_new = true;
+		err = examine_file(r, path, start, end, offset);
+		if (err)
+			break;
+	}
+	free(line);
+	fclose(maps);
+	return err;
+}
+
+/* The interpreter is found (its config has searching clear) or known to
+ * be one llmprof cannot read. */
+static void stop_searching(struct python_reader *r)
+{
+	if (r->state == READER_FOUND)
+		r->searching = false;
+	else if (r->state == READER_UNSUPPORTED && r->searching)
+		set_searching(r, false);
+}
+
+int python_reader__discover(struct python_reader *r)
+{
+	bool found_new, first = !r->nr_examined;
+	int err;
+
+	if (r->state != READER_SEARCHING)
+		return 0;
+	err = scan_maps(r, &found_new);
+	if (first && r->state == READER_SEARCHING)
+		set_searching(r, target_is_our_fork(r));
+	else
+		stop_searching(r);
+	return err;
+}
+
+/* Searching goes on while the target maps new files (record: the exec,
+ * then libpython), backing off while nothing changes. */
+static void rescan(struct python_reader *r, uint64_t time_ns)
+{
+	bool found_new = false;
+	int err;
+
+	if (r->searching) {
+		if (!r->search_end_ns)
+			r->search_end_ns = time_ns + SEARCH_WAKEUP_NS;
+		else if (time_ns > r->search_end_ns)
+			set_searching(r, false);
+	}
+	if (time_ns < r->next_scan_ns)
+		return;
+	err = scan_maps(r, &found_new);
+	stop_searching(r);
+	if (!err && found_new)
+		r->scan_interval_ns = SCAN_INTERVAL_MIN_NS;
+	else if (r->scan_interval_ns < SCAN_INTERVAL_MAX_NS)
+		r->scan_interval_ns *= 2;
+	r->next_scan_ns = time_ns + r->scan_interval_ns;
+}
+
+/* A str object as UTF-8, malloc'd; NULL if it cannot be read. */
+static char *read_unicode(const struct python_reader *r, uint64_t addr)
+{
+	const struct python_layout *l = &r->layout;
+	uint8_t header[128];
+	uint32_t state, kind;
+	int64_t length;
+	uint8_t *data = NULL;
+	char *out = NULL, *o;
+	size_t header_size = l->unicode_compact_size;
+
+	if (header_size > sizeof(header) || read_target(r, addr, header, header_size))
+		return NULL;
+	memcpy(&state, header + l->unicode_state, sizeof(state));
+	memcpy(&length, header + l->unicode_length, sizeof(length));
+	/* state: interned:2, kind:3, compact:1, ascii:1 in every version read. */
+	kind = state >> 2 & 7;
+	if (!(state >> 5 & 1) || length < 0 || length > MAX_STRING_CHARS ||
+	    (kind != 1 && kind != 2 && kind != 4))
+		return NULL;
+	data = malloc(length * kind + 1);
+	out = malloc(length * 4 + 1);
+	if (!data || !out)
+		goto fail;
+	if (read_target(r, addr + (state >> 6 & 1 ? l->unicode_ascii_size : header_size), data,
+			length * kind))
+		goto fail;
+	o = out;
+	for (int64_t i = 0; i < length; i++) {
+		uint32_t c;
+
+		if (kind == 1)
+			c = data[i];
+		else if (kind == 2)
+			c = data[2 * i] | data[2 * i + 1] << 8;
+		else
+			c = data[4 * i] | data[4 * i + 1] << 8 | data[4 * i + 2] << 16 |
+			    (uint32_t)data[4 * i + 3] << 24;
+		if (c < 0x80) {
+			*o++ = c;
+		} else if (c < 0x800) {
+			*o++ = 0xc0 | c >> 6;
+			*o++ = 0x80 | (c & 0x3f);
+		} else if (c < 0x10000) {
+			*o++ = 0xe0 | c >> 12;
+			*o++ = 0x80 | (c >> 6 & 0x3f);
+			*o++ = 0x80 | (c & 0x3f);
+		} else if (c < 0x110000) {
+			*o++ = 0xf0 | c >> 18;
+			*o++ = 0x80 | (c >> 12 & 0x3f);
+			*o++ = 0x80 | (c >> 6 & 0x3f);
+			*o++ = 0x80 | (c & 0x3f);
+		}
+	}
+	*o = '\0';
+	free(data);
+	return out;
+fail:
+	free(data);
+	free(out);
+	return NULL;
+}
+
+/* A bytes object's contents, malloc'd. */
+static int read_bytes(const struct python_reader *r, uint64_t addr, uint8_t **out, size_t *len)
+{
+	int64_t size;
+	int err;
+
+	err = read_target(r, addr + r->layout.bytes_size, &size, sizeof(size));
+	if (err)
+		return err;
+	if (size < 0 || size > MAX_LINE_TABLE)
+		return -E2BIG;
+	*out = malloc(size ? size : 1);
+	if (!*out)
+		return -ENOMEM;
+	err = read_target(r, addr + r->layout.bytes_data, *out, size);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	*len = size;
+	return 0;
+}
+
+static int add_range(struct python_code *code, size_t *cap, uint32_t start, uint32_t end,
+		     int32_t line)
+{
+	struct line_range *last = code->nr_lines ? &code->lines[code->nr_lines - 1] : NULL;
+
+	if (end <= start)
+		return 0;
+	if (last && last->end == start && last->line == line) {
+		last->end = end;
+		return 0;
+	}
+	if (grow((void **)&code->lines, cap, code->nr_lines + 1, sizeof(*code->lines)))
+		return -ENOMEM;
+	code->lines[code->nr_lines++] = (struct line_range){ start, end, line };
+	return 0;
+}
+
+/* 3.10's co_linetable (Objects/lnotab_notes.txt): (byte delta, line delta)
+ * pairs; a line delta of -128 means no line. */
+static int decode_linetable_310(struct python_code *code, const uint8_t *t, size_t len)
+{
+	uint32_t addr = 0;
+	int32_t line = code->first_line;
+	size_t cap = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int8_t line_delta = (int8_t)t[i + 1];
+		uint32_t end = addr + t[i];
+		int err;
+
+		if (line_delta != -128)
+			line += line_delta;
+		err = add_range(code, &cap, addr, end, line_delta == -128 ? -1 : line);
+		if (err)
+			return err;
+		addr = end;
+	}
+	return 0;
+}
+
+static uint32_t read_varint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint32_t value = 0, shift = 0;
+	uint8_t byte;
+
+	do {
+		if (*i >= len || shift > 28)
+			return value;
+		byte = t[(*i)++];
+		value |= (uint32_t)(byte & 63) << shift;
+		shift += 6;
+	} while (byte & 64);
+	return value;
+}
+
+static int32_t read_svarint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint32_t value = read_varint(t, len, i);
+
+	return value & 1 ? -(int32_t)(value >> 1) : (int32_t)(value >> 1);
+}
+
+/* 3.11+'s location table (Objects/locations.md): entries of 1 to 8 code
+ * units, each a header byte (bit 7 set, code in bits 3-6, length - 1 in
+ * bits 0-2) followed by a code-specific payload. */
+static int decode_locations(struct python_code *code, const uint8_t *t, size_t len)
+{
+	uint32_t addr = 0;
+	int32_t line = code->first_line;
+	size_t i = 0, cap = 0;
+
+	while (i < len) {
+		uint8_t first = t[i++];
+		int kind = first >> 3 & 15, units = (first & 7) + 1;
+		int32_t this_line = line;
+		int err;
+
+		if (!(first & 0x80))
+			break;
+		switch (kind) {
+		case 15: /* no location */
+			this_line = -1;
+			break;
+		case 14: /* long form: line delta, end line delta, columns */
+			line += read_svarint(t, len, &i);
+			this_line = line;
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			break;
+		case 13: /* no columns */
+			line += read_svarint(t, len, &i);
+			this_line = line;
+			break;
+		case 10:
+		case 11:
+		case 12: /* one line, delta 0 to 2, two column bytes */
+			line += kind - 10;
+			this_line = line;
+			i += 2;
+			break;
+		default: /* short form: same line, one column byte */
+			i += 1;
+			break;
+		}
+		err = add_range(code, &cap, addr * 2, (addr + units) * 2, this_line);
+		if (err)
+			return err;
+		addr += units;
+	}
+	return 0;
+}
+
+/* "torch/nn/modules/linear.py" for site-packages, "json/decoder.py" for
+ * the standard library, the base name otherwise: what py-spy shows. */
+static const char *short_file(const char *path)
+{
+	static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
+	const char *best = NULL, *p;
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		for (p = strstr(path, roots[i]); p; p = strstr(p + 1, roots[i]))
+			best = p + strlen(roots[i]);
+	}
+	if (best)
+		return best;
+	for (p = strstr(path, "/lib/python3"); p; p = strstr(p + 1, "/lib/python3")) {
+		const char *slash = strchr(p + strlen("/lib/python3"), '/');
+
+		if (slash && slash[1])
+			best = slash + 1;
+	}
+	if (best)
+		return best;
+	p = strrchr(path, '/');
+	return p && p[1] ? p + 1 : path;
+}
+
+static int resolve_code(const struct python_reader *r, struct python_code *code)
+{
+	const struct python_layout *l = &r->layout;
+	uint8_t header[CODE_READ_SIZE];
+	uint64_t type, name_addr, file_addr, table_addr;
+	char *name = NULL, *file = NULL;
+	uint8_t *table = NULL;
+	size_t table_len = 0, len;
+	int err;
+
+	if (read_target(r, code->addr, header, sizeof(header)))
+		return -ESRCH;
+	memcpy(&type, header + l->object_type, sizeof(type));
+	memcpy(&code->first_line, header + l->bpf.code_firstlineno, sizeof(code->first_line));
+	/* A freed code object, or one at the same address since the sample. */
+	if ((r->code_type && type != r->code_type) || code->first_line != code->stamp)
+		return -ESTALE;
+	memcpy(&name_addr, header + (l->code_qualname != NO ? l->code_qualname : l->code_name),
+	       sizeof(name_addr));
+	memcpy(&file_addr, header + l->code_filename, sizeof(file_addr));
+	memcpy(&table_addr, header + l->code_linetable, sizeof(table_addr));
+	name = read_unicode(r, name_addr);
+	file = read_unicode(r, file_addr);
+	if (!name) {
+		err = -ESTALE;
+		goto cleanup;
+	}
+	len = strlen(name) + (file ? strlen(short_file(file)) : 1) + 4;
+	code->name = malloc(len);
+	if (!code->name) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	snprintf(code->name, len, "%s (%s)", name, file ? short_file(file) : "?");
+	code->file = file;
+	file = NULL;
+	err = 0;
+	if (read_bytes(r, table_addr, &table, &table_len) == 0) {
+		if (l->bpf.instr_mode == PYTHON_INSTR_LASTI)
+			err = decode_linetable_310(code, table, table_len);
+		else
+			err = decode_locations(code, table, table_len);
+	}
+cleanup:
+	free(name);
+	free(file);
+	free(table);
+	return err;
+}
+
+static uint64_t code_hash(uint64_t addr, int32_t stamp)
+{
+	return (addr ^ (uint64_t)(uint32_t)stamp << 40) * 0x9e3779b97f4a7c15ULL >> 16;
+}
+
+static int code_slots_grow(struct python_reader *r)
+{
+	size_t cap = r->cap_code_slots ? r->cap_code_slots * 2 : 1024;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_codes; i++) {
+		size_t pos = code_hash(r->codes[i].addr, r->codes[i].stamp) & (cap - 1);
+
+		while (slots[pos])
+			pos = (pos + 1) & (cap - 1);
+		slots[pos] = i + 1;
+	}
+	free(r->code_slots);
+	r->code_slots = slots;
+	r->cap_code_slots = cap;
+	return 0;
+}
+
+/* The index of the code object at addr with this stamp, resolved the first
+ * time it is seen.  One that cannot be read keeps a placeholder name. */
+static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
+{
+	struct python_code *code;
+	size_t pos;
+	int err;
+
+	if ((r->nr_codes + 1) * 2 > r->cap_code_slots && code_slots_grow(r))
+		return -ENOMEM;
+	for (pos = code_hash(addr, stamp) & (r->cap_code_slots - 1); r->code_slots[pos];
+	     pos = (pos + 1) & (r->cap_code_slots - 1)) {
+		code = &r->codes[r->code_slots[pos] - 1];
+		if (code->addr == addr && code->stamp == stamp)
+			return r->code_slots[pos] - 1;
+	}
+	if (r->nr_codes >= 0x7fffffff ||
+	    grow((void **)&r->codes, &r->cap_codes, r->nr_codes + 1, sizeof(*r->codes)))
+		return -ENOMEM;
+	code = &r->codes[r->nr_codes];
+	memset(code, 0, sizeof(*code));
+	code->addr = addr;
+	code->stamp = stamp;
+	err = resolve_code(r, code);
+	if (err == -ENOMEM)
+		return err;
+	if (err || !code->name) {
+		free(code->name);
+		free(code->file);
+		free(code->lines);
+		memset(code, 0, sizeof(*code));
+		code->addr = addr;
+		code->stamp = stamp;
+		code->name = strdup("[unknown] (python)");
+		if (!code->name)
+			return -ENOMEM;
+		r->stale_codes++;
+	}
+	r->code_slots[pos] = ++r->nr_codes;
+	return r->nr_codes - 1;
+}
+
+static uint32_t code_line(const struct python_code *code, int32_t instr)
+{
+	size_t lo = 0, hi = code->nr_lines;
+
+	/* Before its first instruction a frame is at its def line. */
+	if (instr < 0)
+		return code->first_line > 0 ? code->first_line : 0;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct line_range *range = &code->lines[mid];
+
+		if ((uint32_t)instr < range->start)
+			hi = mid;
+		else if ((uint32_t)instr >= range->end)
+			lo = mid + 1;
+		else
+			return range->line > 0 ? range->line : 0;
+	}
+	return 0;
+}
+
+int python_reader__keys(struct python_reader *r, const struct python_stack *stack,
+			uint64_t time_ns, uint64_t *keys, size_t max)
+{
+	size_t n = stack->nr_frames;
+
+	if (r->state == READER_SEARCHING)
+		rescan(r, time_ns);
+	if (r->state != READER_FOUND || !n)
+		return 0;
+	if (n > PYTHON_MAX_FRAMES)
+		n = PYTHON_MAX_FRAMES;
+	if (n > max)
+		n = max;
+	r->stacks++;
+	if (stack->flags & PYTHON_STACK_TRUNCATED)
+		r->truncated++;
+	if (stack->flags & PYTHON_STACK_READ_ERROR)
+		r->read_errors++;
+	for (size_t i = 0; i < n; i++) {
+		const struct python_frame *f = &stack->frames[i];
+		int64_t index = code_index(r, f->code, f->stamp);
+
+		if (index < 0)
+			return index;
+		keys[i] = (uint64_t)index << 32 | code_line(&r->codes[index], f->instr);
+		if (stack->entry_mask & 1ULL << i)
+			keys[i] |= KEY_ENTRY;
+	}
+	return n;
+}
+
+/* One native address's frames during a merge. */
+struct native_entry {
+	uint32_t first, count; /* into r->scratch */
+	bool eval;	       /* the interpreter's eval loop */
+	bool interpreter;      /* in the interpreter's own file */
+	bool matched;	       /* an eval frame that Python frames replace */
+	bool keep;
+};
+
+static int64_t python_frame_id(struct python_reader *r, struct profile *p, uint64_t key)
+{
+	const struct python_code *code = &r->codes[KEY_CODE(key)];
+
+	return profile__intern_frame(p, code->name, code->file, KEY_LINE(key), FRAME_PYTHON);
+}
+
+/* Appends the Python frames of keys[from..to) (root-first order indexes
+ * into the leaf-first keys). */
+static int emit_group(struct python_reader *r, struct profile *p, const uint64_t *keys,
+		      size_t nr_keys, size_t from, size_t to, uint32_t *frames, size_t *n,
+		      size_t max)
+{
+	for (size_t k = from; k < to && *n < max; k++) {
+		int64_t id = python_frame_id(r, p, keys[nr_keys - 1 - k]);
+
+		if (id < 0)
+			return id;
+		frames[(*n)++] = id;
+	}
+	return 0;
+}
+
+#define MAX_NATIVE_ENTRIES 1024
+#define MAX_INLINE 32
+
+int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
+			 struct profile *p, const uint64_t *user, size_t nr_user,
+			 const uint64_t *keys, size_t nr_keys, uint32_t *frames, size_t max)
+{
+	struct native_entry *entries = NULL;
+	size_t *group_start = NULL, nr_groups = 0, nr_entries = 0, nr_evals = 0, matched, n = 0;
+	size_t limit = nr_user, next_group, used = 0;
+	bool trailing = true, after_match = false;
+	int err = 0;
+
+	if (limit > MAX_NATIVE_ENTRIES)
+		limit = MAX_NATIVE_ENTRIES;
+	/* A frame-pointer walk through code built without frame pointers
+	 * returns addresses outside any code: nothing root-ward of one is
+	 * real. */
+	for (size_t i = 1; i < limit; i++) {
+		if (!symbolizer__covers(symbolizer, user[i])) {
+			limit = i;
+			break;
+		}
+	}
+	entries = calloc(limit ? limit : 1, sizeof(*entries));
+	group_start = calloc(nr_keys + 1, sizeof(*group_start));
+	if (!entries || !group_start) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = grow((void **)&r->scratch, &r->cap_scratch, limit * MAX_INLINE + 1,
+		   sizeof(*r->scratch));
+	if (err)
+		goto cleanup;
+
+	/* Native entries, root first. */
+	for (size_t k = 0; k < limit; k++) {
+		size_t i = limit - 1 - k;
+		struct native_entry *e = &entries[nr_entries++];
+		const struct module *module = symbolizer__module_of(symbolizer, user[i], NULL);
+		const char *name;
+		int count;
+
+		count = symbolizer__user_frames(symbolizer, p, user[i], i != 0, r->scratch + used,
+						MAX_INLINE);
+		if (count < 0) {
+			err = count;
+			goto cleanup;
+		}
+		e->first = used;
+		e->count = count;
+		used += count;
+		name = count ? p->frames[r->scratch[e->first]].name : NULL;
+		e->eval = name && !strncmp(name, EVAL_FUNCTION, strlen(EVAL_FUNCTION)) &&
+			  (name[strlen(EVAL_FUNCTION)] == '\0' || name[strlen(EVAL_FUNCTION)] == '.');
+		e->interpreter = module && r->module_path && !strcmp(module->path, r->module_path);
+		nr_evals += e->eval;
+	}
+	/* Python groups, root first: a group is what one eval call ran, and
+	 * starts at an entry frame (or where the captured chain starts). */
+	for (size_t k = 0; k < nr_keys; k++) {
+		if (k == 0 || keys[nr_keys - 1 - k] & KEY_ENTRY)
+			group_start[nr_groups++] = k;
+	}
+	group_start[nr_groups] = nr_keys;
+
+	/* Pair eval frames with groups from the leaf: either chain may be cut
+	 * short at the root (native unwinding, PYTHON_MAX_FRAMES). */
+	matched = nr_evals < nr_groups ? nr_evals : nr_groups;
+	for (size_t k = nr_entries, seen = 0; k-- > 0 && seen < matched;) {
+		if (entries[k].eval) {
+			entries[k].matched = true;
+			seen++;
+		}
+	}
+	/* Leaf-ward of the first Python frame, the interpreter's own frames
+	 * are call machinery, except those it ends in (a builtin at work). */
+	for (size_t k = nr_entries; k-- > 0;) {
+		struct native_entry *e = &entries[k];
+
+		trailing = trailing && e->interpreter && !e->matched;
+		e->keep = trailing;
+	}
+
+	/* With no eval frame to pair (a native chain cut short), the Python
+	 * frames go first, and what follows them is leaf-ward of Python. */
+	after_match = !matched;
+	next_group = nr_groups - matched;
+	err = emit_group(r, p, keys, nr_keys, 0, group_start[next_group], frames, &n, max);
+	if (err)
+		goto cleanup;
+	for (size_t k = 0; k < nr_entries; k++) {
+		struct native_entry *e = &entries[k];
+
+		if (e->matched) {
+			err = emit_group(r, p, keys, nr_keys, group_start[next_group],
+					 group_start[next_group + 1], frames, &n, max);
+			if (err)
+				goto cleanup;
+			next_group++;
+			after_match = true;
+			continue;
+		}
+		if (after_match && e->interpreter && !e->keep)
+			continue;
+		for (uint32_t j = 0; j < e->count && n < max; j++)
+			frames[n++] = r->scratch[e->first + j];
+	}
+	err = n;
+cleanup:
+	free(entries);
+	free(group_start);
+	return err;
+}

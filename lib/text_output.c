@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Output helpers for diff and report; see text_output.h. */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "text_output.h"
+
+int text_format__parse(const char *text, enum text_format *format)
+{
+	static const char *const names[] = {
+		[TEXT_FORMAT_TEXT] = "text",
+		[TEXT_FORMAT_JSON] = "json",
+		[TEXT_FORMAT_MARKDOWN] = "markdown",
+		[TEXT_FORMAT_FOLDED] = "folded",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(text, names[i])) {
+			*format = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not
+ * one: overlong forms, surrogates and code points past U+10FFFF are not. */
+static size_t utf8_sequence(const unsigned char *s)
+{
+	uint32_t cp;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+void text_output__json_string(FILE *out, const char *text)
+{
+	const unsigned char *s = (const unsigned char *)text;
+
+	fputc('"', out);
+	while (*s) {
+		size_t len = utf8_sequence(s);
+
+		if (!len) {
+			fputs("\\ufffd", out);
+			s++;
+		} else if (*s == '"' || *s == '\\') {
+			fputc('\\', out);
+			fputc(*s++, out);
+		} else if (*s < 0x20) {
+			fprintf(out, "\\u%04x", *s++);
+		} else {
+			fwrite(s, 1, len, out);
+			s += len;
+		}
+	}
+	fputc('"', out);
+}
+
+void text_output__json_number(FILE *out, double value)
+{
+	char buf[64];
+	size_t len;
+
+	if (!isfinite(value))
+		value = 0;
+	snprintf(buf, sizeof(buf), "%.4f", value);
+	len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (buf[len - 1] == '.')
+		buf[--len] = '\0';
+	fputs(strcmp(buf, "-0") ? buf : "0", out);
+}
+
+void text_output__markdown_code(FILE *out, const char *text)
+{
+	size_t run = 0, longest = 0, len = strlen(text);
+	bool pad;
+
+	if (!len) {
+		fputs("(empty)", out);
+		return;
+	}
+	for (const char *c = text; *c; c++) {
+		run = *c == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	/* A code span is fenced by a backtick run longer than any inside it;
+	 * a space keeps a backtick at either end from joining the fence. */
+	pad = longest && (text[0] == '`' || text[len - 1] == '`');
+	for (size_t i = 0; i <= longest; i++)
+		fputc('`', out);
+	if (pad)
+		fputc(' ', out);
+	for (const char *c = text; *c; c++) {
+		/* GitHub splits table cells on '|' even inside code spans. */
+		if (*c == '|')
+			fputc('\\', out);
+		fputc(*c, out);
+	}
+	if (pad)
+		fputc(' ', out);
+	for (size_t i = 0; i <= longest; i++)
+		fputc('`', out);
+}
+
+void text_output__weight(char *buf, size_t size, uint64_t weight, enum profile_unit unit)
+{
+	switch (unit) {
+	case UNIT_NANOSECONDS:
+		snprintf(buf, size, "%.3f ms", weight / 1e6);
+		break;
+	case UNIT_MICROSECONDS:
+		snprintf(buf, size, "%.3f ms", weight / 1e3);
+		break;
+	default:
+		snprintf(buf, size, "%llu", (unsigned long long)weight);
+		break;
+	}
+}

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Checks llmprof's GPU support on a machine with an NVIDIA GPU (CI has none):
+#   1. a CUDA C program with named kernels (tests/gpu/named_kernels.cu, built
+#      with nvcc), under "llmprof record": every kernel appears under the
+#      host function that launched it, with GPU time within 10 percent of
+#      the program's own CUDA-event timings;
+#   2. a PyTorch torch.matmul loop (tests/gpu/torch_matmul.py) under
+#      "llmprof record": the matmul kernels appear under step(), GPU time
+#      within 10 percent of CUDA events;
+#   3. "llmprof attach" to an already-running PyTorch loop: kernels under
+#      step(), mean GPU time per matmul within 10 percent of CUDA events,
+#      and the target runs on and exits 0 after llmprof is done.
+#
+# Usage: scripts/gpu-check.sh LLMPROF [WORKDIR]
+#   LLMPROF  the llmprof binary to test (the static one, copied here)
+#   WORKDIR  where builds and profiles go (default: a new temporary dir)
+# Run as root (llmprof needs BPF).  Environment: NVCC (default: nvcc on
+# PATH or /usr/local/cuda/bin/nvcc), PYTHON (default python3),
+# LLMPROF_CUPTI_LIBRARY (a libcupti for the CUDA C program, else found
+# here), TOLERANCE (default 0.10).
+# Exit status: 0 all checks passed, 1 a check failed, 2 usage, 77 no GPU.
+
+set -euo pipefail
+
+usage() {
+	echo "usage: $0 LLMPROF [WORKDIR]" >&2
+	exit 2
+}
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	usage
+fi
+LLMPROF=$(readlink -f -- "$1")
+[ -x "$LLMPROF" ] || { echo "gpu-check: $1 is not an executable" >&2; exit 2; }
+SRC=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${2:-$(mktemp -d /tmp/llmprof-gpu-check.XXXXXX)}
+mkdir -p -- "$WORK"
+PYTHON=${PYTHON:-python3}
+TOLERANCE=${TOLERANCE:-0.10}
+failures=0
+background_pid=
+
+cleanup() {
+	if [ -n "$background_pid" ] && kill -0 "$background_pid" 2>/dev/null; then
+		kill "$background_pid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+note() { echo "gpu-check: $*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	note "run as root: llmprof needs BPF"
+	exit 2
+fi
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+	note "no NVIDIA GPU here (nvidia-smi -L failed): nothing to check"
+	exit 77
+fi
+command -v "$PYTHON" >/dev/null 2>&1 || { note "$PYTHON not found"; exit 2; }
+nvidia-smi -L
+"$LLMPROF" --version
+
+# A libcupti for programs that map none themselves (PyTorch maps its own).
+if [ -z "${LLMPROF_CUPTI_LIBRARY:-}" ]; then
+	for candidate in /usr/local/cuda/extras/CUPTI/lib64/libcupti.so \
+		/usr/local/cuda/lib64/libcupti.so \
+		/usr/lib/x86_64-linux-gnu/libcupti.so; do
+		if [ -e "$candidate" ]; then
+			export LLMPROF_CUPTI_LIBRARY=$candidate
+			break
+		fi
+	done
+fi
+note "LLMPROF_CUPTI_LIBRARY=${LLMPROF_CUPTI_LIBRARY:-(none: the agent searches)}"
+
+# check_kernels FOLDED EVENTS MAPPING
+#   MAPPING: "kernel=launcher,..." the [gpu] leaf and the frame that must be
+#   on its launch stack.  Compares each kernel's GPU time in FOLDED (weights
+#   in microseconds) with the "event NAME TOTAL_US COUNT" lines of EVENTS.
+check_kernels() {
+	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" <<'PY'
+import re, sys
+folded, events, mapping, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+want = dict(item.split("=", 1) for item in mapping.split(","))
+timed = {}
+for line in open(events):
+    parts = line.split()
+    if len(parts) == 4 and parts[0] == "event":
+        timed[parts[1]] = float(parts[2])
+gpu, launched = {}, {}
+for line in open(folded):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if not frames[-1].startswith("[gpu] "):
+        continue
+    name = frames[-1][len("[gpu] "):]
+    gpu[name] = gpu.get(name, 0) + int(weight)
+    if name in want:
+        under = any(re.match(re.escape(want[name]) + r"\b", f) for f in frames[:-1])
+        launched.setdefault(name, [0, 0])[0 if under else 1] += int(weight)
+bad = 0
+for name, launcher in want.items():
+    event_us = timed.get(name)
+    gpu_us = gpu.get(name, 0)
+    if event_us is None:
+        print(f"FAIL: {name}: no CUDA-event timing printed"); bad += 1; continue
+    under, elsewhere = launched.get(name, [0, 0])
+    if not gpu_us or elsewhere > 0.01 * gpu_us:
+        print(f"FAIL: {name}: {under} us under {launcher}, {elsewhere} us elsewhere"); bad += 1
+    else:
+        print(f"PASS: {name} is launched from {launcher}")
+    ratio = gpu_us / event_us if event_us else 0
+    verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
+    bad += verdict == "FAIL"
+    print(f"{verdict}: {name}: llmprof {gpu_us} us, CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# check_torch FOLDED EVENTS: GPU time of all kernels under step() against
+# the matmuls' CUDA-event total.
+check_torch() {
+	"$PYTHON" - "$1" "$2" "$TOLERANCE" <<'PY'
+import sys
+folded, events, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
+event_us = None
+for line in open(events):
+    parts = line.split()
+    if len(parts) == 4 and parts[:2] == ["event", "matmul"]:
+        event_us = float(parts[2])
+under = elsewhere = 0
+kernels = {}
+for line in open(folded):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if not frames[-1].startswith("[gpu] ") or "memcpy" in frames[-1] or "memset" in frames[-1]:
+        continue
+    if any(f.startswith("step (torch_matmul.py)") for f in frames):
+        under += int(weight)
+        kernels[frames[-1]] = kernels.get(frames[-1], 0) + int(weight)
+    else:
+        elsewhere += int(weight)
+bad = 0
+if event_us is None:
+    print("FAIL: the PyTorch script printed no event timing"); sys.exit(1)
+top = ", ".join(f"{k} {v} us" for k, v in sorted(kernels.items(), key=lambda kv: -kv[1])[:3])
+if under and under >= 0.9 * (under + elsewhere):
+    print(f"PASS: kernels under step(): {top}")
+else:
+    print(f"FAIL: {under} us of kernels under step(), {elsewhere} us elsewhere"); bad += 1
+ratio = under / event_us if event_us else 0
+verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
+bad += verdict == "FAIL"
+print(f"{verdict}: matmul: llmprof {under} us under step(), CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# check_attach SPEEDSCOPE FOLDED EVENTS: mean GPU time per matmul in the
+# attached window against the script's CUDA-event mean.
+check_attach() {
+	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" <<'PY'
+import json, sys
+speedscope, folded, events, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+event_mean = None
+for line in open(events):
+    parts = line.split()
+    if len(parts) == 3 and parts[:2] == ["event_mean", "matmul"]:
+        event_mean = float(parts[2])
+doc = json.load(open(speedscope))
+names = [f["name"] for f in doc["shared"]["frames"]]
+durations = {}
+for profile in doc["profiles"]:
+    if profile.get("type") != "evented" or not profile.get("name", "").startswith("GPU"):
+        continue
+    opened = {}
+    for e in profile["events"]:
+        if e["type"] == "O":
+            opened[e["frame"]] = e["at"]
+        elif e["frame"] in opened:
+            name = names[e["frame"]]
+            durations.setdefault(name, []).append(e["at"] - opened.pop(e["frame"]))
+kernels = {k: v for k, v in durations.items() if "memcpy" not in k and "memset" not in k}
+bad = 0
+if not kernels or event_mean is None:
+    print(f"FAIL: attach: kernels {sorted(kernels)}, event mean {event_mean}"); sys.exit(1)
+# Every matmul runs its main kernel once: its count is the matmul count.
+main = max(kernels, key=lambda k: sum(kernels[k]))
+count = len(kernels[main])
+total = sum(sum(v) for v in kernels.values())
+mean = total / count
+under = elsewhere = 0
+for line in open(folded):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[-1].startswith("[gpu] ") and "mem" not in frames[-1]:
+        if any(f.startswith("step (torch_matmul.py)") for f in frames):
+            under += int(weight)
+        else:
+            elsewhere += int(weight)
+if under and under >= 0.9 * (under + elsewhere):
+    print(f"PASS: attach: kernels under step() ({main} x{count})")
+else:
+    print(f"FAIL: attach: {under} us under step(), {elsewhere} us elsewhere"); bad += 1
+ratio = mean / event_mean
+verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
+bad += verdict == "FAIL"
+print(f"{verdict}: attach: {mean:.1f} us GPU per matmul, CUDA events {event_mean:.1f} us, ratio {ratio:.3f}")
+sys.exit(1 if bad else 0)
+PY
+}
+
+# 1. CUDA C, record.
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [ -x "$NVCC" ]; then
+	"$NVCC" -O2 -g -Xcompiler -fno-omit-frame-pointer,-fno-optimize-sibling-calls \
+		-o "$WORK/named_kernels" "$SRC/tests/gpu/named_kernels.cu"
+	if "$LLMPROF" record -o "$WORK/named.folded" -- "$WORK/named_kernels" 300 \
+		>"$WORK/named.events" 2>"$WORK/named.stderr"; then
+		cat "$WORK/named.stderr" >&2
+		if check_kernels "$WORK/named.folded" "$WORK/named.events" \
+			"spin_alpha=launch_alpha,spin_beta=launch_beta,spin_gamma<3>=launch_gamma"; then
+			pass "CUDA C program under record"
+		else
+			fail "CUDA C program under record"
+		fi
+	else
+		cat "$WORK/named.stderr" >&2
+		fail "llmprof record of named_kernels exited $?"
+	fi
+else
+	note "no nvcc: the CUDA C check is skipped"
+fi
+
+# 2. PyTorch, record.
+if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	if "$LLMPROF" record -o "$WORK/torch.folded" -- "$PYTHON" "$SRC/tests/gpu/torch_matmul.py" \
+		--seconds 10 >"$WORK/torch.events" 2>"$WORK/torch.stderr"; then
+		cat "$WORK/torch.stderr" >&2
+		if check_torch "$WORK/torch.folded" "$WORK/torch.events"; then
+			pass "PyTorch under record"
+		else
+			fail "PyTorch under record"
+		fi
+	else
+		cat "$WORK/torch.stderr" >&2
+		fail "llmprof record of the PyTorch loop failed"
+	fi
+
+	# 3. PyTorch, attach to a running loop.
+	"$PYTHON" "$SRC/tests/gpu/torch_matmul.py" --seconds 40 --ready \
+		>"$WORK/attach.events" 2>"$WORK/attach.target.stderr" &
+	background_pid=$!
+	for _ in $(seq 600); do
+		grep -q '^ready' "$WORK/attach.events" 2>/dev/null && break
+		kill -0 "$background_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q '^ready' "$WORK/attach.events"; then
+		fail "the PyTorch target did not get ready"
+	else
+		sleep 2
+		attach_ok=1
+		"$LLMPROF" attach -p "$background_pid" -d 10 -f speedscope -o "$WORK/attach.json" \
+			2>"$WORK/attach.stderr" || attach_ok=0
+		cat "$WORK/attach.stderr" >&2
+		# A second attach to the same process: the folded view, with launch
+		# stacks (speedscope's GPU streams carry kernels only), and proof
+		# that the agent starts again after the first llmprof is gone.
+		"$LLMPROF" attach -p "$background_pid" -d 5 -o "$WORK/attach.folded" \
+			2>>"$WORK/attach.stderr" || attach_ok=0
+		if ! kill -0 "$background_pid" 2>/dev/null; then
+			fail "the PyTorch target died during attach"
+		fi
+		status=0
+		wait "$background_pid" || status=$?
+		background_pid=
+		if [ "$status" -ne 0 ]; then
+			fail "the attached PyTorch target exited $status"
+			cat "$WORK/attach.target.stderr" >&2
+		elif ! grep -q '^checksum' "$WORK/attach.events"; then
+			fail "the attached PyTorch target printed no checksum"
+		else
+			pass "the attached PyTorch target ran on and exited 0"
+		fi
+		if [ "$attach_ok" -eq 1 ] &&
+			check_attach "$WORK/attach.json" "$WORK/attach.folded" "$WORK/attach.events"; then
+			pass "PyTorch under attach"
+		else
+			fail "PyTorch under attach"
+		fi
+	fi
+else
+	note "no PyTorch with CUDA: the PyTorch checks are skipped"
+fi
+
+echo "gpu-check: outputs in $WORK"
+if [ "$failures" -ne 0 ]; then
+	echo "gpu-check: $failures check(s) failed"
+	exit 1
+fi
+echo "gpu-check: all checks passed"

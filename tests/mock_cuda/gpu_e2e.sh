@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# llmprof record and attach on the mock CUDA stack, end to end: the agent
+# goes in from llmprof's own image, the launch probe gives each kernel,
+# memcpy and memset the CPU stack that launched it, GPU time matches the
+# mock's programmed durations, a second attach works, and the application's
+# output is unchanged.  MODE (record or attach) is the first argument.
+. "$TESTS_SOURCE/lib/testlib.sh"
+need_root
+mode=$1
+export LLMPROF_CUPTI_LIBRARY=$MOCK_CUPTI
+
+# check_folded FILE [ITERATIONS]: every GPU leaf under the function that
+# launched it; with ITERATIONS, microseconds per iteration as programmed,
+# else only the ratios between kernels.
+check_folded() {
+	python3 - "$@" <<'PY' || fail "$1: $(cat "$1" | grep gpu | head -20)"
+import sys
+path = sys.argv[1]
+iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+# leaf: (launching function, microseconds per iteration)
+want = {
+    "gemm_kernel": ("run_gemm", 2000),
+    "softmax_kernel": ("run_softmax", 1000),
+    "flash::attention_fwd<128>": ("run_attention", 500),
+    "layernorm_kernel": ("run_graph_step", 300),
+    "mlp_kernel": ("run_graph_step", 400),
+    "residual_add": ("run_graph_step", 200),
+    "memcpy HtoD": ("upload_batch", None),
+    "memcpy DtoH": ("download_result", None),
+    "memset": ("clear_tail", None),
+}
+total, under = {}, {}
+for line in open(path):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if not frames[-1].startswith("[gpu] "):
+        continue
+    leaf = frames[-1][6:]
+    total[leaf] = total.get(leaf, 0) + int(weight)
+    if leaf in want and want[leaf][0] in frames:
+        under[leaf] = under.get(leaf, 0) + int(weight)
+bad = []
+for leaf, (launcher, us) in want.items():
+    t, u = total.get(leaf, 0), under.get(leaf, 0)
+    # At attach, launches made before the probe was in are unattributed.
+    if not t or u < (0.97 if iterations else 0.9) * t:
+        bad.append(f"{leaf}: {u} of {t} us under {launcher}")
+    if us and iterations and abs(t / iterations / us - 1) > 0.10:
+        bad.append(f"{leaf}: {t / iterations:.0f} us per iteration, programmed {us}")
+if not iterations and total.get("softmax_kernel"):
+    for leaf, ratio in (("gemm_kernel", 2.0), ("flash::attention_fwd<128>", 0.5)):
+        got = total.get(leaf, 0) / total["softmax_kernel"]
+        if abs(got / ratio - 1) > 0.10:
+            bad.append(f"{leaf}/softmax_kernel = {got:.2f}, programmed {ratio}")
+for b in bad:
+    print("FAIL:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+"$MOCK_APP" --iterations 3 >"$WORK/reference" 2>/dev/null || fail "mock_app alone failed"
+
+if [ "$mode" = record ]; then
+	"$LLMPROF" record -o "$WORK/record.folded" -- "$MOCK_APP" --seconds 2 \
+		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	[ -n "$iterations" ] && [ "$iterations" -gt 10 ] || fail "iterations: $iterations"
+	grep -q "GPU summary" "$WORK/app.err" || fail "no GPU summary"
+	check_folded "$WORK/record.folded" "$iterations"
+
+	# The timeline: GPU streams on the threads' clock, kernels as long as
+	# programmed.
+	"$LLMPROF" record -f speedscope -o "$WORK/record.json" -- "$MOCK_APP" --seconds 1 \
+		>/dev/null 2>"$WORK/app.err" || fail "record -f speedscope exited $?"
+	python3 - "$WORK/record.json" <<'PY' || fail "speedscope GPU streams"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+names = [f["name"] for f in doc["shared"]["frames"]]
+streams = [p for p in doc["profiles"] if p["type"] == "evented" and p["name"].startswith("GPU")]
+threads_end = max(p["endValue"] for p in doc["profiles"] if p not in streams)
+gemm = []
+for p in streams:
+    opened = {}
+    for e in p["events"]:
+        if e["type"] == "O":
+            opened[e["frame"]] = e["at"]
+        else:
+            start = opened.pop(e["frame"])
+            if not 0 <= start <= e["at"] <= threads_end + 50000:
+                sys.exit(f"event {names[e['frame']]} at {start}-{e['at']} outside 0-{threads_end}")
+            if "gemm_kernel" in names[e["frame"]]:
+                gemm.append(e["at"] - start)
+if not streams or not gemm:
+    sys.exit("no GPU stream or no gemm_kernel on it")
+bad = [d for d in gemm if abs(d / 2000 - 1) > 0.10]
+if bad:
+    sys.exit(f"gemm_kernel spans {bad[:5]} us, programmed 2000")
+PY
+	echo PASS
+	exit 0
+fi
+
+[ "$mode" = attach ] || fail "mode $mode"
+start_bg "$MOCK_APP" --seconds 7 >"$WORK/app.out" 2>"$WORK/app.err"
+sleep 0.5
+for round in 1 2; do
+	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -o "$WORK/attach$round.folded" 2>"$WORK/llmprof$round.err" ||
+		fail "attach $round exited $?: $(tail "$WORK/llmprof$round.err")"
+	grep -q "GPU summary" "$WORK/llmprof$round.err" ||
+		fail "attach $round: no GPU data: $(cat "$WORK/llmprof$round.err")"
+	check_folded "$WORK/attach$round.folded"
+	kill -0 "$BG_PID" 2>/dev/null || fail "the target died after attach $round"
+done
+wait "$BG_PID" || fail "the target exited $?: $(tail "$WORK/app.err")"
+cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+echo PASS

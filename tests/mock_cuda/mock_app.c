@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A CUDA application for the mock runtime: named kernels with known
+ * durations (the first argument, in microseconds), launched from distinct
+ * named CPU functions through cudaLaunchKernel, cudaLaunchKernelExC, the
+ * CUDA 13 __cudaLaunchKernel path and a captured graph, with memcpy and
+ * memset, in a loop; prints a checksum that does not depend on how many
+ * iterations ran.
+ *
+ * mock_app [--seconds S] [--iterations N] [--subscribe-first]
+ *          [--attach-agent LIB [--attach-count K]] [--bench N]
+ *
+ * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
+ * any CUDA call, as a profiler of its own would; --attach-agent loads the
+ * agent itself and calls llmprof_agent_start($MOCK_ATTACH_SOCKET), as the
+ * injector does, again each time the previous session ended, K times;
+ * --bench launches N empty kernels and prints the cost per launch.
+ */
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The CUDA 13 launch entry nvcc generated stubs call (crt/device_functions.h
+ * declares it for C++ only). */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+			       size_t shared_memory, cudaStream_t stream);
+void **__cudaRegisterFatBinary(void *fat_cubin);
+void __cudaRegisterFatBinaryEnd(void **handle);
+void __cudaRegisterFunction(void **handle, const char *host_fun, char *device_fun,
+			    const char *device_name, int thread_limit, uint3 *tid, uint3 *bid,
+			    dim3 *block, dim3 *grid, int *warp_size);
+
+#define GEMM_US 2000
+#define SOFTMAX_US 1000
+#define ATTENTION_US 500
+#define LAYERNORM_US 300
+#define MLP_US 400
+#define RESIDUAL_US 200
+#define BATCH_FLOATS (256 * 1024)
+
+#define CHECK(call)                                                                                \
+	do {                                                                                       \
+		cudaError_t err_ = (call);                                                         \
+		if (err_ != cudaSuccess) {                                                         \
+			fprintf(stderr, "mock_app: %s: %s\n", #call, cudaGetErrorString(err_));    \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+/* Host stubs: their addresses name the kernels, as in nvcc output. */
+#define STUB(name)                                                                                 \
+	__attribute__((noinline)) static void name(unsigned int us, float *data)                   \
+	{                                                                                          \
+		__asm__ volatile("" ::"r"(us), "r"(data) : "memory");                              \
+	}
+STUB(gemm_stub)
+STUB(softmax_stub)
+STUB(attention_stub)
+STUB(layernorm_stub)
+STUB(mlp_stub)
+STUB(residual_stub)
+STUB(empty_stub)
+
+static char fatbin[16];
+
+/* What nvcc's __sti____cudaRegisterAll does before main(). */
+__attribute__((constructor)) static void register_kernels(void)
+{
+	static const struct {
+		void (*stub)(unsigned int, float *);
+		const char *name;
+	} table[] = {
+		{gemm_stub, "_Z11gemm_kerneljPf"},
+		{softmax_stub, "softmax_kernel"},
+		{attention_stub, "_ZN5flash13attention_fwdILi128EEEvjPf"},
+		{layernorm_stub, "_Z16layernorm_kerneljPf"},
+		{mlp_stub, "_Z10mlp_kerneljPf"},
+		{residual_stub, "_Z12residual_addjPf"},
+		{empty_stub, "_Z12empty_kerneljPf"},
+	};
+	void **handle = __cudaRegisterFatBinary(fatbin);
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		__cudaRegisterFunction(handle, (const char *)table[i].stub, (char *)table[i].name,
+				       table[i].name, -1, NULL, NULL, NULL, NULL, NULL);
+	__cudaRegisterFatBinaryEnd(handle);
+}
+
+static cudaStream_t stream;
+static cudaGraphExec_t graph;
+static float *host_in, *host_out, *device_buf;
+
+__attribute__((noinline)) static void run_gemm(void)
+{
+	unsigned int us = GEMM_US;
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel((const void *)gemm_stub, (dim3){64, 4, 1}, (dim3){128, 1, 1}, args,
+			       0, stream));
+}
+
+__attribute__((noinline)) static void run_softmax(void)
+{
+	unsigned int us = SOFTMAX_US;
+	void *args[] = {&us, &device_buf};
+	cudaLaunchConfig_t config = {
+		.gridDim = {32, 1, 1},
+		.blockDim = {256, 1, 1},
+		.stream = stream,
+	};
+
+	CHECK(cudaLaunchKernelExC(&config, (const void *)softmax_stub, args));
+}
+
+__attribute__((noinline)) static void run_attention(void)
+{
+	unsigned int us = ATTENTION_US;
+	void *args[] = {&us, &device_buf};
+	cudaKernel_t kernel;
+
+	CHECK(__cudaGetKernel(&kernel, (const void *)attention_stub));
+	CHECK(__cudaLaunchKernel(kernel, (dim3){16, 16, 1}, (dim3){64, 1, 1}, args, 0, stream));
+}
+
+static void launch_plain(void (*stub)(unsigned int, float *), unsigned int us)
+{
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel((const void *)stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, args, 0,
+			       stream));
+}
+
+__attribute__((noinline)) static void build_graph(void)
+{
+	cudaGraph_t g;
+
+	CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+	launch_plain(layernorm_stub, LAYERNORM_US);
+	launch_plain(mlp_stub, MLP_US);
+	launch_plain(residual_stub, RESIDUAL_US);
+	CHECK(cudaStreamEndCapture(stream, &g));
+	CHECK(cudaGraphInstantiate(&graph, g, 0));
+	CHECK(cudaGraphDestroy(g));
+}
+
+__attribute__((noinline)) static void run_graph_step(void)
+{
+	CHECK(cudaGraphLaunch(graph, stream));
+}
+
+__attribute__((noinline)) static void upload_batch(void)
+{
+	CHECK(
+	    cudaMemcpy(device_buf, host_in, BATCH_FLOATS * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+__attribute__((noinline)) static void clear_tail(void)
+{
+	CHECK(cudaMemset(device_buf + BATCH_FLOATS / 2, 0, BATCH_FLOATS / 2 * sizeof(float)));
+}
+
+__attribute__((noinline)) static void download_result(void)
+{
+	CHECK(cudaMemcpyAsync(host_out, device_buf, BATCH_FLOATS * sizeof(float),
+			      cudaMemcpyDeviceToHost, stream));
+	CHECK(cudaStreamSynchronize(stream));
+}
+
+__attribute__((noinline)) static void train_step(void)
+{
+	upload_batch();
+	clear_tail();
+	run_gemm();
+	run_softmax();
+	run_attention();
+	run_graph_step();
+	download_result();
+}
+
+static uint32_t checksum(void)
+{
+	uint32_t h = 2166136261u;
+	const unsigned char *p = (const unsigned char *)host_out;
+
+	for (size_t i = 0; i < BATCH_FLOATS * sizeof(float); i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Another profiler's subscription; counts its callbacks. */
+static unsigned long own_callbacks;
+
+static void CUPTIAPI own_callback(void *userdata, CUpti_CallbackDomain domain,
+				  CUpti_CallbackId cbid, const void *data)
+{
+	__atomic_add_fetch(&own_callbacks, 1, __ATOMIC_RELAXED);
+}
+
+static void subscribe_first(void)
+{
+	const char *path = getenv("LLMPROF_CUPTI_LIBRARY");
+	void *handle = dlopen(path ? path : "libcupti.so", RTLD_NOW);
+	__typeof__(cuptiSubscribe) *subscribe;
+	__typeof__(cuptiEnableDomain) *enable_domain;
+	CUpti_SubscriberHandle subscriber;
+
+	if (!handle) {
+		fprintf(stderr, "mock_app: %s\n", dlerror());
+		exit(1);
+	}
+	subscribe = (__typeof__(subscribe))dlsym(handle, "cuptiSubscribe");
+	enable_domain = (__typeof__(enable_domain))dlsym(handle, "cuptiEnableDomain");
+	if (!subscribe || !enable_domain ||
+	    subscribe(&subscriber, own_callback, NULL) != CUPTI_SUCCESS ||
+	    enable_domain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
+		fprintf(stderr, "mock_app: cannot subscribe to CUPTI\n");
+		exit(1);
+	}
+}
+
+/* The injector's part: load the agent and start it, again each time the
+ * previous session has ended. */
+static const char *attach_library;
+static int attach_count = 1, attach_starts;
+
+static void *attach_thread(void *arg)
+{
+	const char *socket_name = getenv("MOCK_ATTACH_SOCKET");
+	void *handle;
+	int (*start)(const char *);
+
+	usleep(200 * 1000);
+	handle = dlopen(attach_library, RTLD_NOW | RTLD_LOCAL);
+	start = handle ? (int (*)(const char *))dlsym(handle, "llmprof_agent_start") : NULL;
+	if (!start || !socket_name) {
+		fprintf(stderr, "mock_app: cannot attach: %s\n", handle ? "no socket" : dlerror());
+		return NULL;
+	}
+	while (__atomic_load_n(&attach_starts, __ATOMIC_RELAXED) < attach_count) {
+		int err = start(socket_name);
+
+		if (!err)
+			__atomic_add_fetch(&attach_starts, 1, __ATOMIC_RELAXED);
+		else if (err != -EALREADY && err != -EBUSY)
+			fprintf(stderr, "mock_app: llmprof_agent_start: %s\n", strerror(-err));
+		usleep(100 * 1000);
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) static void bench(long n)
+{
+	double start, end;
+
+	for (int warm = 0; warm < 1000; warm++)
+		launch_plain(empty_stub, 0);
+	CHECK(cudaDeviceSynchronize());
+	start = now_seconds();
+	for (long i = 0; i < n; i++)
+		launch_plain(empty_stub, 0);
+	end = now_seconds();
+	CHECK(cudaDeviceSynchronize());
+	fprintf(stderr, "bench %ld launches %.1f ns/launch\n", n, (end - start) * 1e9 / n);
+}
+
+static long parse_number(const char *text, const char *option)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || end == text || *end || value < 0) {
+		fprintf(stderr, "mock_app: bad value for %s: %s\n", option, text);
+		exit(2);
+	}
+	return value;
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = 1, deadline;
+	long iterations = 0, bench_launches = 0, done = 0;
+	pthread_t attacher;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			char *end;
+
+			seconds = strtod(argv[++i], &end);
+			if (*end || end == argv[i] || seconds < 0) {
+				fprintf(stderr, "mock_app: bad value for --seconds: %s\n", argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
+			iterations = parse_number(argv[++i], "--iterations");
+		} else if (!strcmp(argv[i], "--subscribe-first")) {
+			subscribe_first();
+		} else if (!strcmp(argv[i], "--attach-agent") && i + 1 < argc) {
+			attach_library = argv[++i];
+		} else if (!strcmp(argv[i], "--attach-count") && i + 1 < argc) {
+			attach_count = parse_number(argv[++i], "--attach-count");
+		} else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
+			bench_launches = parse_number(argv[++i], "--bench");
+		} else {
+			fprintf(stderr,
+				"usage: mock_app [--seconds S] [--iterations N] "
+				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
+				"[--bench N]\n");
+			return 2;
+		}
+	}
+
+	host_in = malloc(BATCH_FLOATS * sizeof(float));
+	host_out = malloc(BATCH_FLOATS * sizeof(float));
+	if (!host_in || !host_out)
+		return 1;
+	for (size_t i = 0; i < BATCH_FLOATS; i++)
+		host_in[i] = (float)(i % 1000) * 0.5f;
+	CHECK(cudaMalloc((void **)&device_buf, BATCH_FLOATS * sizeof(float)));
+	CHECK(cudaStreamCreate(&stream));
+	if (attach_library && pthread_create(&attacher, NULL, attach_thread, NULL))
+		return 1;
+	if (bench_launches) {
+		bench(bench_launches);
+	} else {
+		build_graph();
+		deadline = now_seconds() + seconds;
+		while (iterations ? done < iterations : now_seconds() < deadline) {
+			train_step();
+			done++;
+		}
+	}
+	CHECK(cudaDeviceSynchronize());
+	if (attach_library)
+		fprintf(stderr, "agent starts %d\n",
+			__atomic_load_n(&attach_starts, __ATOMIC_RELAXED));
+	if (own_callbacks)
+		fprintf(stderr, "own callbacks %lu\n", own_callbacks);
+	fprintf(stderr, "iterations %ld\n", done);
+	printf("checksum %08x\n", checksum());
+	return fflush(stdout) ? 1 : 0;
+}

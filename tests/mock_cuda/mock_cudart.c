@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A mock libcudart.so.13 for tests without a GPU.  It does what the agent
+ * depends on: on first use it loads CUDA_INJECTION64_PATH and calls its
+ * InitializeInjection(); __cudaRegisterFunction() maps host stubs to kernel
+ * names; every API call passes through the tool hooks (mock_cuda.h) with
+ * the CUPTI callback ids and parameter structs of the real runtime,
+ * including the driver call the real runtime makes inside; and one "device"
+ * thread runs the operations in submission order, a kernel taking as many
+ * microseconds as its first argument says, so durations are known.
+ */
+#include <cuda_runtime_api.h>
+/* For the callback ids and parameter structs only; nothing of CUPTI is
+ * linked. */
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mock_cuda.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_KERNELS 256
+#define MAX_GRAPH_NODES 64
+#define DEFAULT_STREAM_ID 7
+/* The mock copy engine: 10 GB/s, plus 5 us per operation. */
+#define COPY_NS_PER_BYTE 0.1
+#define COPY_FIXED_NS 5000
+
+struct kernel {
+	const void *host;
+	const char *name;
+};
+
+enum op_kind {
+	OP_KERNEL = 0,
+	OP_MEMCPY,
+	OP_MEMSET,
+};
+
+struct op {
+	enum op_kind kind;
+	struct CUstream_st *stream;
+	uint64_t duration_ns;
+	const char *name;
+	dim3 grid, block;
+	uint32_t correlation, driver_correlation;
+	uint32_t graph_id;
+	uint64_t graph_node_id;
+	void *dst;
+	const void *src;
+	size_t bytes;
+	int value;
+	uint8_t copy_kind;
+	struct op *next;
+};
+
+struct CUstream_st {
+	uint32_t id;
+	uint64_t submitted, completed; /* under device.lock */
+	struct CUgraph_st *capture;
+};
+
+struct CUgraph_st {
+	uint32_t id;
+	struct op nodes[MAX_GRAPH_NODES];
+	int nr_nodes;
+};
+
+struct CUgraphExec_st {
+	uint32_t id; /* first: MOCK_GRAPH_EXEC_ID */
+	struct CUgraph_st graph;
+};
+
+static struct kernel kernels[MAX_KERNELS];
+static int nr_kernels;
+static pthread_mutex_t kernels_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct mock_cuda_tool *_Atomic tool;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static struct CUstream_st default_stream = {.id = DEFAULT_STREAM_ID};
+static _Atomic uint32_t next_stream_id = DEFAULT_STREAM_ID + 6;
+static _Atomic uint32_t next_graph_id = 1;
+static __thread cudaError_t last_error;
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done;
+	struct op *head, *tail;
+	uint64_t submitted, completed;
+} device = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
+
+EXPORT void mock_cuda_register_tool(const struct mock_cuda_tool *hooks)
+{
+	atomic_store(&tool, hooks);
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t ns)
+{
+	struct timespec ts = {.tv_sec = ns / 1000000000ull, .tv_nsec = ns % 1000000000ull};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL))
+		;
+}
+
+static void report(const struct op *op, uint64_t start, uint64_t end)
+{
+	const struct mock_cuda_tool *t = atomic_load(&tool);
+	struct mock_activity a = {
+		.kind = op->kind == OP_KERNEL   ? MOCK_KERNEL
+			: op->kind == OP_MEMCPY ? MOCK_MEMCPY
+						: MOCK_MEMSET,
+		.start_ns = start,
+		.end_ns = end,
+		.device = 0,
+		.context = 1,
+		.stream = op->stream->id,
+		.correlation = op->correlation,
+		.driver_correlation = op->driver_correlation,
+		.name = op->name,
+		.grid = {op->grid.x, op->grid.y, op->grid.z},
+		.block = {op->block.x, op->block.y, op->block.z},
+		.bytes = op->bytes,
+		.copy_kind = op->copy_kind,
+		.value = op->value,
+		.graph_id = op->graph_id,
+		.graph_node_id = op->graph_node_id,
+	};
+
+	if (t)
+		t->activity(&a);
+}
+
+/* Runs operations one after another, like one GPU queue. */
+static void *device_thread(void *arg)
+{
+	for (;;) {
+		uint64_t start, end;
+		struct op *op;
+
+		pthread_mutex_lock(&device.lock);
+		while (!device.head)
+			pthread_cond_wait(&device.wake, &device.lock);
+		op = device.head;
+		device.head = op->next;
+		if (!device.head)
+			device.tail = NULL;
+		pthread_mutex_unlock(&device.lock);
+
+		start = monotonic_ns();
+		end = start + op->duration_ns;
+		if (op->duration_ns)
+			sleep_until(end);
+		if (op->kind == OP_MEMCPY)
+			memcpy(op->dst, op->src, op->bytes);
+		else if (op->kind == OP_MEMSET)
+			memset(op->dst, op->value, op->bytes);
+		/* The device is exact: the programmed time is the true time. */
+		report(op, start, end);
+
+		pthread_mutex_lock(&device.lock);
+		op->stream->completed++;
+		device.completed++;
+		pthread_cond_broadcast(&device.done);
+		pthread_mutex_unlock(&device.lock);
+		free(op);
+	}
+	return NULL;
+}
+
+static void submit(const struct op *template)
+{
+	struct op *op = malloc(sizeof(*op));
+
+	if (!op)
+		abort();
+	*op = *template;
+	op->next = NULL;
+	pthread_mutex_lock(&device.lock);
+	op->stream->submitted++;
+	device.submitted++;
+	if (device.tail)
+		device.tail->next = op;
+	else
+		device.head = op;
+	device.tail = op;
+	pthread_cond_signal(&device.wake);
+	pthread_mutex_unlock(&device.lock);
+}
+
+/* What the real driver does at cuInit: load the injection library. */
+static void runtime_init(void)
+{
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+	pthread_t thread;
+
+	pthread_create(&thread, NULL, device_thread, NULL);
+	pthread_detach(thread);
+	if (path && path[0]) {
+		void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		int (*initialize)(void) = handle ? dlsym(handle, "InitializeInjection") : NULL;
+
+		if (initialize)
+			initialize();
+		else
+			fprintf(stderr, "mock_cudart: cannot inject %s: %s\n", path, dlerror());
+	}
+}
+
+static void init(void)
+{
+	pthread_once(&init_once, runtime_init);
+}
+
+static uint32_t api_enter(int domain, uint32_t cbid, const char *function, const void *params,
+			  const char *symbol)
+{
+	const struct mock_cuda_tool *t = atomic_load(&tool);
+
+	return t ? t->api_enter(domain, cbid, function, params, symbol) : 0;
+}
+
+static void api_exit(int domain, uint32_t cbid, uint32_t correlation, const char *function,
+		     const void *params, const char *symbol)
+{
+	const struct mock_cuda_tool *t = atomic_load(&tool);
+
+	if (t)
+		t->api_exit(domain, cbid, correlation, function, params, symbol);
+}
+
+static cudaError_t fail(cudaError_t error)
+{
+	last_error = error;
+	return error;
+}
+
+static struct CUstream_st *stream_of(cudaStream_t stream)
+{
+	return stream ? stream : &default_stream;
+}
+
+static const char *kernel_name(const void *host)
+{
+	const char *name = NULL;
+
+	pthread_mutex_lock(&kernels_lock);
+	for (int i = 0; i < nr_kernels && !name; i++)
+		if (kernels[i].host == host)
+			name = kernels[i].name;
+	pthread_mutex_unlock(&kernels_lock);
+	return name;
+}
+
+/* Registration, as nvcc's generated host code does it before main(). */
+
+EXPORT void **__cudaRegisterFatBinary(void *fat_cubin)
+{
+	static void *handle;
+
+	return &handle;
+}
+
+EXPORT void __cudaRegisterFatBinaryEnd(void **handle)
+{
+}
+
+EXPORT void __cudaUnregisterFatBinary(void **handle)
+{
+}
+
+EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *device_fun,
+				   const char *device_name, int thread_limit, uint3 *tid,
+				   uint3 *bid, dim3 *block, dim3 *grid, int *warp_size)
+{
+	pthread_mutex_lock(&kernels_lock);
+	if (nr_kernels < MAX_KERNELS)
+		kernels[nr_kernels++] = (struct kernel){host_fun, device_name};
+	pthread_mutex_unlock(&kernels_lock);
+}
+
+/* A kernel launch on a stream: queued, or recorded while capturing. */
+static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, cudaStream_t stream,
+			  uint32_t correlation, uint32_t driver_correlation)
+{
+	struct CUstream_st *s = stream_of(stream);
+	const char *name = kernel_name(func);
+	struct op op = {
+		.kind = OP_KERNEL,
+		.stream = s,
+		.name = name,
+		.grid = grid,
+		.block = block,
+		.correlation = correlation,
+		.driver_correlation = driver_correlation,
+	};
+
+	if (!name)
+		return fail(cudaErrorInvalidDeviceFunction);
+	/* The first argument is the duration in microseconds. */
+	if (args && args[0])
+		op.duration_ns = *(const unsigned int *)args[0] * 1000ull;
+	if (s->capture) {
+		struct CUgraph_st *g = s->capture;
+
+		if (g->nr_nodes == MAX_GRAPH_NODES)
+			return fail(cudaErrorMemoryAllocation);
+		op.graph_id = g->id;
+		op.graph_node_id = (uint64_t)g->id << 32 | (g->nr_nodes + 1);
+		g->nodes[g->nr_nodes++] = op;
+		return cudaSuccess;
+	}
+	submit(&op);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
+				    size_t shared_memory, cudaStream_t stream)
+{
+	cudaLaunchKernel_v7000_params params = {func, grid, block, args, shared_memory, stream};
+	cuLaunchKernel_params driver = {
+		.f = (CUfunction)func,
+		.gridDimX = grid.x,
+		.gridDimY = grid.y,
+		.gridDimZ = grid.z,
+		.blockDimX = block.x,
+		.blockDimY = block.y,
+		.blockDimZ = block.z,
+		.sharedMemBytes = shared_memory,
+		.hStream = (CUstream)stream,
+		.kernelParams = args,
+	};
+	const char *name = kernel_name(func);
+	uint32_t correlation, driver_correlation;
+	cudaError_t err;
+
+	init();
+	correlation =
+	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+		      "cudaLaunchKernel", &params, name);
+	/* The real runtime launches through the driver, inside the call. */
+	driver_correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		      "cuLaunchKernel", &driver, name);
+	err = launch(func, grid, block, args, stream, correlation, driver_correlation);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+		 driver_correlation, "cuLaunchKernel", &driver, name);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+		 correlation, "cudaLaunchKernel", &params, name);
+	return err;
+}
+
+EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+				       void **args)
+{
+	cudaLaunchKernelExC_v11060_params params = {config, func, args};
+	cuLaunchKernelEx_params driver = {.f = (CUfunction)func, .kernelParams = args};
+	const char *name = kernel_name(func);
+	uint32_t correlation, driver_correlation;
+	cudaError_t err;
+
+	init();
+	if (!config)
+		return fail(cudaErrorInvalidValue);
+	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
+				CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+				"cudaLaunchKernelExC", &params, name);
+	driver_correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		      "cuLaunchKernelEx", &driver, name);
+	err = launch(func, config->gridDim, config->blockDim, args, config->stream, correlation,
+		     driver_correlation);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		 driver_correlation, "cuLaunchKernelEx", &driver, name);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+		 correlation, "cudaLaunchKernelExC", &params, name);
+	return err;
+}
+
+/* What nvcc 13 generated launch stubs call: a kernel handle from
+ * __cudaGetKernel(), no nested driver call. */
+EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+	if (!kernel_name(func))
+		return fail(cudaErrorInvalidDeviceFunction);
+	*kernel = (cudaKernel_t)func;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+				      size_t shared_memory, cudaStream_t stream)
+{
+	const char *name = kernel_name(kernel);
+	uint32_t correlation;
+	cudaError_t err;
+
+	init();
+	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
+				CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+				"__cudaLaunchKernel", NULL, name);
+	err = launch(kernel, grid, block, args, stream, correlation, 0);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+		 correlation, "__cudaLaunchKernel", NULL, name);
+	return err;
+}
+
+static uint8_t copy_kind(enum cudaMemcpyKind kind)
+{
+	switch (kind) {
+	case cudaMemcpyHostToDevice:
+		return 1;
+	case cudaMemcpyDeviceToHost:
+		return 2;
+	case cudaMemcpyDeviceToDevice:
+		return 8;
+	case cudaMemcpyHostToHost:
+		return 9;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t driver_memcpy_cbid(enum cudaMemcpyKind kind, bool async)
+{
+	if (kind == cudaMemcpyHostToDevice)
+		return async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2
+			     : CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2;
+	if (kind == cudaMemcpyDeviceToHost)
+		return async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2
+			     : CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2;
+	return async ? CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync : CUPTI_DRIVER_TRACE_CBID_cuMemcpy;
+}
+
+static void wait_stream(struct CUstream_st *s)
+{
+	pthread_mutex_lock(&device.lock);
+	while (s->completed != s->submitted)
+		pthread_cond_wait(&device.done, &device.lock);
+	pthread_mutex_unlock(&device.lock);
+}
+
+static cudaError_t memory_op(enum op_kind kind, void *dst, const void *src, size_t bytes, int value,
+			     enum cudaMemcpyKind copy, cudaStream_t stream, bool async,
+			     uint32_t runtime_cbid, const char *function, const void *params)
+{
+	struct CUstream_st *s = stream_of(stream);
+	uint32_t driver_cbid = kind == OP_MEMCPY ? driver_memcpy_cbid(copy, async)
+			       : async		 ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async
+						 : CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2;
+	uint32_t correlation, driver_correlation;
+	struct op op = {
+		.kind = kind,
+		.stream = s,
+		.duration_ns = COPY_FIXED_NS + (uint64_t)(bytes * COPY_NS_PER_BYTE),
+		.dst = dst,
+		.src = src,
+		.bytes = bytes,
+		.value = value,
+		.copy_kind = kind == OP_MEMCPY ? copy_kind(copy) : 0,
+	};
+
+	init();
+	if (!dst || (kind == OP_MEMCPY && !src))
+		return fail(cudaErrorInvalidValue);
+	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, function, params, NULL);
+	driver_correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, "cuMem", NULL, NULL);
+	/* The real memcpy record carries the driver call's id and the
+	 * runtime's as runtimeCorrelationId. */
+	op.correlation = correlation;
+	op.driver_correlation = driver_correlation;
+	submit(&op);
+	if (!async)
+		wait_stream(s);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation, "cuMem", NULL, NULL);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, correlation, function, params, NULL);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+	cudaMemcpy_v3020_params params = {dst, src, count, kind};
+
+	return memory_op(OP_MEMCPY, dst, src, count, 0, kind, NULL, false,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy", &params);
+}
+
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+				   enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	cudaMemcpyAsync_v3020_params params = {dst, src, count, kind, stream};
+
+	return memory_op(OP_MEMCPY, dst, src, count, 0, kind, stream, true,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, "cudaMemcpyAsync",
+			 &params);
+}
+
+EXPORT cudaError_t cudaMemset(void *ptr, int value, size_t count)
+{
+	cudaMemset_v3020_params params = {ptr, value, count};
+
+	return memory_op(OP_MEMSET, ptr, NULL, count, value, cudaMemcpyDefault, NULL, false,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset", &params);
+}
+
+EXPORT cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
+{
+	cudaMemsetAsync_v3020_params params = {ptr, value, count, stream};
+
+	return memory_op(OP_MEMSET, ptr, NULL, count, value, cudaMemcpyDefault, stream, true,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync",
+			 &params);
+}
+
+/* Calls that only pass through the hooks. */
+#define PLAIN_CALL(cbid, function)                                                                 \
+	uint32_t correlation_ =                                                                    \
+	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, function, NULL, NULL);                    \
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation_, function, NULL, NULL)
+
+EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
+{
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");
+	*ptr = calloc(1, size ? size : 1);
+	return *ptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+
+EXPORT cudaError_t cudaFree(void *ptr)
+{
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree");
+	cudaDeviceSynchronize();
+	free(ptr);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+	struct CUstream_st *s;
+
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020, "cudaStreamCreate");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fail(cudaErrorMemoryAllocation);
+	s->id = atomic_fetch_add(&next_stream_id, 1);
+	*stream = s;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050, "cudaStreamDestroy");
+	if (stream) {
+		wait_stream(stream);
+		free(stream);
+	}
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+	init();
+	uint32_t correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
+					 CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+					 "cudaStreamSynchronize", NULL, NULL);
+	wait_stream(stream_of(stream));
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+		 correlation, "cudaStreamSynchronize", NULL, NULL);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+	init();
+	uint32_t correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
+					 CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+					 "cudaDeviceSynchronize", NULL, NULL);
+	pthread_mutex_lock(&device.lock);
+	while (device.completed != device.submitted)
+		pthread_cond_wait(&device.done, &device.lock);
+	pthread_mutex_unlock(&device.lock);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020,
+		 correlation, "cudaDeviceSynchronize", NULL, NULL);
+	return cudaSuccess;
+}
+
+/* Graphs, through stream capture. */
+
+EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	struct CUstream_st *s = stream_of(stream);
+
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+		   "cudaStreamBeginCapture");
+	if (!stream || s->capture)
+		return fail(cudaErrorStreamCaptureUnsupported);
+	s->capture = calloc(1, sizeof(*s->capture));
+	if (!s->capture)
+		return fail(cudaErrorMemoryAllocation);
+	s->capture->id = atomic_fetch_add(&next_graph_id, 1);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+	struct CUstream_st *s = stream_of(stream);
+
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000, "cudaStreamEndCapture");
+	if (!s->capture)
+		return fail(cudaErrorIllegalState);
+	*graph = s->capture;
+	s->capture = NULL;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
+					unsigned long long flags)
+{
+	struct CUgraphExec_st *e;
+
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaGraphInstantiate_v12000, "cudaGraphInstantiate");
+	if (!graph)
+		return fail(cudaErrorInvalidValue);
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return fail(cudaErrorMemoryAllocation);
+	e->id = atomic_fetch_add(&next_graph_id, 1);
+	e->graph = *graph;
+	*exec = e;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
+{
+	cudaGraphLaunch_v10000_params params = {exec, stream};
+	cuGraphLaunch_params driver = {(CUgraphExec)exec, (CUstream)stream};
+	uint32_t correlation, driver_correlation;
+
+	init();
+	if (!exec)
+		return fail(cudaErrorInvalidValue);
+	correlation =
+	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+		      "cudaGraphLaunch", &params, NULL);
+	driver_correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+		      "cuGraphLaunch", &driver, NULL);
+	/* Every kernel of one graph launch carries that launch's id. */
+	for (int i = 0; i < exec->graph.nr_nodes; i++) {
+		struct op op = exec->graph.nodes[i];
+
+		op.stream = stream_of(stream);
+		op.correlation = correlation;
+		op.driver_correlation = driver_correlation;
+		submit(&op);
+	}
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+		 driver_correlation, "cuGraphLaunch", &driver, NULL);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+		 correlation, "cudaGraphLaunch", &params, NULL);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
+{
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaGraphExecDestroy_v10000, "cudaGraphExecDestroy");
+	cudaDeviceSynchronize();
+	free(exec);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	init();
+	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaGraphDestroy_v10000, "cudaGraphDestroy");
+	free(graph);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetDeviceCount(int *count)
+{
+	init();
+	*count = 1;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaSetDevice(int dev)
+{
+	init();
+	return dev == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
+
+EXPORT cudaError_t cudaGetLastError(void)
+{
+	cudaError_t err = last_error;
+
+	last_error = cudaSuccess;
+	return err;
+}
+
+EXPORT const char *cudaGetErrorString(cudaError_t error)
+{
+	switch (error) {
+	case cudaSuccess:
+		return "no error";
+	case cudaErrorInvalidValue:
+		return "invalid argument";
+	case cudaErrorMemoryAllocation:
+		return "out of memory";
+	case cudaErrorInvalidDeviceFunction:
+		return "invalid device function";
+	case cudaErrorInvalidDevice:
+		return "invalid device ordinal";
+	default:
+		return "unknown error";
+	}
+}

@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A mock libcupti.so for tests without a GPU: the CUPTI entry points the
+ * agent uses, with the real headers' types and record layouts.  One
+ * subscriber at a time; API callbacks with correlation ids from the mock
+ * runtime's hooks (mock_cuda.h); activity records in buffers the client
+ * hands out, returned from a worker thread when full or on flush; a clock
+ * on CLOCK_REALTIME, as the real one on Linux, unless a timestamp callback
+ * was registered before any activity was enabled.
+ *
+ * Environment: MOCK_CUPTI_TRACE=1 logs calls on stderr;
+ * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks;
+ * MOCK_CUPTI_KERNEL_CORRELATION=driver gives kernels the nested driver
+ * call's correlation id instead of the runtime call's.
+ */
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mock_cuda.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_CBID 2048
+#define MAX_KIND 64
+#define MAX_PENDING 64
+
+struct CUpti_Subscriber_st {
+	const char *name;
+};
+
+struct pending {
+	uint8_t *buffer;
+	size_t size, valid;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_mutex_t deliver_lock;
+	bool hooked;
+	bool trace;
+
+	struct CUpti_Subscriber_st subscriber_storage;
+	struct CUpti_Subscriber_st *_Atomic subscriber;
+	CUpti_CallbackFunc _Atomic callback;
+	void *userdata;
+	_Atomic bool domains[CUPTI_CB_DOMAIN_SIZE];
+	_Atomic bool cbids[CUPTI_CB_DOMAIN_SIZE][MAX_CBID];
+	_Atomic bool kinds[MAX_KIND];
+	bool activity_ever_enabled;
+	_Atomic uint32_t correlation;
+
+	CUpti_BuffersCallbackRequestFunc requested;
+	CUpti_BuffersCallbackCompleteFunc completed;
+	CUpti_TimestampCallbackFunc _Atomic timestamp;
+
+	uint8_t *buffer; /* being filled */
+	size_t size, used, records, max_records;
+	struct pending pending[MAX_PENDING];
+	int nr_pending;
+	size_t dropped;
+} cupti = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.deliver_lock = PTHREAD_MUTEX_INITIALIZER,
+	.subscriber_storage = {"mock"},
+};
+
+static __thread int in_callback;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void trace(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!cupti.trace)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "mock_cupti: %s\n", line);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t cupti_now(void)
+{
+	CUpti_TimestampCallbackFunc timestamp = atomic_load(&cupti.timestamp);
+
+	return timestamp ? timestamp() : clock_ns(CLOCK_REALTIME);
+}
+
+/* A GPU (monotonic) time on CUPTI's clock, mapped at the time of the
+ * conversion as the real one interpolates. */
+static uint64_t to_cupti_clock(uint64_t mono)
+{
+	uint64_t now = cupti_now(), now_mono = clock_ns(CLOCK_MONOTONIC);
+
+	return now - (now_mono - mono);
+}
+
+static bool callback_enabled(int domain, uint32_t cbid)
+{
+	if (domain <= 0 || domain >= CUPTI_CB_DOMAIN_SIZE)
+		return false;
+	return atomic_load(&cupti.domains[domain]) ||
+	       (cbid < MAX_CBID && atomic_load(&cupti.cbids[domain][cbid]));
+}
+
+static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint32_t correlation,
+		     const char *function, const void *params, const char *symbol)
+{
+	CUpti_CallbackFunc callback = atomic_load(&cupti.callback);
+	uint64_t correlation_data = 0;
+	CUpti_CallbackData data = {
+		.callbackSite = site,
+		.functionName = function,
+		.functionParams = params,
+		.symbolName = symbol,
+		.contextUid = 1,
+		.correlationData = &correlation_data,
+		.correlationId = correlation,
+	};
+
+	if (!callback || !atomic_load(&cupti.subscriber) || !callback_enabled(domain, cbid))
+		return;
+	in_callback++;
+	callback(cupti.userdata, domain, cbid, &data);
+	in_callback--;
+}
+
+static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, const void *params,
+			       const char *symbol)
+{
+	uint32_t correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
+
+	dispatch(domain, cbid, CUPTI_API_ENTER, correlation, function, params, symbol);
+	return correlation;
+}
+
+static void hook_api_exit(int domain, uint32_t cbid, uint32_t correlation, const char *function,
+			  const void *params, const char *symbol)
+{
+	dispatch(domain, cbid, CUPTI_API_EXIT, correlation, function, params, symbol);
+}
+
+static size_t record_size(CUpti_ActivityKind kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return (sizeof(CUpti_ActivityKernel10) + 7) & ~7ul;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return (sizeof(CUpti_ActivityMemcpy6) + 7) & ~7ul;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return (sizeof(CUpti_ActivityMemset4) + 7) & ~7ul;
+	default:
+		return 0;
+	}
+}
+
+/* Caller holds cupti.lock. */
+static void complete_buffer(void)
+{
+	if (!cupti.buffer)
+		return;
+	if (cupti.nr_pending == MAX_PENDING) {
+		cupti.dropped += cupti.records;
+		cupti.used = cupti.records = 0;
+		return;
+	}
+	cupti.pending[cupti.nr_pending++] = (struct pending){cupti.buffer, cupti.size, cupti.used};
+	cupti.buffer = NULL;
+	cupti.used = cupti.records = 0;
+	pthread_cond_signal(&cupti.wake);
+}
+
+static void append(const void *record, size_t size)
+{
+	pthread_mutex_lock(&cupti.lock);
+	if (cupti.buffer && cupti.used + size > cupti.size)
+		complete_buffer();
+	if (!cupti.buffer && cupti.requested) {
+		cupti.requested(&cupti.buffer, &cupti.size, &cupti.max_records);
+		if (cupti.buffer && cupti.size < size)
+			cupti.buffer = NULL; /* leaked, as a too small buffer would be */
+	}
+	if (!cupti.buffer) {
+		cupti.dropped++;
+		goto cleanup;
+	}
+	memcpy(cupti.buffer + cupti.used, record, size);
+	cupti.used += size;
+	if (++cupti.records == cupti.max_records)
+		complete_buffer();
+cleanup:
+	pthread_mutex_unlock(&cupti.lock);
+}
+
+static void hook_activity(const struct mock_activity *a)
+{
+	static int driver_correlation = -1;
+	union {
+		CUpti_Activity base;
+		CUpti_ActivityKernel10 kernel;
+		CUpti_ActivityMemcpy6 memcpy;
+		CUpti_ActivityMemset4 memset;
+	} r;
+	CUpti_ActivityKind kind;
+
+	if (driver_correlation < 0) {
+		const char *env = getenv("MOCK_CUPTI_KERNEL_CORRELATION");
+
+		driver_correlation = env && !strcmp(env, "driver");
+	}
+	memset(&r, 0, sizeof(r));
+	switch (a->kind) {
+	case MOCK_KERNEL:
+		if (atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]))
+			kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		else if (atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_KERNEL]))
+			kind = CUPTI_ACTIVITY_KIND_KERNEL;
+		else
+			return;
+		r.kernel = (CUpti_ActivityKernel10){
+			.kind = kind,
+			.registersPerThread = 32,
+			.start = to_cupti_clock(a->start_ns),
+			.end = to_cupti_clock(a->end_ns),
+			.completed = to_cupti_clock(a->end_ns),
+			.deviceId = a->device,
+			.contextId = a->context,
+			.streamId = a->stream,
+			.gridX = a->grid[0],
+			.gridY = a->grid[1],
+			.gridZ = a->grid[2],
+			.blockX = a->block[0],
+			.blockY = a->block[1],
+			.blockZ = a->block[2],
+			.correlationId = driver_correlation && a->driver_correlation && !a->graph_id
+					 ? a->driver_correlation
+					 : a->correlation,
+			.name = a->name,
+			.graphNodeId = a->graph_node_id,
+			.graphId = a->graph_id,
+		};
+		break;
+	case MOCK_MEMCPY:
+		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMCPY]))
+			return;
+		r.memcpy = (CUpti_ActivityMemcpy6){
+			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+			.copyKind = a->copy_kind,
+			.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+			.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+			.bytes = a->bytes,
+			.start = to_cupti_clock(a->start_ns),
+			.end = to_cupti_clock(a->end_ns),
+			.deviceId = a->device,
+			.contextId = a->context,
+			.streamId = a->stream,
+			.correlationId = a->driver_correlation ? a->driver_correlation : a->correlation,
+			.runtimeCorrelationId = a->correlation,
+		};
+		break;
+	case MOCK_MEMSET:
+		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMSET]))
+			return;
+		r.memset = (CUpti_ActivityMemset4){
+			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+			.value = a->value,
+			.bytes = a->bytes,
+			.start = to_cupti_clock(a->start_ns),
+			.end = to_cupti_clock(a->end_ns),
+			.deviceId = a->device,
+			.contextId = a->context,
+			.streamId = a->stream,
+			.correlationId = a->correlation,
+		};
+		break;
+	default:
+		return;
+	}
+	append(&r, record_size(r.base.kind));
+}
+
+static const struct mock_cuda_tool hooks = {
+	.api_enter = hook_api_enter,
+	.api_exit = hook_api_exit,
+	.activity = hook_activity,
+};
+
+/* CUPTI's worker thread: hands full buffers back to the client. */
+static void *worker(void *arg)
+{
+	for (;;) {
+		struct pending p;
+
+		pthread_mutex_lock(&cupti.lock);
+		while (!cupti.nr_pending)
+			pthread_cond_wait(&cupti.wake, &cupti.lock);
+		pthread_mutex_unlock(&cupti.lock);
+		pthread_mutex_lock(&cupti.deliver_lock);
+		pthread_mutex_lock(&cupti.lock);
+		if (!cupti.nr_pending) {
+			pthread_mutex_unlock(&cupti.lock);
+			pthread_mutex_unlock(&cupti.deliver_lock);
+			continue;
+		}
+		p = cupti.pending[0];
+		memmove(cupti.pending, cupti.pending + 1, --cupti.nr_pending * sizeof(p));
+		pthread_mutex_unlock(&cupti.lock);
+		if (cupti.completed)
+			cupti.completed(NULL, 0, p.buffer, p.size, p.valid);
+		pthread_mutex_unlock(&cupti.deliver_lock);
+	}
+	return NULL;
+}
+
+static void mock_init(void)
+{
+	void (*register_tool)(const struct mock_cuda_tool *);
+	pthread_t thread;
+
+	cupti.trace = getenv("MOCK_CUPTI_TRACE") != NULL;
+	register_tool =
+	    (void (*)(const struct mock_cuda_tool *))dlsym(RTLD_DEFAULT, "mock_cuda_register_tool");
+	if (!register_tool)
+		return;
+	register_tool(&hooks);
+	pthread_create(&thread, NULL, worker, NULL);
+	pthread_detach(thread);
+	cupti.hooked = true;
+}
+
+static CUptiResult ready(void)
+{
+	pthread_once(&init_once, mock_init);
+	return cupti.hooked ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
+				     CUpti_CallbackFunc callback, void *userdata,
+				     CUpti_SubscriberParams *params)
+{
+	CUptiResult result = ready();
+
+	if (result)
+		return result;
+	if (!subscriber || (params && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&cupti.lock);
+	if (atomic_load(&cupti.subscriber)) {
+		if (params && params->oldSubscriberName && params->oldSubscriberSize)
+			snprintf(params->oldSubscriberName, params->oldSubscriberSize,
+				 "CUPTI for %s", cupti.subscriber_storage.name);
+		pthread_mutex_unlock(&cupti.lock);
+		trace("subscribe refused: another subscriber");
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	}
+	cupti.subscriber_storage.name =
+	    params && params->subscriberName ? params->subscriberName : "a client";
+	cupti.userdata = userdata;
+	atomic_store(&cupti.callback, callback);
+	atomic_store(&cupti.subscriber, &cupti.subscriber_storage);
+	*subscriber = &cupti.subscriber_storage;
+	pthread_mutex_unlock(&cupti.lock);
+	trace("subscribe %s", cupti.subscriber_storage.name);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+				  void *userdata)
+{
+	return cuptiSubscribe_v2(subscriber, callback, userdata, NULL);
+}
+
+static void clear_callbacks(void)
+{
+	atomic_store(&cupti.subscriber, NULL);
+	atomic_store(&cupti.callback, NULL);
+	for (int d = 0; d < CUPTI_CB_DOMAIN_SIZE; d++) {
+		atomic_store(&cupti.domains[d], false);
+		for (int i = 0; i < MAX_CBID; i++)
+			atomic_store(&cupti.cbids[d][i], false);
+	}
+}
+
+EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!subscriber || subscriber != atomic_load(&cupti.subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	clear_callbacks();
+	trace("unsubscribe in_callback=%d", in_callback);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+				       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!subscriber || subscriber != atomic_load(&cupti.subscriber) || domain <= 0 ||
+	    domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&cupti.cbids[domain][cbid], enable != 0);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+				     CUpti_CallbackDomain domain)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!subscriber || subscriber != atomic_load(&cupti.subscriber) || domain <= 0 ||
+	    domain >= CUPTI_CB_DOMAIN_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(&cupti.domains[domain], enable != 0);
+	if (!enable)
+		for (int i = 0; i < MAX_CBID; i++)
+			atomic_store(&cupti.cbids[domain][i], false);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (kind <= 0 || kind >= MAX_KIND || !record_size(kind))
+		return CUPTI_ERROR_NOT_COMPATIBLE;
+	pthread_mutex_lock(&cupti.lock);
+	cupti.activity_ever_enabled = true;
+	pthread_mutex_unlock(&cupti.lock);
+	atomic_store(&cupti.kinds[kind], true);
+	trace("activity enable kind %d", kind);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (kind <= 0 || kind >= MAX_KIND)
+		return CUPTI_ERROR_INVALID_KIND;
+	atomic_store(&cupti.kinds[kind], false);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+						  CUpti_BuffersCallbackCompleteFunc completed)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!requested || !completed)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&cupti.lock);
+	cupti.requested = requested;
+	cupti.completed = completed;
+	pthread_mutex_unlock(&cupti.lock);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc timestamp)
+{
+	const char *env = getenv("MOCK_CUPTI_TIMESTAMP_CALLBACK");
+	bool late;
+
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!timestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (env && !strcmp(env, "reject"))
+		return CUPTI_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&cupti.lock);
+	late = cupti.activity_ever_enabled;
+	pthread_mutex_unlock(&cupti.lock);
+	if (late) {
+		trace("timestamp callback refused: activity enabled already");
+		return CUPTI_ERROR_INVALID_OPERATION;
+	}
+	atomic_store(&cupti.timestamp, timestamp);
+	trace("timestamp callback registered");
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+					      CUpti_Activity **record)
+{
+	size_t offset = 0, size;
+	CUpti_Activity *next;
+
+	if (!buffer || !record)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (*record)
+		offset = (uint8_t *)*record - buffer + record_size((*record)->kind);
+	if (offset + sizeof(CUpti_Activity) > valid)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	next = (CUpti_Activity *)(buffer + offset);
+	size = record_size(next->kind);
+	if (!size || offset + size > valid)
+		return CUPTI_ERROR_INVALID_KIND;
+	*record = next;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream,
+						     size_t *dropped)
+{
+	if (!dropped)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&cupti.lock);
+	*dropped = cupti.dropped;
+	cupti.dropped = 0;
+	pthread_mutex_unlock(&cupti.lock);
+	return CUPTI_SUCCESS;
+}
+
+/* Returns every buffer with records, from the calling thread. */
+EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&cupti.deliver_lock);
+	for (;;) {
+		struct pending p;
+
+		pthread_mutex_lock(&cupti.lock);
+		if (cupti.buffer && cupti.used)
+			complete_buffer();
+		if (!cupti.nr_pending) {
+			pthread_mutex_unlock(&cupti.lock);
+			break;
+		}
+		p = cupti.pending[0];
+		memmove(cupti.pending, cupti.pending + 1, --cupti.nr_pending * sizeof(p));
+		pthread_mutex_unlock(&cupti.lock);
+		if (cupti.completed)
+			cupti.completed(NULL, 0, p.buffer, p.size, p.valid);
+	}
+	pthread_mutex_unlock(&cupti.deliver_lock);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
+{
+	if (!timestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*timestamp = cupti_now();
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t *id)
+{
+	if (!exec || !id)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*id = MOCK_GRAPH_EXEC_ID(exec);
+	return CUPTI_SUCCESS;
+}
+
+/* Detaches: buffers go back to the client, everything is reset, as the
+ * real one destroys its state; the next CUPTI call starts afresh. */
+EXPORT CUptiResult cuptiFinalize(void)
+{
+	struct pending back[MAX_PENDING + 1];
+	CUpti_BuffersCallbackCompleteFunc completed;
+	int nr_back = 0;
+
+	if (ready())
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	trace("finalize in_callback=%d", in_callback);
+	clear_callbacks();
+	for (int k = 0; k < MAX_KIND; k++)
+		atomic_store(&cupti.kinds[k], false);
+	pthread_mutex_lock(&cupti.deliver_lock);
+	pthread_mutex_lock(&cupti.lock);
+	for (int i = 0; i < cupti.nr_pending; i++)
+		back[nr_back++] = cupti.pending[i];
+	if (cupti.buffer)
+		back[nr_back++] = (struct pending){cupti.buffer, cupti.size, cupti.used};
+	completed = cupti.completed;
+	cupti.requested = NULL;
+	cupti.completed = NULL;
+	cupti.buffer = NULL;
+	cupti.used = cupti.records = 0;
+	cupti.nr_pending = 0;
+	cupti.activity_ever_enabled = false;
+	atomic_store(&cupti.timestamp, NULL);
+	pthread_mutex_unlock(&cupti.lock);
+	for (int i = 0; i < nr_back && completed; i++)
+		completed(NULL, 0, back[i].buffer, back[i].size, back[i].valid);
+	pthread_mutex_unlock(&cupti.deliver_lock);
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
+{
+	if (!version)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*version = CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiGetResultString(CUptiResult result, const char **text)
+{
+	switch (result) {
+	case CUPTI_SUCCESS:
+		*text = "CUPTI_SUCCESS";
+		break;
+	case CUPTI_ERROR_INVALID_PARAMETER:
+		*text = "CUPTI_ERROR_INVALID_PARAMETER";
+		break;
+	case CUPTI_ERROR_INVALID_OPERATION:
+		*text = "CUPTI_ERROR_INVALID_OPERATION";
+		break;
+	case CUPTI_ERROR_NOT_INITIALIZED:
+		*text = "CUPTI_ERROR_NOT_INITIALIZED";
+		break;
+	case CUPTI_ERROR_NOT_SUPPORTED:
+		*text = "CUPTI_ERROR_NOT_SUPPORTED";
+		break;
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		*text = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+		break;
+	default:
+		*text = "CUPTI_ERROR_UNKNOWN";
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	return CUPTI_SUCCESS;
+}

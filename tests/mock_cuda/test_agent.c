@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * End-to-end tests of the CUPTI agent on the mock CUDA stack: mock_app runs
+ * with libllmprof_cupti.so injected (or attached by the app itself), and a
+ * receiver built on lib/gpu_session.c checks what arrives.
+ *
+ * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
+ * scenarios: record, record_offset, driver_correlation, other_subscriber,
+ * receiver_killed, attach, bench
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpu_protocol.h"
+#include "gpu_session.h"
+#include "profile.h"
+
+static const char *app, *agent_lib, *cupti_lib;
+static char out_path[256], err_path[256];
+static int failures;
+
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!f)
+		return strdup("");
+	if (getdelim(&text, &len, '\0', f) < 0) {
+		free(text);
+		text = strdup("");
+	}
+	fclose(f);
+	return text;
+}
+
+/* Starts mock_app with extra NAME=VALUE settings (NULL-terminated). */
+static pid_t spawn(const char *const *args, const char *const *env)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (!pid) {
+		const char *argv[16] = {app};
+		int n = 1, out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(out, 1);
+		dup2(err, 2);
+		for (; env && *env; env++)
+			putenv((char *)*env);
+		for (; args && *args && n < 15; args++)
+			argv[n++] = *args;
+		argv[n] = NULL;
+		execv(app, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Reads from the session for ms milliseconds, or until pid exits (its
+ * status in *status) when pid > 0. */
+static bool pump(struct gpu_session *gs, int ms, pid_t pid, int *status)
+{
+	uint64_t deadline = monotonic_ns() + ms * 1000000ull;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = gpu_session__fd(gs), .events = POLLIN};
+		uint64_t now = monotonic_ns();
+
+		if (pid > 0 && waitpid(pid, status, WNOHANG) == pid)
+			return true;
+		if (now >= deadline)
+			return false;
+		poll(&pfd, 1, 20);
+		if (gpu_session__on_readable(gs)) {
+			fprintf(stderr, "FAIL: gpu_session__on_readable failed\n");
+			exit(1);
+		}
+	}
+}
+
+static char *reference_checksum(void)
+{
+	const char *args[] = {"--iterations", "3", NULL};
+	int status;
+	pid_t pid = spawn(args, NULL);
+
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "FAIL: mock_app without agent exits %d\n", status);
+		exit(1);
+	}
+	return slurp(out_path);
+}
+
+struct expected_kernel {
+	const char *name;
+	uint64_t us;
+	int seen;
+};
+
+static struct expected_kernel expected[] = {
+	{"_Z11gemm_kerneljPf", 2000},
+	{"softmax_kernel", 1000},
+	{"_ZN5flash13attention_fwdILi128EEEvjPf", 500},
+	{"_Z16layernorm_kerneljPf", 300},
+	{"_Z10mlp_kerneljPf", 400},
+	{"_Z12residual_addjPf", 200},
+};
+
+/* Kernel names and durations, memcpy and memset records, the time window
+ * and the graph launch mapping of one agent. */
+static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin, uint64_t end,
+			  uint32_t pid)
+{
+	size_t kernels = 0, htod = 0, dtoh = 0, memsets = 0, graph_launches = 0, bad_window = 0;
+	size_t no_launch = 0, wrong_tid = 0;
+
+	for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++)
+		expected[k].seen = 0;
+	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
+		const struct gpu_record *r = gpu_session__record(gs, i);
+		const struct gpu_launch_record *l;
+		uint32_t correlation;
+
+		if (r->agent != agent)
+			continue;
+		if (r->start_ns < begin || r->end_ns > end)
+			bad_window++;
+		correlation = r->runtime_correlation ? r->runtime_correlation : r->correlation;
+		l = gpu_session__launch(gs, agent, correlation);
+		if (l && l->parent_correlation)
+			l = gpu_session__launch(gs, agent, l->parent_correlation);
+		if (!l)
+			no_launch++;
+		else if (l->tid != pid)
+			wrong_tid++;
+		if (r->kind == GPU_MEMCPY) {
+			EXPECT(r->bytes == 1 << 20, "memcpy of %" PRIu64 " bytes", r->bytes);
+			htod += r->name == GPU_MEMCPY_HTOD;
+			dtoh += r->name == GPU_MEMCPY_DTOH;
+			continue;
+		}
+		if (r->kind == GPU_MEMSET) {
+			EXPECT(r->bytes == 1 << 19, "memset of %" PRIu64 " bytes", r->bytes);
+			memsets++;
+			continue;
+		}
+		kernels++;
+		for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
+			const char *name = gpu_session__kernel_name(gs, r);
+			uint64_t ns = r->end_ns - r->start_ns;
+
+			if (!name || strcmp(name, expected[k].name))
+				continue;
+			expected[k].seen++;
+			EXPECT(ns >= expected[k].us * 900 && ns <= expected[k].us * 1100,
+			       "%s took %" PRIu64 " ns, programmed %" PRIu64 " us", name, ns,
+			       expected[k].us);
+		}
+	}
+	for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++)
+		EXPECT(expected[k].seen > 0, "no record of kernel %s", expected[k].name);
+	EXPECT(htod > 0 && dtoh > 0, "memcpy HtoD %zu DtoH %zu", htod, dtoh);
+	EXPECT(memsets > 0, "no memset");
+	EXPECT(!bad_window, "%zu records outside the receiver's window", bad_window);
+	EXPECT(!no_launch, "%zu records without a launch record", no_launch);
+	EXPECT(!wrong_tid, "%zu launches not on the main thread", wrong_tid);
+
+	/* Each runtime graph launch maps to its three kernels. */
+	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
+		const struct gpu_record *r = gpu_session__record(gs, i);
+		const struct gpu_launch_record *l;
+		size_t nodes = 0;
+
+		if (r->agent != agent || r->kind != GPU_KERNEL || !r->graph_id)
+			continue;
+		l = gpu_session__launch(gs, agent, r->correlation);
+		EXPECT(l && (l->flags & GPU_LAUNCH_GRAPH) && l->domain == GPU_DOMAIN_RUNTIME &&
+			   l->graph_exec_id,
+		       "graph kernel %u has no graph launch", r->correlation);
+		for (size_t j = 0; j < gpu_session__nr_records(gs); j++) {
+			const struct gpu_record *o = gpu_session__record(gs, j);
+
+			nodes += o->agent == agent && o->kind == GPU_KERNEL &&
+				 o->correlation == r->correlation;
+		}
+		EXPECT(nodes == 3, "graph launch %u has %zu kernels", r->correlation, nodes);
+		graph_launches++;
+	}
+	EXPECT(graph_launches > 0, "no graph kernels");
+	fprintf(stderr, "agent %u: %zu kernels, %zu memcpy, %zu memset, %zu graph kernels\n", agent,
+		kernels, htod + dtoh, memsets, graph_launches);
+}
+
+/* The core's part in a real run: a stack per correlation id that fired the
+ * probe.  Here the stack names the launching API. */
+struct fake_core {
+	struct gpu_session *gs;
+	struct profile *profile;
+	size_t calls, nested_asked;
+};
+
+static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			     uint32_t *frames, size_t max, size_t *depth)
+{
+	struct fake_core *core = ctx;
+	const struct gpu_launch_record *l = gpu_session__launch(core->gs, 0, correlation);
+	char name[64];
+	int64_t process, launcher;
+
+	core->calls++;
+	if (!l)
+		return -ENOENT;
+	/* Only outermost launches fire the probe, so only they have stacks. */
+	if (l->parent_correlation) {
+		core->nested_asked++;
+		return -ENOENT;
+	}
+	process = profile__intern_frame(core->profile, "mock_app", NULL, 0, FRAME_PROCESS);
+	snprintf(name, sizeof(name), "launch_%u_%u", l->domain, l->callback_id);
+	launcher = profile__intern_frame(core->profile, name, NULL, 0, FRAME_NATIVE);
+	if (process < 0 || launcher < 0 || max < 2)
+		return -ENOMEM;
+	frames[0] = process;
+	frames[1] = launcher;
+	*depth = 2;
+	return 0;
+}
+
+static void check_merge(struct gpu_session *gs, uint64_t begin)
+{
+	struct profile *p = profile__new();
+	struct fake_core core = {.gs = gs, .profile = p};
+	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
+	struct gpu_session_stats stats;
+
+	p->unit = UNIT_MICROSECONDS;
+	p->start_ns = begin;
+	EXPECT(!gpu_session__merge(gs, p, &options), "merge failed");
+	gpu_session__stats(gs, &stats);
+	EXPECT(stats.merged == gpu_session__nr_records(gs), "merged %zu of %zu", stats.merged,
+	       gpu_session__nr_records(gs));
+	EXPECT(stats.unattributed == 0, "%zu unattributed", stats.unattributed);
+	EXPECT(core.nested_asked == 0, "asked for %zu nested correlation ids", core.nested_asked);
+	EXPECT(!gpu_session__print_summary(gs, p, 5), "summary failed");
+	profile__free(p);
+}
+
+struct run {
+	struct gpu_session *gs;
+	uint64_t begin, end;
+	int status;
+	char *out, *err;
+	pid_t pid;
+};
+
+static void run_recorded(struct run *r, const char *const *args, const char *const *extra_env)
+{
+	static char socket_env[160], inject_env[512], cupti_env[512];
+	const char *env[16] = {socket_env, inject_env, cupti_env, "MOCK_CUPTI_TRACE=1"};
+	int n = 4;
+
+	memset(r, 0, sizeof(*r));
+	if (gpu_session__open(&r->gs, NULL)) {
+		fprintf(stderr, "FAIL: gpu_session__open\n");
+		exit(1);
+	}
+	snprintf(socket_env, sizeof(socket_env), "%s=%s", GPU_AGENT_SOCKET_ENV,
+		 gpu_session__socket_name(r->gs));
+	snprintf(inject_env, sizeof(inject_env), "CUDA_INJECTION64_PATH=%s", agent_lib);
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	for (; extra_env && *extra_env && n < 15; extra_env++)
+		env[n++] = *extra_env;
+	r->begin = monotonic_ns();
+	r->pid = spawn(args, env);
+	if (!pump(r->gs, 30000, r->pid, &r->status)) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, &r->status, 0);
+		EXPECT(0, "mock_app did not finish");
+	}
+	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
+	r->end = monotonic_ns();
+	r->out = slurp(out_path);
+	r->err = slurp(err_path);
+}
+
+static void run_free(struct run *r)
+{
+	gpu_session__close(r->gs);
+	free(r->out);
+	free(r->err);
+}
+
+static void check_app(const struct run *r, const char *reference)
+{
+	EXPECT(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "mock_app status %d",
+	       r->status);
+	EXPECT(!strcmp(r->out, reference), "output \"%s\", without agent \"%s\"", r->out,
+	       reference);
+}
+
+static int scenario_record(const char *clock_env, uint32_t clock_mode)
+{
+	const char *args[] = {"--seconds", "1.5", NULL};
+	const char *env[] = {clock_env, NULL};
+	char *reference = reference_checksum();
+	const struct gpu_agent_info *a;
+	struct run r;
+
+	run_recorded(&r, args, env);
+	check_app(&r, reference);
+	EXPECT(gpu_session__nr_agents(r.gs) == 1, "%zu agents", gpu_session__nr_agents(r.gs));
+	a = gpu_session__agent(r.gs, 0);
+	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
+	EXPECT(a && a->pid == (uint32_t)r.pid, "agent pid %u, app %d", a ? a->pid : 0, r.pid);
+	EXPECT(a && a->mode == GPU_AGENT_RECORD, "mode %u", a ? a->mode : 0);
+	EXPECT(a && a->clock_mode == clock_mode, "clock mode %u", a ? a->clock_mode : 0);
+	EXPECT(a && a->cupti_path && strstr(a->cupti_path, "libcupti.so"), "cupti path %s",
+	       a && a->cupti_path ? a->cupti_path : "(none)");
+	EXPECT(a && !a->dropped_activity && !a->dropped_launches && !a->dropped_messages,
+	       "dropped %" PRIu64 "/%" PRIu64 "/%" PRIu64, a->dropped_activity, a->dropped_launches,
+	       a->dropped_messages);
+	EXPECT(a && a->sent_kernels + a->sent_memcpys + a->sent_memsets ==
+			gpu_session__nr_records(r.gs),
+	       "goodbye counts %" PRIu64 ", received %zu",
+	       a->sent_kernels + a->sent_memcpys + a->sent_memsets, gpu_session__nr_records(r.gs));
+	if (clock_mode == GPU_CLOCK_OFFSET)
+		EXPECT(
+		    a && (a->clock_offset_ns > 1000000000ll || a->clock_offset_ns < -1000000000ll),
+		    "offset %" PRId64 " looks like no offset", a->clock_offset_ns);
+	check_records(r.gs, 0, r.begin, r.end, r.pid);
+	check_merge(r.gs, r.begin);
+	run_free(&r);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+static int scenario_driver_correlation(void)
+{
+	const char *args[] = {"--seconds", "1", NULL};
+	const char *env[] = {"MOCK_CUPTI_KERNEL_CORRELATION=driver", NULL};
+	size_t nested = 0;
+	struct run r;
+
+	run_recorded(&r, args, env);
+	check_app(&r, r.out);
+	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+		const struct gpu_launch_record *l = gpu_session__launch(r.gs, 0, rec->correlation);
+
+		nested += rec->kind == GPU_KERNEL && l && l->parent_correlation &&
+			  l->domain == GPU_DOMAIN_DRIVER;
+	}
+	EXPECT(nested > 0, "no kernel carries a nested driver correlation id");
+	check_records(r.gs, 0, r.begin, r.end, r.pid);
+	check_merge(r.gs, r.begin);
+	run_free(&r);
+	return failures ? 1 : 0;
+}
+
+static int scenario_other_subscriber(void)
+{
+	const char *args[] = {"--seconds", "1", "--subscribe-first", NULL};
+	char *reference = reference_checksum();
+	const struct gpu_agent_info *a;
+	struct run r;
+
+	run_recorded(&r, args, NULL);
+	check_app(&r, reference);
+	a = gpu_session__agent(r.gs, 0);
+	EXPECT(a && a->hello && a->other_subscriber, "no other-subscriber message");
+	EXPECT(a && a->other_tool && strstr(a->other_tool, "CUPTI"), "other tool %s",
+	       a && a->other_tool ? a->other_tool : "(none)");
+	EXPECT(gpu_session__nr_records(r.gs) == 0, "%zu records", gpu_session__nr_records(r.gs));
+	EXPECT(strstr(r.err, "own callbacks "), "the app's own subscription saw nothing");
+	EXPECT(!strstr(r.err, "mock_cupti: finalize"), "the agent finalized another tool's CUPTI");
+	run_free(&r);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+/* The receiver is a separate process, killed mid-run. */
+static int scenario_receiver_killed(void)
+{
+	const char *args[] = {"--seconds", "2.5", NULL};
+	static char socket_env[160], inject_env[512], cupti_env[512];
+	const char *env[] = {socket_env, inject_env, cupti_env, "MOCK_CUPTI_TRACE=1", NULL};
+	char *reference = reference_checksum(), name[128] = "", *out, *err;
+	int pipefd[2], status;
+	pid_t receiver, pid;
+
+	if (pipe(pipefd))
+		return 1;
+	receiver = fork();
+	if (!receiver) {
+		struct gpu_session *gs;
+
+		close(pipefd[0]);
+		if (gpu_session__open(&gs, NULL))
+			_exit(1);
+		if (write(pipefd[1], gpu_session__socket_name(gs),
+			  strlen(gpu_session__socket_name(gs)) + 1) < 0)
+			_exit(1);
+		close(pipefd[1]);
+		pump(gs, 60000, 0, NULL);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (read(pipefd[0], name, sizeof(name) - 1) <= 0)
+		return 1;
+	close(pipefd[0]);
+	snprintf(socket_env, sizeof(socket_env), "%s=%s", GPU_AGENT_SOCKET_ENV, name);
+	snprintf(inject_env, sizeof(inject_env), "CUDA_INJECTION64_PATH=%s", agent_lib);
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	pid = spawn(args, env);
+	usleep(800 * 1000);
+	kill(receiver, SIGKILL);
+	waitpid(receiver, NULL, 0);
+	waitpid(pid, &status, 0);
+	out = slurp(out_path);
+	err = slurp(err_path);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out, reference);
+	EXPECT(strstr(err, "mock_cupti: subscribe llmprof"), "the agent never subscribed");
+	EXPECT(strstr(err, "mock_cupti: finalize in_callback=1"),
+	       "CUPTI not finalized from a callback after the receiver died:\n%s", err);
+	free(out);
+	free(err);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+/* The app loads and starts the agent itself, twice, as two attaches. */
+static int scenario_attach(void)
+{
+	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, "--attach-count",
+			      "2",	   NULL};
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1", NULL};
+	char *reference = reference_checksum(), *err;
+	struct gpu_session *gs;
+	uint64_t begin[2], end[2];
+	int status = 0;
+	bool exited = false;
+	pid_t pid;
+
+	if (gpu_session__open(&gs, NULL))
+		return 1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	pid = spawn(args, env);
+	for (int session = 0; session < 2 && !exited; session++) {
+		begin[session] = monotonic_ns();
+		/* Wait for this session's agent, then record a second. */
+		while (gpu_session__nr_agents(gs) <= (size_t)session && !exited)
+			exited = pump(gs, 50, pid, &status);
+		if (exited)
+			break;
+		exited = pump(gs, 1000, pid, &status);
+		EXPECT(!gpu_session__stop(gs, 3000), "session %d: agent did not finish", session);
+		end[session] = monotonic_ns();
+	}
+	if (!exited)
+		waitpid(pid, &status, 0);
+	err = slurp(err_path);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	{
+		char *out = slurp(out_path);
+
+		EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out,
+		       reference);
+		free(out);
+	}
+	EXPECT(gpu_session__nr_agents(gs) == 2, "%zu agent sessions", gpu_session__nr_agents(gs));
+	for (size_t i = 0; i < gpu_session__nr_agents(gs) && i < 2; i++) {
+		const struct gpu_agent_info *a = gpu_session__agent(gs, i);
+		size_t kernels = 0;
+
+		EXPECT(a->hello && a->goodbye, "session %zu: hello %d goodbye %d", i, a->hello,
+		       a->goodbye);
+		EXPECT(a->mode == GPU_AGENT_ATTACH, "session %zu: mode %u", i, a->mode);
+		EXPECT(a->clock_mode == GPU_CLOCK_OFFSET, "session %zu: clock %u", i,
+		       a->clock_mode);
+		for (size_t k = 0; k < gpu_session__nr_records(gs); k++) {
+			const struct gpu_record *r = gpu_session__record(gs, k);
+			uint64_t ns = r->end_ns - r->start_ns;
+
+			if (r->agent != i || r->kind != GPU_KERNEL)
+				continue;
+			kernels++;
+			EXPECT(r->start_ns >= begin[i] && r->end_ns <= end[i],
+			       "session %zu: record outside the window", i);
+			if (!strcmp(gpu_session__kernel_name(gs, r), "_Z11gemm_kerneljPf"))
+				EXPECT(ns >= 1800000 && ns <= 2200000, "gemm took %" PRIu64 " ns",
+				       ns);
+		}
+		EXPECT(kernels > 0, "session %zu: no kernels", i);
+	}
+	EXPECT(strstr(err, "agent starts 2"), "the app did not restart the agent:\n%s", err);
+	{
+		const char *first = strstr(err, "mock_cupti: finalize in_callback=1");
+
+		EXPECT(first && strstr(first + 1, "mock_cupti: finalize in_callback=1"),
+		       "CUPTI not finalized twice from a callback:\n%s", err);
+	}
+	gpu_session__close(gs);
+	free(err);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+static double bench_result(const char *err)
+{
+	const char *at = strstr(err, "launches ");
+
+	return at ? strtod(at + 9, NULL) : -1;
+}
+
+/* Cost of the launch path: no CUPTI, a trivial other subscriber, and the
+ * agent with its callbacks and activity on. */
+static int scenario_bench(void)
+{
+	const char *args[] = {"--bench", "100000", NULL};
+	const char *other_args[] = {"--bench", "100000", "--subscribe-first", NULL};
+	static char cupti_env[512];
+	const char *env[] = {cupti_env, NULL};
+	double plain, subscribed, agent;
+	char *err;
+	struct run r;
+	int status;
+	pid_t pid;
+
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	pid = spawn(args, NULL);
+	waitpid(pid, &status, 0);
+	err = slurp(err_path);
+	plain = bench_result(err);
+	free(err);
+	pid = spawn(other_args, env);
+	waitpid(pid, &status, 0);
+	err = slurp(err_path);
+	subscribed = bench_result(err);
+	free(err);
+	run_recorded(&r, args, NULL);
+	agent = bench_result(r.err);
+	EXPECT(plain > 0 && subscribed > 0 && agent > 0, "bench output missing");
+	fprintf(stderr,
+		"launch cost: %.0f ns without CUPTI, %.0f ns with a trivial subscriber, "
+		"%.0f ns with the agent: agent %.0f ns per launch over the trivial subscriber\n",
+		plain, subscribed, agent, agent - subscribed);
+	{
+		const struct gpu_agent_info *a = gpu_session__agent(r.gs, 0);
+
+		fprintf(stderr, "agent: %" PRIu64 " launches sent, %" PRIu64 " dropped\n",
+			a ? a->sent_launches : 0, a ? a->dropped_launches : 0);
+	}
+	/* Generous: the machine is shared; this catches a syscall per launch. */
+	EXPECT(agent - subscribed < 20000, "the agent costs %.0f ns per launch",
+	       agent - subscribed);
+	run_free(&r);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *scenario;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI\n");
+		return 2;
+	}
+	scenario = argv[1];
+	app = argv[2];
+	agent_lib = argv[3];
+	cupti_lib = argv[4];
+	signal(SIGPIPE, SIG_IGN);
+	snprintf(out_path, sizeof(out_path), "/tmp/llmprof-test-agent-%d.out", getpid());
+	snprintf(err_path, sizeof(err_path), "/tmp/llmprof-test-agent-%d.err", getpid());
+	if (!strcmp(scenario, "record"))
+		failures += scenario_record(NULL, GPU_CLOCK_CALLBACK);
+	else if (!strcmp(scenario, "record_offset"))
+		failures +=
+		    scenario_record("MOCK_CUPTI_TIMESTAMP_CALLBACK=reject", GPU_CLOCK_OFFSET);
+	else if (!strcmp(scenario, "driver_correlation"))
+		failures += scenario_driver_correlation();
+	else if (!strcmp(scenario, "other_subscriber"))
+		failures += scenario_other_subscriber();
+	else if (!strcmp(scenario, "receiver_killed"))
+		failures += scenario_receiver_killed();
+	else if (!strcmp(scenario, "attach"))
+		failures += scenario_attach();
+	else if (!strcmp(scenario, "bench"))
+		failures += scenario_bench();
+	else
+		return 2;
+	if (failures)
+		fprintf(stderr, "--- mock_app stderr ---\n");
+	if (failures) {
+		char *err = slurp(err_path);
+
+		fprintf(stderr, "%.4000s\n", err);
+		free(err);
+	}
+	unlink(out_path);
+	unlink(err_path);
+	return failures ? 1 : 0;
+}

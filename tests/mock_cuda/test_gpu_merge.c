@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of gpu_session__merge() and the GPU summary: fixed agent
+ * records, a fake launch_stack callback standing in for the core, and the
+ * folded text checked exactly.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_protocol.h"
+#include "gpu_session.h"
+#include "output.h"
+#include "profile.h"
+#include "report.h"
+#include "test_wire.h"
+
+#define BASE 1000000000ull
+#define US(x) (BASE + (uint64_t)(x)*1000)
+
+enum {
+	NAME_GEMM = 1,
+	NAME_ATTENTION,
+	NAME_SOFTMAX,
+	NAME_MLP,
+	NAME_RESIDUAL,
+};
+
+static void build(struct stream *s)
+{
+	struct gpu_memcpy c = {
+		.start_ns = US(0),
+		.end_ns = US(100),
+		.bytes = 1 << 20,
+		.stream = 7,
+		.correlation = 31,
+		.runtime_correlation = 13,
+		.copy_kind = GPU_MEMCPY_HTOD,
+	};
+	struct gpu_memset m = {
+		.start_ns = US(100),
+		.end_ns = US(150),
+		.bytes = 4096,
+		.stream = 7,
+		.correlation = 14,
+	};
+	struct gpu_goodbye g = { 0 };
+
+	memset(s, 0, sizeof(*s));
+	add_hello(s, GPU_PROTOCOL_VERSION);
+	add_name(s, NAME_GEMM, "_Z11gemm_kerneljPf");
+	add_name(s, NAME_ATTENTION, "_ZN5flash13attention_fwdILi128EEEvjPf");
+	add_name(s, NAME_SOFTMAX, "softmax_kernel");
+	add_name(s, NAME_MLP, "_Z10mlp_kerneljPf");
+	add_name(s, NAME_RESIDUAL, "_Z12residual_addjPf");
+	/* Out of order on purpose: the merge sorts. */
+	add_kernel_on(s, 0, 7, 99, NAME_SOFTMAX, US(8000), US(8100), 0);
+	add_kernel_on(s, 0, 7, 11, NAME_GEMM, US(4000), US(6000), 0);
+	add_kernel_on(s, 0, 7, 10, NAME_GEMM, US(1000), US(3000), 0);
+	add_kernel_on(s, 0, 7, 20, NAME_ATTENTION, US(6000), US(6500), 0);
+	add_kernel_on(s, 0, 7, 15, NAME_MLP, US(7000), US(7400), 3);
+	add_kernel_on(s, 0, 7, 15, NAME_RESIDUAL, US(7400), US(7700), 3);
+	add_kernel_on(s, 1, 9, 16, NAME_GEMM, US(500), US(2500), 0);
+	add_kernel_on(s, 0, 7, 17, NAME_GEMM, BASE - 5000000, BASE - 1000000, 0);
+	add_kernel_on(s, 0, 7, 18, NAME_GEMM, BASE - 500000, US(500), 0);
+	add_kernel_on(s, 0, 8, 19, NAME_SOFTMAX, US(2000), US(4500), 0);
+	add(s, GPU_MSG_MEMCPY, &c, sizeof(c), NULL);
+	add(s, GPU_MSG_MEMSET, &m, sizeof(m), NULL);
+	add_launch(s, 10, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch(s, 11, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch(s, 12, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch(s, 20, 12, GPU_DOMAIN_DRIVER, 0);
+	add_launch(s, 13, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_MEMORY);
+	add_launch(s, 14, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_MEMORY);
+	add_launch(s, 15, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_GRAPH);
+	add_launch(s, 16, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch(s, 18, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch(s, 19, 0, GPU_DOMAIN_RUNTIME, 0);
+	add(s, GPU_MSG_GOODBYE, &g, sizeof(g), NULL);
+}
+
+/* The core's BPF launch stacks, by correlation id. */
+struct fake_core {
+	struct profile *profile;
+	uint32_t asked[64];
+	size_t nr_asked;
+};
+
+static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			     uint32_t *frames, size_t max, size_t *depth)
+{
+	struct fake_core *core = ctx;
+	const char *path[8] = {"mock_app", "main"};
+	size_t n = 2;
+
+	if (core->nr_asked < 64)
+		core->asked[core->nr_asked++] = correlation;
+	switch (correlation) {
+	case 10:
+	case 11:
+	case 16:
+	case 18:
+		path[n++] = "train_step";
+		path[n++] = "run_gemm";
+		break;
+	case 12:
+		path[n++] = "train_step";
+		path[n++] = "run_attention";
+		break;
+	case 19:
+		path[n++] = "train_step";
+		path[n++] = "run_softmax";
+		break;
+	case 15:
+		path[n++] = "train_step";
+		path[n++] = "run_graph_step";
+		break;
+	case 13:
+		path[n++] = "upload_batch";
+		break;
+	case 14:
+		path[n++] = "clear_tail";
+		break;
+	default:
+		return -ENOENT; /* 20 is nested: its parent 12 has the stack */
+	}
+	if (tid != 4243 || !time_ns)
+		return -EINVAL;
+	/* The core wants room for its deepest stack, 1024 frames and more. */
+	if (max < 2048)
+		return -ENOSPC;
+	for (size_t i = 0; i < n; i++) {
+		int64_t id = profile__intern_frame(core->profile, path[i], NULL, 0,
+						   i ? FRAME_NATIVE : FRAME_PROCESS);
+
+		if (id < 0)
+			return id;
+		frames[i] = id;
+	}
+	*depth = n;
+	return 0;
+}
+
+static struct profile *cpu_profile(enum profile_unit unit)
+{
+	struct profile *p = profile__new();
+	uint32_t frames[3];
+
+	p->unit = unit;
+	p->start_ns = BASE;
+	p->duration_ns = 10000000;
+	frames[0] = profile__intern_frame(p, "mock_app", NULL, 0, FRAME_PROCESS);
+	frames[1] = profile__intern_frame(p, "main", NULL, 0, FRAME_NATIVE);
+	frames[2] = profile__intern_frame(p, "train_step", NULL, 0, FRAME_NATIVE);
+	profile__add_weight(p, profile__intern_stack(p, frames, 3), 1000);
+	return p;
+}
+
+static char *folded(const struct profile *p, enum output_view view)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	EXPECT(folded__write(p, view, out) == 0, "folded__write");
+	fclose(out);
+	return text;
+}
+
+static const char expected_all[] =
+    "mock_app;[unattributed];[gpu] softmax_kernel 100\n"
+    "mock_app;main;clear_tail;[gpu] memset 50\n"
+    "mock_app;main;train_step 1000\n"
+    "mock_app;main;train_step;run_attention;[gpu] flash::attention_fwd<128> 500\n"
+    "mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 6500\n"
+    "mock_app;main;train_step;run_graph_step;[gpu] mlp_kernel 400\n"
+    "mock_app;main;train_step;run_graph_step;[gpu] residual_add 300\n"
+    "mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 2500\n"
+    "mock_app;main;upload_batch;[gpu] memcpy HtoD 100\n";
+
+static void test_merge(void)
+{
+	struct gpu_session *gs;
+	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
+	struct fake_core core = {.profile = p};
+	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
+	struct gpu_session_stats stats;
+	struct gpu_summary summary;
+	struct stream s;
+	char *text;
+	bool asked_parent_first = false;
+
+	build(&s);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
+	gpu_session__stats(gs, &stats);
+	EXPECT(stats.merged == 11 && stats.unattributed == 1 && stats.outside_window == 1,
+	       "merged %zu unattributed %zu outside %zu", stats.merged, stats.unattributed,
+	       stats.outside_window);
+	text = folded(p, VIEW_ALL);
+	EXPECT(!strcmp(text, expected_all), "folded:\n%s\nexpected:\n%s", text, expected_all);
+	free(text);
+	text = folded(p, VIEW_CPU);
+	EXPECT(!strcmp(text, "mock_app;main;train_step 1000\n"), "cpu view:\n%s", text);
+	free(text);
+
+	/* Kernel 20 is a driver launch inside runtime launch 12: 12 is asked
+	 * first. */
+	for (size_t i = 0; i < core.nr_asked; i++)
+		if (core.asked[i] == 12) {
+			asked_parent_first = true;
+			break;
+		} else if (core.asked[i] == 20) {
+			break;
+		}
+	EXPECT(asked_parent_first, "the nested launch's own id was asked before its parent's");
+
+	EXPECT(p->nr_gpu == 11, "%zu activities", p->nr_gpu);
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		const struct gpu_activity *a = &p->gpu[i];
+
+		if (a->correlation == 18)
+			EXPECT(a->start_ns == 0 && a->end_ns == 500000, "cut at start: %lu-%lu",
+			       (unsigned long)a->start_ns, (unsigned long)a->end_ns);
+		if (a->correlation == 99)
+			EXPECT(a->stack == UINT32_MAX, "unattributed has a stack");
+		if (a->correlation == 10) {
+			const struct stack *st = &p->stacks[a->stack];
+
+			EXPECT(a->start_ns == 1000000 && a->end_ns == 3000000 &&
+				   a->kind == GPU_KERNEL,
+			       "kernel 10 times");
+			EXPECT(st->depth == 5 && st->frames[4] == a->frame &&
+				   p->frames[a->frame].kind == FRAME_GPU,
+			       "kernel 10 stack");
+		}
+	}
+	/* Deterministic order: device, stream, start. */
+	for (size_t i = 1; i < p->nr_gpu; i++) {
+		const struct gpu_activity *x = &p->gpu[i - 1], *y = &p->gpu[i];
+
+		EXPECT(x->device < y->device ||
+			   (x->device == y->device &&
+			    (x->stream < y->stream ||
+			     (x->stream == y->stream && x->start_ns <= y->start_ns))),
+		       "order at %zu", i);
+	}
+
+	EXPECT(gpu_summary__compute(p, 3, &summary) == 0, "summary");
+	EXPECT(summary.wall_ns == 10000000, "wall %lu", (unsigned long)summary.wall_ns);
+	EXPECT(summary.nr_devices == 2, "%u devices", summary.nr_devices);
+	for (uint32_t d = 0; d < summary.nr_devices; d++) {
+		uint64_t want = summary.devices[d] == 0 ? 6800000 : 2000000;
+
+		EXPECT(summary.busy_ns[d] == want, "device %u busy %lu", summary.devices[d],
+		       (unsigned long)summary.busy_ns[d]);
+	}
+	EXPECT(summary.kernels == 9 && summary.memcpys == 1 && summary.memsets == 1,
+	       "counts %lu %lu %lu", (unsigned long)summary.kernels, (unsigned long)summary.memcpys,
+	       (unsigned long)summary.memsets);
+	EXPECT(summary.unattributed == 1, "unattributed %lu", (unsigned long)summary.unattributed);
+	EXPECT(summary.nr_top == 3, "%zu top", summary.nr_top);
+	if (summary.nr_top == 3) {
+		EXPECT(!strcmp(p->frames[summary.top[0].frame].name, "gemm_kernel") &&
+			   summary.top[0].total_ns == 6500000 && summary.top[0].count == 4,
+		       "top 0 %s", p->frames[summary.top[0].frame].name);
+		EXPECT(!strcmp(p->frames[summary.top[1].frame].name, "softmax_kernel") &&
+			   summary.top[1].total_ns == 2600000 && summary.top[1].count == 2,
+		       "top 1 %s", p->frames[summary.top[1].frame].name);
+		EXPECT(!strcmp(p->frames[summary.top[2].frame].name, "flash::attention_fwd<128>"),
+		       "top 2 %s", p->frames[summary.top[2].frame].name);
+	}
+	gpu_summary__free(&summary);
+	EXPECT(gpu_session__print_summary(gs, p, 5) == 0, "print summary");
+	gpu_session__close(gs);
+	profile__free(p);
+}
+
+/* In samples no weight moves; without a core everything is unattributed,
+ * under the profile's own process frame. */
+static void test_merge_plain(void)
+{
+	struct gpu_session *gs;
+	struct profile *p = cpu_profile(UNIT_SAMPLES);
+	struct stream s;
+	char *text;
+
+	build(&s);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	EXPECT(p->nr_gpu == 11, "%zu activities", p->nr_gpu);
+	text = folded(p, VIEW_ALL);
+	EXPECT(!strcmp(text, "mock_app;main;train_step 1000\n"), "samples view:\n%s", text);
+	free(text);
+	for (size_t i = 0; i < p->nr_gpu; i++)
+		EXPECT(p->gpu[i].stack == UINT32_MAX, "activity %zu attributed", i);
+	gpu_session__close(gs);
+	profile__free(p);
+
+	p = cpu_profile(UNIT_MICROSECONDS);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	text = folded(p, VIEW_GPU);
+	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] flash::attention_fwd<128> 500\n"
+			     "mock_app;[unattributed];[gpu] gemm_kernel 6500\n"
+			     "mock_app;[unattributed];[gpu] memcpy HtoD 100\n"
+			     "mock_app;[unattributed];[gpu] memset 50\n"
+			     "mock_app;[unattributed];[gpu] mlp_kernel 400\n"
+			     "mock_app;[unattributed];[gpu] residual_add 300\n"
+			     "mock_app;[unattributed];[gpu] softmax_kernel 2600\n"),
+	       "no core:\n%s", text);
+	free(text);
+	gpu_session__close(gs);
+	profile__free(p);
+}
+
+/* Sub-microsecond kernels add up per stack instead of rounding to zero. */
+static void test_rounding(void)
+{
+	struct gpu_session *gs;
+	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
+	struct stream s;
+	char *text;
+
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add_name(&s, 1, "tiny");
+	for (int i = 0; i < 40; i++)
+		add_kernel(&s, 1000 + i, 1, US(i), US(i) + 300);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	text = folded(p, VIEW_GPU);
+	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] tiny 12\n"), "rounding:\n%s", text);
+	free(text);
+	gpu_session__close(gs);
+	profile__free(p);
+}
+
+int main(void)
+{
+	report__set_level(REPORT_QUIET);
+	test_merge();
+	test_merge_plain();
+	test_rounding();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	return failures ? 1 : 0;
+}

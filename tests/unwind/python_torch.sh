@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Debian's python3 (no frame pointers in python3.11, libpython, libtorch or
+# libc) running a torch CPU training loop: with the default unwinding at
+# least 95 percent of the samples reach the thread's start (see
+# check_roots.py for what counts); frame pointers alone reach far fewer.
+. "$TESTS_SOURCE/lib/testlib.sh"
+need_root
+PYTHON=/usr/bin/python3
+ROOTS="python3 $TESTS_SOURCE/unwind/check_roots.py"
+[ -x $PYTHON ] && $PYTHON -c 'import torch' 2>/dev/null ||
+	skip "needs Debian's python3 with torch (apt-get install python3-torch)"
+
+start_bg $PYTHON "$TESTS_SOURCE/unwind/fixtures/torch_mlp.py" 8 >"$WORK/out"
+for _ in $(seq 100); do
+	grep -q ready "$WORK/out" && break
+	sleep 0.1
+done
+grep -q ready "$WORK/out" || fail "the torch fixture did not start"
+
+"$LLMPROF" attach -p "$BG_PID" -d 2 -F 499 -o "$WORK/auto.folded" 2>"$WORK/err" ||
+	fail "attach failed: $(cat "$WORK/err")"
+$ROOTS "$WORK/auto.folded" --min 95 || fail "default unwinding: stacks cut short"
+"$LLMPROF" attach -p "$BG_PID" -d 1 -F 499 --unwind fp -o "$WORK/fp.folded" 2>"$WORK/err" ||
+	fail "attach --unwind fp failed: $(cat "$WORK/err")"
+$ROOTS "$WORK/fp.folded" --max 50 || fail "frame pointers alone reach the start: test is moot"
+echo PASS
