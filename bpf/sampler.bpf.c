@@ -95,7 +95,8 @@ int BPF_USDT(on_gpu_launch, __u64 correlation, __u64 callback, __u64 domain)
 
 	if (id >> 32 != target_tgid)
 		return 0;
-	event = bpf_ringbuf_reserve(&samples, sizeof(*event), 0);
+	/* The same record as a sample, so launch stacks unwind the same way. */
+	event = bpf_ringbuf_reserve(&samples, sizeof(*event) + STACK_COPY_RECORD_BYTES, 0);
 	if (!event) {
 		count(COUNTER_LOST_LAUNCH);
 		return 0;
@@ -111,6 +112,8 @@ int BPF_USDT(on_gpu_launch, __u64 correlation, __u64 callback, __u64 domain)
 	event->user_stack_bytes = bpf_get_stack(ctx, event->user_stack, sizeof(event->user_stack),
 						BPF_F_USER_STACK);
 	python__capture(&event->python);
+	if (stack_copy_bytes)
+		unwind__copy_user_stack((struct user_stack_copy *)(event + 1));
 	bpf_ringbuf_submit(event, 0);
 	return 0;
 }

@@ -1684,9 +1684,12 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 			     s.kernel_ns ? 100.0 * s.top[i].total_ns / s.kernel_ns : 0.0,
 			     s.top[i].total_ns / 1e6, s.top[i].count,
 			     p->frames[s.top[i].frame].name);
+	if (stats.inferred)
+		report__text("  %zu GPU activities whose launch fired no probe took the stack of a "
+			     "launch of the same kernel\n",
+			     stats.inferred);
 	if (s.unattributed)
-		report__text("  unattributed: %" PRIu64
-			     " of %zu GPU activities had no launch stack\n",
+		report__text("  unattributed: %" PRIu64 " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
 	if (stats.dropped_by_agent || stats.dropped_records)
 		report__text("  dropped: %" PRIu64 " records in the agents, %" PRIu64 " here\n",

@@ -58,7 +58,8 @@
 #define STOP_WAIT_MS 1000
 #define RECOVERY_MS 1000
 #define SCORE_QUIET_WAIT 100
-#define QUIET_ROUNDS 3
+#define QUIET_WINDOW_MS 20
+#define STACK_SCAN_BYTES 512
 
 #define SIGNAL_BIT(sig) (1ULL << ((sig)-1))
 /* Faults that must reach the thread at once: never blocked during the calls. */
@@ -308,6 +309,12 @@ static bool name__is_loader(const char *name)
 	       name__starts(name, "ld64.so");
 }
 
+static bool name__is_cuda(const char *name)
+{
+	return name__starts(name, "libcuda") || name__starts(name, "libcupti") ||
+	       name__starts(name, "libnvidia");
+}
+
 /*
  * Libraries a computing thread must not be stopped inside: it could hold
  * their internal locks (malloc arenas, the loader lock, the unwinder's, the
@@ -317,8 +324,7 @@ static bool name__is_unsafe_to_interrupt(const char *name)
 {
 	return name__is_libc(name) || name__is_loader(name) || name__is_libdl(name) ||
 	       name__starts(name, "libpthread") || name__starts(name, "libgcc_s") ||
-	       name__starts(name, "libstdc++") || name__starts(name, "libcuda") ||
-	       name__starts(name, "libcupti") || name__starts(name, "libnvidia");
+	       name__starts(name, "libstdc++") || name__is_cuda(name);
 }
 
 static void maps__free(struct process_maps *maps)
@@ -792,6 +798,32 @@ static bool syscall__may_hold_locks(long nr)
 	}
 }
 
+/*
+ * Does a word near the top of the stack point into CUDA's code?  Then the
+ * thread is probably inside the driver (a blocked ioctl or poll of its own)
+ * and may hold locks the agent's CUDA calls would wait for.  A data word
+ * that happens to look like one only costs the thread its rank.
+ */
+static bool stack__has_cuda_frame(int mem_fd, const struct process_maps *maps, unsigned long sp)
+{
+	unsigned long words[STACK_SCAN_BYTES / sizeof(unsigned long)];
+	char name[256];
+	ssize_t n;
+	size_t i;
+
+	n = pread(mem_fd, words, sizeof(words), (off_t)sp);
+	for (i = 0; n > 0 && i < (size_t)n / sizeof(words[0]); i++) {
+		const struct maps_entry *entry = maps__find(maps, words[i]);
+
+		if (!entry || entry->perms[2] != 'x' || !entry->path)
+			continue;
+		entry__name(entry, name, sizeof(name));
+		if (name__is_cuda(name))
+			return true;
+	}
+	return false;
+}
+
 struct candidate {
 	pid_t tid;
 	int score;
@@ -810,11 +842,12 @@ static int candidate__compare(const void *a, const void *b)
  * Scores the target's threads from /proc without stopping any: a thread
  * quietly blocked in a known wait (nanosleep, read, poll...) first, then
  * one in futex, then any other sleeper, then running threads; the main
- * thread breaks ties.  Threads in D state or with a tracer are skipped.  The
- * first QUIET_ROUNDS rounds of injection__run() take quiet waiters only.
+ * thread breaks ties; a thread with CUDA code near the top of its stack
+ * (blocked inside the driver, perhaps holding its locks) comes last.
+ * Threads in D state or with a tracer are skipped.
  */
-static int candidates__list(pid_t pid, const struct process_maps *maps, struct candidate **out,
-			    size_t *count)
+static int candidates__list(pid_t pid, const struct process_maps *maps, int mem_fd,
+			    struct candidate **out, size_t *count)
 {
 	struct candidate *list = NULL;
 	size_t capacity = 0, n = 0;
@@ -861,6 +894,8 @@ static int candidates__list(pid_t pid, const struct process_maps *maps, struct c
 				score = 50;
 			else
 				score = 30;
+			if (stack__has_cuda_frame(mem_fd, maps, sp))
+				score = 5;
 		}
 		if (tid == pid)
 			score += 5;
@@ -1322,7 +1357,8 @@ static int tracee__is_safe(struct tracee *tracee, const struct process_maps *map
 	code = maps__find(maps, regs->rip);
 	entry__name(code, name, sizeof(name));
 	if ((long)regs->orig_rax >= 0) {
-		if (syscall__may_hold_locks((long)regs->orig_rax) || name__is_loader(name))
+		if (syscall__may_hold_locks((long)regs->orig_rax) || name__is_loader(name) ||
+		    stack__has_cuda_frame(tracee->mem_fd, maps, regs->rsp))
 			return 0;
 	} else if (code && code->path && name__is_unsafe_to_interrupt(name)) {
 		return 0;
@@ -1590,16 +1626,17 @@ static int injection__run(struct injection *injection)
 {
 	const struct inject_request *request = injection->request;
 	struct inject_result *result = injection->result;
-	unsigned long long deadline_ns, start_ns = now_ns();
+	unsigned long long deadline_ns, quiet_until_ns, start_ns = now_ns();
 	struct proc_status status;
 	struct candidate *list = NULL;
 	struct tracee tracee;
 	size_t count = 0, i;
 	char path[64];
-	int mem_fd = -1, err, timeout_ms, round = 0;
+	int mem_fd = -1, err, timeout_ms;
 
 	timeout_ms = request->timeout_ms > 0 ? request->timeout_ms : INJECT_DEFAULT_TIMEOUT_MS;
 	deadline_ns = start_ns + (unsigned long long)timeout_ms * 1000000ULL;
+	quiet_until_ns = start_ns + QUIET_WINDOW_MS * 1000000ULL;
 
 	err = image__check(request, result);
 	if (err)
@@ -1649,10 +1686,10 @@ static int injection__run(struct injection *injection)
 	while (err == -EAGAIN && now_ns() < deadline_ns) {
 		free(list);
 		list = NULL;
-		err = candidates__list(injection->pid, &injection->maps, &list, &count);
+		err = candidates__list(injection->pid, &injection->maps, mem_fd, &list, &count);
 		if (err)
 			break;
-		if (!count) {
+		if (!count && kill(injection->pid, 0) < 0) {
 			err = -ESRCH;
 			break;
 		}
@@ -1660,9 +1697,9 @@ static int injection__run(struct injection *injection)
 		for (i = 0; i < count && i < MAX_CANDIDATES_PER_ROUND && err == -EAGAIN; i++) {
 			int safe;
 
-			/* Threads wake and sleep: for the first rounds, only take
-			 * one caught in a quiet wait, and look again soon. */
-			if (round < QUIET_ROUNDS && list[i].score < SCORE_QUIET_WAIT)
+			/* Threads wake and sleep: at first, only take one caught
+			 * in a quiet wait, and look again soon. */
+			if (list[i].score < SCORE_QUIET_WAIT && now_ns() < quiet_until_ns)
 				break;
 
 			memset(&tracee, 0, sizeof(tracee));
@@ -1709,8 +1746,7 @@ static int injection__run(struct injection *injection)
 			goto cleanup;
 		}
 		if (err == -EAGAIN)
-			sleep_us(round < QUIET_ROUNDS ? 1000 : 2000);
-		round++;
+			sleep_us(now_ns() < quiet_until_ns ? 1000 : 2000);
 	}
 	if (err == -EAGAIN)
 		result__say(result, "no thread of process %d was in a safe state", injection->pid);

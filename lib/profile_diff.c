@@ -433,12 +433,86 @@ static size_t *sorted_rows(const struct profile_diff *d, enum diff_table table, 
 	return order;
 }
 
-/* Rows a table shows: the top N changes, and every regression past them. */
-static bool row_listed(const struct diff_row *r, size_t listed, size_t top)
+/* Whether row x comes before row y in a table. */
+static bool row_before(size_t x, size_t y)
 {
-	if (!r->shown || !row_changed(r))
-		return false;
-	return !top || listed < top || r->regression;
+	return compare_rows(&x, &y) < 0;
+}
+
+static void heap_sift_down(size_t *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t last = i, left = 2 * i + 1, right = left + 1, t;
+
+		if (left < n && row_before(heap[last], heap[left]))
+			last = left;
+		if (right < n && row_before(heap[last], heap[right]))
+			last = right;
+		if (last == i)
+			return;
+		t = heap[i];
+		heap[i] = heap[last];
+		heap[last] = t;
+		i = last;
+	}
+}
+
+static void heap_sift_up(size_t *heap, size_t i)
+{
+	while (i && row_before(heap[(i - 1) / 2], heap[i])) {
+		size_t parent = (i - 1) / 2, t = heap[i];
+
+		heap[i] = heap[parent];
+		heap[parent] = t;
+		i = parent;
+	}
+}
+
+/*
+ * The rows a text or markdown table lists, in order: the top N changes
+ * (every change with top 0) and every regression past them.  A heap of the
+ * top N spares sorting every stack of two large profiles for ten rows.
+ * Returns NULL on -ENOMEM.
+ */
+static size_t *listed_rows(const struct profile_diff *d, enum diff_table table, size_t top,
+			   size_t *nr)
+{
+	size_t n = table == TABLE_STACKS ? d->nr_stacks : d->nr_functions;
+	size_t *rows = malloc((n ? n : 1) * sizeof(*rows));
+	size_t nr_heap = 0, nr_extra = 0;
+
+	if (!rows)
+		return NULL;
+	sort_context = (struct sort_context){ .diff = d, .table = table };
+	/* rows[0, nr_heap) is a heap with the last row of the top N at its
+	 * root; regressions pushed out of it collect from the end. */
+	for (size_t i = 0; i < n; i++) {
+		struct diff_row r = table_row(d, table, i);
+		size_t left_out = i;
+
+		if (!r.shown || !row_changed(&r))
+			continue;
+		if (!top) {
+			rows[nr_heap++] = i;
+			continue;
+		}
+		if (nr_heap < top) {
+			rows[nr_heap] = i;
+			heap_sift_up(rows, nr_heap++);
+			continue;
+		}
+		if (row_before(i, rows[0])) {
+			left_out = rows[0];
+			rows[0] = i;
+			heap_sift_down(rows, nr_heap, 0);
+		}
+		if (table_row(d, table, left_out).regression)
+			rows[n - ++nr_extra] = left_out;
+	}
+	memmove(rows + nr_heap, rows + n - nr_extra, nr_extra * sizeof(*rows));
+	*nr = nr_heap + nr_extra;
+	qsort(rows, *nr, sizeof(*rows), compare_rows);
+	return rows;
 }
 
 /* ---- writers ---------------------------------------------------------- */
@@ -474,7 +548,7 @@ static int write_text_table(const struct profile_diff *d, enum diff_table table,
 			    FILE *out)
 {
 	size_t nr, listed = 0;
-	size_t *order = sorted_rows(d, table, &nr);
+	size_t *order = listed_rows(d, table, top, &nr);
 
 	if (!order)
 		return -ENOMEM;
@@ -485,8 +559,6 @@ static int write_text_table(const struct profile_diff *d, enum diff_table table,
 		struct diff_row r = table_row(d, table, order[i]);
 		char *text = NULL;
 
-		if (!row_listed(&r, listed, top))
-			continue;
 		if (!r.name) {
 			text = stack_text(d->merged, r.stack);
 			if (!text) {
@@ -544,7 +616,7 @@ static int write_markdown_table(const struct profile_diff *d, enum diff_table ta
 				FILE *out)
 {
 	size_t nr, listed = 0;
-	size_t *order = sorted_rows(d, table, &nr);
+	size_t *order = listed_rows(d, table, top, &nr);
 
 	if (!order)
 		return -ENOMEM;
@@ -553,8 +625,6 @@ static int write_markdown_table(const struct profile_diff *d, enum diff_table ta
 		struct diff_row r = table_row(d, table, order[i]);
 		char *text = NULL;
 
-		if (!row_listed(&r, listed, top))
-			continue;
 		if (!r.name) {
 			text = stack_text(d->merged, r.stack);
 			if (!text) {

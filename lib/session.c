@@ -822,6 +822,11 @@ static bool is_cuda_internal(const struct module *m)
 		     !strncmp(m->name, "libcuda.so", 10));
 }
 
+static bool is_cuda_runtime(const struct module *m)
+{
+	return m && !strncmp(m->name, "libcudart", 9);
+}
+
 int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
 			  uint32_t *frames, size_t max, size_t *depth)
 {
@@ -846,10 +851,14 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 		else
 			hi = mid;
 	}
-	if (lo == s->nr_launches || s->launches[lo].correlation != correlation)
+	if (lo == s->nr_launches || s->launches[lo].correlation != correlation) {
+		report__debug("no launch stack for correlation %u (of %zu launches, first %u)",
+			      correlation, s->nr_launches,
+			      s->nr_launches ? s->launches[0].correlation : 0);
 		return -ENOENT;
+	}
 	launch = &s->launches[lo];
-	if (max < 2 + MAX_FRAMES)
+	if (max < 3)
 		return -ENOSPC;
 	frames[prefix++] = s->process_frame;
 	if (s->options.per_thread) {
@@ -869,7 +878,14 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 		trimmed.addrs++;
 		trimmed.nr_user--;
 	}
-	n = symbolize_stack(s, s->profile, &trimmed, frames + prefix, MAX_FRAMES);
+	/* Of the runtime's own frames keep the API entry the program called. */
+	while (trimmed.nr_user > 2 &&
+	       is_cuda_runtime(symbolizer__module_of(s->symbolizer, trimmed.addrs[0], NULL)) &&
+	       is_cuda_runtime(symbolizer__module_of(s->symbolizer, trimmed.addrs[1], NULL))) {
+		trimmed.addrs++;
+		trimmed.nr_user--;
+	}
+	n = symbolize_stack(s, s->profile, &trimmed, frames + prefix, max - prefix);
 	if (n < 0)
 		return n;
 	*depth = prefix + n;

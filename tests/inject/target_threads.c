@@ -7,14 +7,19 @@
  * cut short or fails with EINTR).
  *
  *   target_threads DURATION_MS READY_FILE
+ *
+ * READY_FILE appears, complete, once all threads run; it lists them as
+ * "spinner TID" and "sleeper TID" lines.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +28,7 @@ static unsigned long pair_a, pair_b;
 static atomic_int stop, failed;
 static long long duration_ns;
 static volatile double seed = 1.0;
+static atomic_int tids[4];
 
 static long long now_ns(void)
 {
@@ -48,6 +54,7 @@ static void *spinner(void *arg)
 {
 	double reference = compute(seed);
 
+	atomic_store(&tids[(long)arg], (int)syscall(SYS_gettid));
 	while (!atomic_load(&stop)) {
 		pthread_mutex_lock(&lock);
 		pair_a++;
@@ -62,14 +69,16 @@ static void *spinner(void *arg)
 			atomic_store(&failed, 1);
 		}
 	}
-	return arg;
+	return NULL;
 }
 
 static void *sleeper(void *arg)
 {
 	long long start, first = now_ns();
 	struct timespec ts;
+	bool stopper = (long)arg == 2;
 
+	atomic_store(&tids[(long)arg], (int)syscall(SYS_gettid));
 	while (!atomic_load(&stop)) {
 		ts.tv_sec = 0;
 		ts.tv_nsec = 5000000;
@@ -82,7 +91,7 @@ static void *sleeper(void *arg)
 			fprintf(stderr, "target_threads: sleep cut short\n");
 			atomic_store(&failed, 1);
 		}
-		if (arg && now_ns() - first >= duration_ns)
+		if (stopper && now_ns() - first >= duration_ns)
 			atomic_store(&stop, 1);
 	}
 	return NULL;
@@ -91,19 +100,26 @@ static void *sleeper(void *arg)
 int main(int argc, char **argv)
 {
 	pthread_t threads[4];
-	int i, fd;
+	char path[4096];
+	FILE *ready;
+	long i;
 
 	if (argc != 3)
 		return 2;
 	duration_ns = atoll(argv[1]) * 1000000LL;
-	pthread_create(&threads[0], NULL, spinner, NULL);
-	pthread_create(&threads[1], NULL, spinner, NULL);
-	pthread_create(&threads[2], NULL, sleeper, (void *)1);
-	pthread_create(&threads[3], NULL, sleeper, NULL);
-	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0)
+	for (i = 0; i < 4; i++)
+		pthread_create(&threads[i], NULL, i < 2 ? spinner : sleeper, (void *)i);
+	for (i = 0; i < 4; i++)
+		while (!atomic_load(&tids[i]))
+			usleep(1000);
+	snprintf(path, sizeof(path), "%s.tmp", argv[2]);
+	ready = fopen(path, "w");
+	if (!ready)
 		return 2;
-	close(fd);
+	for (i = 0; i < 4; i++)
+		fprintf(ready, "%s %d\n", i < 2 ? "spinner" : "sleeper", atomic_load(&tids[i]));
+	if (fclose(ready) || rename(path, argv[2]))
+		return 2;
 	for (i = 0; i < 4; i++)
 		pthread_join(threads[i], NULL);
 	if (atomic_load(&failed))

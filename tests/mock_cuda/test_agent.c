@@ -6,7 +6,7 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, bench
+ * receiver_killed, attach, probe_rate, bench
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -333,6 +333,34 @@ static void check_app(const struct run *r, const char *reference)
 	       reference);
 }
 
+/* Outermost launches and those that fired the probe, over correlation ids
+ * 1..max (the mock hands them out in order). */
+static void count_probed(struct gpu_session *gs, uint32_t max, size_t *outer, size_t *probed)
+{
+	*outer = *probed = 0;
+	for (uint32_t c = 1; c <= max; c++) {
+		const struct gpu_launch_record *l = gpu_session__launch(gs, 0, c);
+
+		if (!l || l->parent_correlation)
+			continue;
+		(*outer)++;
+		*probed += !!(l->flags & GPU_LAUNCH_PROBED);
+	}
+}
+
+static uint32_t max_correlation(struct gpu_session *gs)
+{
+	uint32_t max = 0;
+
+	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
+		const struct gpu_record *r = gpu_session__record(gs, i);
+
+		if (r->correlation > max)
+			max = r->correlation;
+	}
+	return max + 16;
+}
+
 static int scenario_record(const char *clock_env, uint32_t clock_mode)
 {
 	const char *args[] = {"--seconds", "1.5", NULL};
@@ -364,8 +392,39 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 		    "offset %" PRId64 " looks like no offset", a->clock_offset_ns);
 	check_records(r.gs, 0, r.begin, r.end, r.pid);
 	check_merge(r.gs, r.begin);
+	{
+		size_t outer, probed;
+
+		/* About 2000 launches a second: under the default rate, all
+		 * probed. */
+		count_probed(r.gs, max_correlation(r.gs), &outer, &probed);
+		EXPECT(outer > 100 && probed == outer, "%zu of %zu launches probed", probed, outer);
+	}
 	run_free(&r);
 	free(reference);
+	return failures ? 1 : 0;
+}
+
+/* 20000 back-to-back launches at a limit of 1000 probes a second: at most
+ * the rate plus a burst fire, the rest still carry launch records. */
+static int scenario_probe_rate(void)
+{
+	const char *args[] = { "--bench", "20000", NULL };
+	const char *env[] = { "LLMPROF_AGENT_PROBE_RATE=1000", NULL };
+	size_t outer, probed;
+	double seconds;
+	struct run r;
+
+	run_recorded(&r, args, env);
+	EXPECT(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "mock_app status %d", r.status);
+	count_probed(r.gs, 100000, &outer, &probed);
+	seconds = (r.end - r.begin) / 1e9;
+	EXPECT(outer >= 20000, "%zu launch records", outer);
+	EXPECT(probed >= 64 && probed <= 64 + 1000 * seconds + 10,
+	       "%zu of %zu launches probed in %.2f s", probed, outer, seconds);
+	fprintf(stderr, "probe rate 1000/s: %zu of %zu launches probed in %.2f s\n", probed, outer,
+		seconds);
+	run_free(&r);
 	return failures ? 1 : 0;
 }
 
@@ -624,6 +683,8 @@ int main(int argc, char **argv)
 		failures += scenario_receiver_killed();
 	else if (!strcmp(scenario, "attach"))
 		failures += scenario_attach();
+	else if (!strcmp(scenario, "probe_rate"))
+		failures += scenario_probe_rate();
 	else if (!strcmp(scenario, "bench"))
 		failures += scenario_bench();
 	else

@@ -25,6 +25,7 @@ enum {
 	NAME_SOFTMAX,
 	NAME_MLP,
 	NAME_RESIDUAL,
+	NAME_ORPHAN,
 };
 
 static void build(struct stream *s)
@@ -54,6 +55,7 @@ static void build(struct stream *s)
 	add_name(s, NAME_SOFTMAX, "softmax_kernel");
 	add_name(s, NAME_MLP, "_Z10mlp_kerneljPf");
 	add_name(s, NAME_RESIDUAL, "_Z12residual_addjPf");
+	add_name(s, NAME_ORPHAN, "orphan_kernel");
 	/* Out of order on purpose: the merge sorts. */
 	add_kernel_on(s, 0, 7, 99, NAME_SOFTMAX, US(8000), US(8100), 0);
 	add_kernel_on(s, 0, 7, 11, NAME_GEMM, US(4000), US(6000), 0);
@@ -65,6 +67,13 @@ static void build(struct stream *s)
 	add_kernel_on(s, 0, 7, 17, NAME_GEMM, BASE - 5000000, BASE - 1000000, 0);
 	add_kernel_on(s, 0, 7, 18, NAME_GEMM, BASE - 500000, US(500), 0);
 	add_kernel_on(s, 0, 8, 19, NAME_SOFTMAX, US(2000), US(4500), 0);
+	/* No launch record and no kernel like it: unattributed. */
+	add_kernel_on(s, 0, 7, 98, NAME_ORPHAN, US(8200), US(8300), 0);
+	/* A worker thread's gemm with a stack, and one whose probe did not
+	 * fire: that one takes its own thread's stack, not the nearer main
+	 * thread's. */
+	add_kernel_on(s, 0, 10, 21, NAME_GEMM, US(8400), US(8500), 0);
+	add_kernel_on(s, 0, 10, 22, NAME_GEMM, US(8500), US(8600), 0);
 	add(s, GPU_MSG_MEMCPY, &c, sizeof(c), NULL);
 	add(s, GPU_MSG_MEMSET, &m, sizeof(m), NULL);
 	add_launch(s, 10, 0, GPU_DOMAIN_RUNTIME, 0);
@@ -77,6 +86,8 @@ static void build(struct stream *s)
 	add_launch(s, 16, 0, GPU_DOMAIN_RUNTIME, 0);
 	add_launch(s, 18, 0, GPU_DOMAIN_RUNTIME, 0);
 	add_launch(s, 19, 0, GPU_DOMAIN_RUNTIME, 0);
+	add_launch_on(s, 21, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_PROBED, 5000, 10);
+	add_launch_on(s, 22, 0, GPU_DOMAIN_RUNTIME, 0, 5000, 5000);
 	add(s, GPU_MSG_GOODBYE, &g, sizeof(g), NULL);
 }
 
@@ -97,6 +108,10 @@ static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 	if (core->nr_asked < 64)
 		core->asked[core->nr_asked++] = correlation;
 	switch (correlation) {
+	case 21:
+		path[1] = "worker";
+		path[n++] = "worker_loop";
+		break;
 	case 10:
 	case 11:
 	case 16:
@@ -123,9 +138,11 @@ static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 		path[n++] = "clear_tail";
 		break;
 	default:
-		return -ENOENT; /* 20 is nested: its parent 12 has the stack */
+		/* 20 is nested: its parent 12 has the stack; 22 and 99 fired
+		 * no probe. */
+		return -ENOENT;
 	}
-	if (tid != 4243 || !time_ns)
+	if ((tid != 4243 && tid != 5000) || !time_ns)
 		return -EINVAL;
 	/* The core wants room for its deepest stack, 1024 frames and more. */
 	if (max < 2048)
@@ -169,15 +186,16 @@ static char *folded(const struct profile *p, enum output_view view)
 }
 
 static const char expected_all[] =
-    "mock_app;[unattributed];[gpu] softmax_kernel 100\n"
-    "mock_app;main;clear_tail;[gpu] memset 50\n"
-    "mock_app;main;train_step 1000\n"
-    "mock_app;main;train_step;run_attention;[gpu] flash::attention_fwd<128> 500\n"
-    "mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 6500\n"
-    "mock_app;main;train_step;run_graph_step;[gpu] mlp_kernel 400\n"
-    "mock_app;main;train_step;run_graph_step;[gpu] residual_add 300\n"
-    "mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 2500\n"
-    "mock_app;main;upload_batch;[gpu] memcpy HtoD 100\n";
+	"mock_app;[unattributed];[gpu] orphan_kernel 100\n"
+	"mock_app;main;clear_tail;[gpu] memset 50\n"
+	"mock_app;main;train_step 1000\n"
+	"mock_app;main;train_step;run_attention;[gpu] flash::attention_fwd<128> 500\n"
+	"mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 6500\n"
+	"mock_app;main;train_step;run_graph_step;[gpu] mlp_kernel 400\n"
+	"mock_app;main;train_step;run_graph_step;[gpu] residual_add 300\n"
+	"mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 2600\n"
+	"mock_app;main;upload_batch;[gpu] memcpy HtoD 100\n"
+	"mock_app;worker;worker_loop;[gpu] gemm_kernel 200\n";
 
 static void test_merge(void)
 {
@@ -197,9 +215,10 @@ static void test_merge(void)
 	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
 	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
 	gpu_session__stats(gs, &stats);
-	EXPECT(stats.merged == 11 && stats.unattributed == 1 && stats.outside_window == 1,
-	       "merged %zu unattributed %zu outside %zu", stats.merged, stats.unattributed,
-	       stats.outside_window);
+	EXPECT(stats.merged == 14 && stats.unattributed == 1 && stats.inferred == 2 &&
+		       stats.outside_window == 1,
+	       "merged %zu unattributed %zu inferred %zu outside %zu", stats.merged,
+	       stats.unattributed, stats.inferred, stats.outside_window);
 	text = folded(p, VIEW_ALL);
 	EXPECT(!strcmp(text, expected_all), "folded:\n%s\nexpected:\n%s", text, expected_all);
 	free(text);
@@ -218,15 +237,17 @@ static void test_merge(void)
 		}
 	EXPECT(asked_parent_first, "the nested launch's own id was asked before its parent's");
 
-	EXPECT(p->nr_gpu == 11, "%zu activities", p->nr_gpu);
+	EXPECT(p->nr_gpu == 14, "%zu activities", p->nr_gpu);
 	for (size_t i = 0; i < p->nr_gpu; i++) {
 		const struct gpu_activity *a = &p->gpu[i];
 
 		if (a->correlation == 18)
 			EXPECT(a->start_ns == 0 && a->end_ns == 500000, "cut at start: %lu-%lu",
 			       (unsigned long)a->start_ns, (unsigned long)a->end_ns);
-		if (a->correlation == 99)
+		if (a->correlation == 98)
 			EXPECT(a->stack == UINT32_MAX, "unattributed has a stack");
+		if (a->correlation == 99)
+			EXPECT(a->stack != UINT32_MAX, "inferred has no stack");
 		if (a->correlation == 10) {
 			const struct stack *st = &p->stacks[a->stack];
 
@@ -253,19 +274,19 @@ static void test_merge(void)
 	EXPECT(summary.wall_ns == 10000000, "wall %lu", (unsigned long)summary.wall_ns);
 	EXPECT(summary.nr_devices == 2, "%u devices", summary.nr_devices);
 	for (uint32_t d = 0; d < summary.nr_devices; d++) {
-		uint64_t want = summary.devices[d] == 0 ? 6800000 : 2000000;
+		uint64_t want = summary.devices[d] == 0 ? 7100000 : 2000000;
 
 		EXPECT(summary.busy_ns[d] == want, "device %u busy %lu", summary.devices[d],
 		       (unsigned long)summary.busy_ns[d]);
 	}
-	EXPECT(summary.kernels == 9 && summary.memcpys == 1 && summary.memsets == 1,
+	EXPECT(summary.kernels == 12 && summary.memcpys == 1 && summary.memsets == 1,
 	       "counts %lu %lu %lu", (unsigned long)summary.kernels, (unsigned long)summary.memcpys,
 	       (unsigned long)summary.memsets);
 	EXPECT(summary.unattributed == 1, "unattributed %lu", (unsigned long)summary.unattributed);
 	EXPECT(summary.nr_top == 3, "%zu top", summary.nr_top);
 	if (summary.nr_top == 3) {
 		EXPECT(!strcmp(p->frames[summary.top[0].frame].name, "gemm_kernel") &&
-			   summary.top[0].total_ns == 6500000 && summary.top[0].count == 4,
+			   summary.top[0].total_ns == 6700000 && summary.top[0].count == 6,
 		       "top 0 %s", p->frames[summary.top[0].frame].name);
 		EXPECT(!strcmp(p->frames[summary.top[1].frame].name, "softmax_kernel") &&
 			   summary.top[1].total_ns == 2600000 && summary.top[1].count == 2,
@@ -293,7 +314,7 @@ static void test_merge_plain(void)
 		exit(1);
 	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
 	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
-	EXPECT(p->nr_gpu == 11, "%zu activities", p->nr_gpu);
+	EXPECT(p->nr_gpu == 14, "%zu activities", p->nr_gpu);
 	text = folded(p, VIEW_ALL);
 	EXPECT(!strcmp(text, "mock_app;main;train_step 1000\n"), "samples view:\n%s", text);
 	free(text);
@@ -309,10 +330,11 @@ static void test_merge_plain(void)
 	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
 	text = folded(p, VIEW_GPU);
 	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] flash::attention_fwd<128> 500\n"
-			     "mock_app;[unattributed];[gpu] gemm_kernel 6500\n"
+			     "mock_app;[unattributed];[gpu] gemm_kernel 6700\n"
 			     "mock_app;[unattributed];[gpu] memcpy HtoD 100\n"
 			     "mock_app;[unattributed];[gpu] memset 50\n"
 			     "mock_app;[unattributed];[gpu] mlp_kernel 400\n"
+			     "mock_app;[unattributed];[gpu] orphan_kernel 100\n"
 			     "mock_app;[unattributed];[gpu] residual_add 300\n"
 			     "mock_app;[unattributed];[gpu] softmax_kernel 2600\n"),
 	       "no core:\n%s", text);

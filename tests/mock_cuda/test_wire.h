@@ -96,20 +96,26 @@ static inline void add_kernel(struct stream *s, uint32_t correlation, uint32_t n
 	add_kernel_on(s, 0, 7, correlation, name, start, end, 0);
 }
 
-static inline void add_launch(struct stream *s, uint32_t correlation, uint32_t parent,
-			      uint32_t domain, uint32_t flags)
+static inline void add_launch_on(struct stream *s, uint32_t correlation, uint32_t parent,
+				 uint32_t domain, uint32_t flags, uint32_t tid, uint64_t time_ns)
 {
 	struct gpu_launch l = {
-		.time_ns = 100 + correlation,
+		.time_ns = time_ns,
 		.correlation = correlation,
 		.parent_correlation = parent,
-		.tid = 4243,
+		.tid = tid,
 		.callback_id = domain == GPU_DOMAIN_RUNTIME ? 211 : 307,
 		.domain = domain,
 		.flags = flags,
 	};
 
 	add(s, GPU_MSG_LAUNCH, &l, sizeof(l), NULL);
+}
+
+static inline void add_launch(struct stream *s, uint32_t correlation, uint32_t parent,
+			      uint32_t domain, uint32_t flags)
+{
+	add_launch_on(s, correlation, parent, domain, flags, 4243, 100 + correlation);
 }
 
 #endif /* LLMPROF_TEST_WIRE_H */
