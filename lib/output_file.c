@@ -11,12 +11,21 @@
 
 int output_file__open(struct output_file *file, const char *path)
 {
+	struct stat st;
 	int fd, err;
 
 	memset(file, 0, sizeof(*file));
 	if (!path || !strcmp(path, "-")) {
 		file->stream = stdout;
 		return 0;
+	}
+	/* A device or a FIFO (/dev/null, a pipe) is written in place: renaming
+	 * a file over it would replace it. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		file->stream = fopen(path, "we");
+		return file->stream ? 0 : -errno;
 	}
 	file->path = strdup(path);
 	if (!file->path || asprintf(&file->temp_path, "%s.tmp.XXXXXX", path) < 0) {
@@ -59,6 +68,8 @@ int output_file__commit(struct output_file *file)
 	if (fflush(file->stream) || ferror(file->stream))
 		err = errno ? -errno : -EIO;
 	if (!file->temp_path) {
+		if (file->stream != stdout && fclose(file->stream) && !err)
+			err = -errno;
 		file->stream = NULL;
 		return err;
 	}

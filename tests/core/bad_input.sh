@@ -31,4 +31,7 @@ check_error 2 "no command to record" record -o "$out" --
 check_error 2 "unknown command" frobnicate
 check_error 1 "cannot write '/nonexistent/dir/out'" attach -p $$ -o /nonexistent/dir/out
 check_error 1 "cannot run 'no-such-command-xyz'" record -o "$out" -- no-such-command-xyz
+# A device as -o is written in place, never replaced by a renamed file.
+"$LLMPROF" record -o /dev/null -- true 2>/dev/null || fail "record -o /dev/null failed"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
 echo PASS
