@@ -40,14 +40,14 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: llmprof diff [OPTIONS] BASE NEW\n"
 		"\n"
-		"Compare two profiles: folded stacks or speedscope JSON, told apart by content.\n"
-		"Each is normalised to its own total, then every function's self and total\n"
-		"share and every stack's share are compared.  Exit status: 0 when no share\n"
-		"grew by more than the threshold, 1 when one did, 2 on any error.\n"
+		"Compare two profiles: folded stacks or speedscope JSON, told apart by\n"
+		"content.  Each is normalised to its own total, then every function's self\n"
+		"and total share and every stack's share are compared.  Exit status: 0 when\n"
+		"no share grew by more than the threshold, 1 when one did, 2 on any error.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  text (default), json, markdown, or folded (\"stack BASE NEW\"\n"
-		"                       lines for flamegraph.pl's differential flame graph)\n"
+		"  -f, --format FORMAT  text (default), json, markdown, or folded (lines of\n"
+		"                       \"stack BASE NEW\" for a differential flame graph)\n"
 		"  -o, --output FILE    write to FILE instead of standard output\n"
 		"      --threshold PCT  percentage points a share may grow by (default 1)\n"
 		"      --min-share PCT  ignore shares under PCT percent in both profiles\n"
@@ -97,12 +97,14 @@ int do_diff(int argc, char **argv)
 			break;
 		case OPT_THRESHOLD:
 			if (parse_percent(optarg, &options.threshold))
-				return usage_error("--threshold: '%s' is not a number from 0 to 100",
+				return usage_error("--threshold: '%s' is not a number from 0 "
+						   "to 100",
 						   optarg);
 			break;
 		case OPT_MIN_SHARE:
 			if (parse_percent(optarg, &options.min_share))
-				return usage_error("--min-share: '%s' is not a number from 0 to 100",
+				return usage_error("--min-share: '%s' is not a number from 0 "
+						   "to 100",
 						   optarg);
 			break;
 		case OPT_TOP:

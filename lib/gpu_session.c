@@ -326,6 +326,8 @@ static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
 		return err;
 	gs->launches[gs->nr_launches++] = *l;
 	gs->stats.launches = gs->nr_launches;
+	gs->stats.probed += !!(l->flags & GPU_LAUNCH_PROBED);
+	gs->stats.outer_launches += !l->parent_correlation;
 	return 0;
 }
 
@@ -1684,6 +1686,10 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 			     s.kernel_ns ? 100.0 * s.top[i].total_ns / s.kernel_ns : 0.0,
 			     s.top[i].total_ns / 1e6, s.top[i].count,
 			     p->frames[s.top[i].frame].name);
+	if (stats.probed < stats.outer_launches)
+		report__text("  launch probe fired for %zu of %zu launches (rate limit "
+			     "LLMPROF_AGENT_PROBE_RATE)\n",
+			     stats.probed, stats.outer_launches);
 	if (stats.inferred)
 		report__text("  %zu GPU activities whose launch fired no probe took the stack of a "
 			     "launch of the same kernel\n",
@@ -1697,6 +1703,9 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		const struct gpu_agent_info *a = &gs->agents[i];
 
+		if (a->incomplete)
+			report__text("  pid %u: %" PRIu64 " GPU records without valid times\n",
+				     a->pid, a->incomplete);
 		if (a->other_subscriber)
 			report__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,
 				     a->other_tool && a->other_tool[0] ? a->other_tool

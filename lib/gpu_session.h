@@ -90,6 +90,8 @@ struct gpu_session_stats {
 	size_t agents;
 	size_t records; /* kernels + memcpys + memsets kept */
 	size_t kernels, memcpys, memsets, launches;
+	size_t outer_launches;	   /* launches not made inside another one */
+	size_t probed;		   /* those that fired the launch probe */
 	uint64_t dropped_records;  /* over max_records, here */
 	uint64_t dropped_by_agent; /* sum of the agents' dropped counts */
 	size_t other_subscriber;   /* agents that found CUPTI taken */

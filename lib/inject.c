@@ -90,6 +90,7 @@ struct proc_status {
 	uint64_t shared_pending; /* ShdPnd */
 	uint64_t blocked;	 /* SigBlk */
 	uint64_t ignored;	 /* SigIgn */
+	uint64_t caught;	 /* SigCgt */
 };
 
 /* The target's functions, resolved from its own mapped libc (and libdl). */
@@ -274,6 +275,7 @@ static int status__read(pid_t pid, pid_t tid, struct proc_status *status)
 	status->shared_pending = status__hex(text, "\nShdPnd:");
 	status->blocked = status__hex(text, "\nSigBlk:");
 	status->ignored = status__hex(text, "\nSigIgn:");
+	status->caught = status__hex(text, "\nSigCgt:");
 	free(text);
 	return 0;
 }
@@ -1042,7 +1044,8 @@ static int tracee__call(struct tracee *tracee, struct inject_result *result, uns
 	siginfo_t info;
 	int signo, err;
 
-	memcpy(argv, args, nargs * sizeof(*args));
+	if (nargs)
+		memcpy(argv, args, nargs * sizeof(*args));
 	regs.rip = fn;
 	regs.rdi = argv[0];
 	regs.rsi = argv[1];
@@ -1228,11 +1231,12 @@ static void tracee__final_regs(struct tracee *tracee, struct user_regs_struct *r
 	} else if (ret == -EINTR && !tracee->held_count) {
 		struct proc_status thread, process;
 
-		/* Unless a signal is about to be handled, which is what
-		 * -EINTR would then rightly report. */
+		/* Unless a handler is about to run, for a signal that came
+		 * meanwhile: then -EINTR is the right answer. */
 		if (!status__read(tracee->pid, tracee->tid, &thread) &&
 		    !status__read(tracee->pid, 0, &process) &&
-		    !((thread.pending | process.shared_pending) & ~tracee->saved_mask))
+		    !((thread.pending | process.shared_pending) & ~tracee->saved_mask &
+		      process.caught))
 			rewind = true;
 	}
 	if (rewind && tracee__is_syscall_insn(tracee, regs->rip - 2)) {

@@ -369,7 +369,8 @@ static bool row_changed(const struct diff_row *r)
 	/* The share in an empty profile is 0. */
 	if (!r->base_weight || !r->new_weight)
 		return (r->base_weight && r->base) || (r->new_weight && r->new);
-	return (unsigned __int128)r->base * r->new_weight != (unsigned __int128)r->new * r->base_weight;
+	return (unsigned __int128)r->base * r->new_weight !=
+	       (unsigned __int128)r->new * r->base_weight;
 }
 
 struct sort_context {
@@ -608,7 +609,8 @@ static int write_text(const struct profile_diff *d, const struct diff_labels *l,
 			regressions, regressions == 1 ? "" : "s", d->options.threshold,
 			d->self_regressions, d->total_regressions, d->stack_regressions);
 	else
-		fprintf(out, "\nOK: no share grew by more than %.2f points\n", d->options.threshold);
+		fprintf(out, "\nOK: no share grew by more than %.2f points\n",
+			d->options.threshold);
 	return 0;
 }
 
@@ -633,7 +635,8 @@ static int write_markdown_table(const struct profile_diff *d, enum diff_table ta
 			}
 		}
 		if (!listed++)
-			fprintf(out, "| | %s | Base | New | Δ |\n| --- | --- | ---: | ---: | ---: |\n",
+			fprintf(out,
+				"| | %s | Base | New | Δ |\n| --- | --- | ---: | ---: | ---: |\n",
 				table == TABLE_STACKS ? "Stack" : "Function");
 		fprintf(out, "| %s | ", r.regression ? "**!**" : "");
 		text_output__markdown_code(out, text ? text : r.name);
@@ -664,8 +667,9 @@ static int write_markdown(const struct profile_diff *d, const struct diff_labels
 	fprintf(out, " (%s, %s), new ", l->base_format, base_weight);
 	text_output__markdown_code(out, l->new_name);
 	fprintf(out, " (%s, %s).\n", l->new_format, new_weight);
-	fprintf(out, "Shares are percent of each profile's own total; Δ is new − base in percentage "
-		     "points.\n**!** marks a regression: a share that grew by more than %.2f points",
+	fprintf(out,
+		"Shares are percent of each profile's own total; Δ is new − base in percentage "
+		"points.\n**!** marks a regression: a share that grew by more than %.2f points",
 		d->options.threshold);
 	if (d->options.min_share > 0)
 		fprintf(out, " (shares under %.2f%% in both profiles are ignored)",
@@ -802,7 +806,8 @@ static int write_folded(const struct profile_diff *d, FILE *out)
 		uint64_t base = s->base;
 
 		if (base_total && new_total)
-			base = ((unsigned __int128)s->base * new_total + base_total / 2) / base_total;
+			base =
+			    ((unsigned __int128)s->base * new_total + base_total / 2) / base_total;
 		for (uint32_t k = 0; k < st->depth; k++) {
 			if (k)
 				fputc(';', out);

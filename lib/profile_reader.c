@@ -231,8 +231,8 @@ struct folded_parser {
 	char message[200];
 };
 
-static int __attribute__((format(printf, 2, 3))) malformed(struct folded_parser *fp, const char *fmt,
-							     ...)
+static int __attribute__((format(printf, 2, 3)))
+malformed(struct folded_parser *fp, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -305,7 +305,8 @@ static int frame_cache_grow(struct frame_cache *cache)
 
 		if (!cache->slots[i].text)
 			continue;
-		for (pos = cache->slots[i].hash & (cap - 1); slots[pos].text; pos = (pos + 1) & (cap - 1))
+		for (pos = cache->slots[i].hash & (cap - 1); slots[pos].text;
+		     pos = (pos + 1) & (cap - 1))
 			;
 		slots[pos] = cache->slots[i];
 	}
@@ -334,7 +335,8 @@ static int64_t folded_frame(struct folded_parser *fp, char *text, size_t len)
 
 	if ((cache->used + 1) * 2 > cache->cap && frame_cache_grow(cache))
 		return -ENOMEM;
-	for (pos = hash & (cache->cap - 1); cache->slots[pos].text; pos = (pos + 1) & (cache->cap - 1)) {
+	for (pos = hash & (cache->cap - 1); cache->slots[pos].text;
+	     pos = (pos + 1) & (cache->cap - 1)) {
 		slot = &cache->slots[pos];
 		if (slot->hash == hash && slot->len == len && !memcmp(slot->text, text, len))
 			return slot->frame;
@@ -410,7 +412,8 @@ static int folded_parse_line(struct folded_parser *fp)
 
 		if (stop == start)
 			return malformed(fp, "frame %zu has an empty name", depth + 1);
-		if (grow((void **)&fp->segments, &fp->cap_segments, depth + 1, sizeof(*fp->segments)))
+		if (grow((void **)&fp->segments, &fp->cap_segments, depth + 1,
+			 sizeof(*fp->segments)))
 			return -ENOMEM;
 		fp->segments[depth] = (struct segment){ .start = start, .len = stop - start };
 		start = stop + 1;
@@ -1164,7 +1167,7 @@ static int profile_member(struct json_parser *j, const char *key, void *ctx)
 		else if (j->token == JSON_STRING && !strcmp(j->text, "evented"))
 			rp->type = TYPE_EVENTED;
 		else
-			return json_error(j, "a profile's \"type\" must be \"sampled\" or \"evented\"");
+			return json_error(j, "a profile's \"type\" must be sampled or evented");
 		return json_next(j);
 	}
 	if (!strcmp(key, "name") && j->token == JSON_STRING)
@@ -1298,7 +1301,8 @@ static int finish_sampled(struct json_parser *j, struct raw_profile *rp,
 		int64_t from, to;
 
 		if (!(weight >= 0))
-			return json_error(j, "profile %zu: weight %zu is negative", j->nr_profiles, i);
+			return json_error(j, "profile %zu: weight %zu is negative", j->nr_profiles,
+					  i);
 		/* Round positions, not weights, so rounding does not add up. */
 		err = scale_value(j, cursor, rp->scale, &from);
 		cursor += weight;
@@ -1330,7 +1334,8 @@ static int finish_evented(struct json_parser *j, struct raw_profile *rp,
 		const struct raw_event *e = &rp->events[i];
 
 		if (e->at < at)
-			return json_error(j, "profile %zu: event %zu is earlier than the one before",
+			return json_error(j,
+					  "profile %zu: event %zu is earlier than the one before",
 					  j->nr_profiles, i);
 		if (depth && e->at > at) {
 			stack = profile__intern_stack(j->raw, j->stack, depth);
@@ -1350,9 +1355,8 @@ static int finish_evented(struct json_parser *j, struct raw_profile *rp,
 				return -ENOMEM;
 			j->stack[depth++] = e->frame;
 		} else if (!depth || j->stack[depth - 1] != e->frame) {
-			return json_error(j,
-					  "profile %zu: event %zu closes frame %u, which is not the "
-					  "innermost open frame",
+			return json_error(j, "profile %zu: event %zu closes frame %u, not the "
+					     "innermost open frame",
 					  j->nr_profiles, i, e->frame);
 		} else {
 			depth--;
@@ -1606,7 +1610,8 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	in->line = 1;
 	/* Windows editors start text with a byte-order mark; it is not part
 	 * of the first frame. */
-	if (input_fill(in) && in->len - in->pos >= 3 && !memcmp(in->data + in->pos, "\xef\xbb\xbf", 3))
+	if (input_fill(in) && in->len - in->pos >= 3 &&
+	    !memcmp(in->data + in->pos, "\xef\xbb\xbf", 3))
 		in->pos += 3;
 	/* JSON starts with '{' after optional white space; folded stacks
 	 * never do.  Look within what is buffered, consuming nothing. */

@@ -51,7 +51,8 @@ static int compare_total(const void *a, const void *b)
 
 static int compare_name(const void *a, const void *b)
 {
-	return strcmp(((const struct report_entry *)a)->name, ((const struct report_entry *)b)->name);
+	return strcmp(((const struct report_entry *)a)->name,
+		      ((const struct report_entry *)b)->name);
 }
 
 static int compare_weight(const void *a, const void *b)
@@ -217,8 +218,8 @@ static void text_functions(const struct report *r, bool by_self, size_t top, FIL
 		const struct report_entry *e = &r->functions[order[i]];
 		double self = share(e->self, r->weight), total = share(e->total, r->weight);
 
-		fprintf(out, "%7.2f%% %7.2f%%  %s\n", by_self ? self : total, by_self ? total : self,
-			e->name);
+		fprintf(out, "%7.2f%% %7.2f%%  %s\n", by_self ? self : total,
+			by_self ? total : self, e->name);
 	}
 	if (!n)
 		fprintf(out, "%8s (no samples)\n", "");
@@ -230,8 +231,8 @@ static void text_gpu_table(const struct report *r, const struct report_entry *en
 	size_t n = rows(nr, top);
 
 	fprintf(out, "\nTop %zu %s:\n", n, title);
-	fprintf(out, "%8s %14s  %s\n", "SHARE", r->profile->unit == UNIT_SAMPLES ? "WEIGHT" : "TIME",
-		column);
+	fprintf(out, "%8s %14s  %s\n", "SHARE",
+		r->profile->unit == UNIT_SAMPLES ? "WEIGHT" : "TIME", column);
 	for (size_t i = 0; i < n; i++) {
 		char weight[64];
 
@@ -311,7 +312,8 @@ static void markdown_functions(const struct report *r, bool by_self, size_t top,
 
 		fprintf(out, "| ");
 		text_output__markdown_code(out, e->name);
-		fprintf(out, " | %.2f%% | %.2f%% |\n", by_self ? self : total, by_self ? total : self);
+		fprintf(out, " | %.2f%% | %.2f%% |\n", by_self ? self : total,
+			by_self ? total : self);
 	}
 }
 
@@ -389,7 +391,8 @@ static void json_gpu_entries(const struct report *r, const struct report_entry *
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "%s\n      {\"name\": ", i ? "," : "");
 		text_output__json_string(out, entries[i].name);
-		fprintf(out, ", \"weight\": %llu, \"share\": ", (unsigned long long)entries[i].self);
+		fprintf(out,
+			", \"weight\": %llu, \"share\": ", (unsigned long long)entries[i].self);
 		text_output__json_number(out, share(entries[i].self, r->gpu_weight));
 		fprintf(out, "}");
 	}

@@ -87,8 +87,8 @@ static void test_frame_kinds(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t start, len;
-		enum frame_kind kind = profile_reader__frame_kind(cases[i].text, strlen(cases[i].text),
-								   &start, &len);
+		const char *text = cases[i].text;
+		enum frame_kind kind = profile_reader__frame_kind(text, strlen(text), &start, &len);
 		struct frame f = { .kind = kind };
 		char *back;
 
@@ -230,10 +230,10 @@ static void test_speedscope_evented(void)
 	}
 	profile__free(p);
 
-	p = read_text("{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
-		      "\"at\":1},\n{\"type\":\"C\",\"frame\":1,\"at\":2}]}],\"shared\":{\"frames\":"
-		      "[{\"name\":\"a\"},{\"name\":\"b\"}]}}",
-		      NULL, &result, &err);
+	text = "{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\","
+	       "\"frame\":0,\"at\":1},\n{\"type\":\"C\",\"frame\":1,\"at\":2}]}],"
+	       "\"shared\":{\"frames\":[{\"name\":\"a\"},{\"name\":\"b\"}]}}";
+	p = read_text(text, NULL, &result, &err);
 	CHECK(err == -EINVAL && result.line == 2 && strstr(result.message, "innermost"));
 	profile__free(p);
 }
@@ -304,7 +304,8 @@ static void test_json_errors(void)
 		}
 		err = profile_reader__read_buffer(text, strlen(text), NULL, &p, &result);
 		if (err != -EINVAL || p || !result.message[0])
-			fprintf(stderr, "  case %zu: err %d message '%s'\n", i, err, result.message);
+			fprintf(stderr, "  case %zu: err %d message '%s'\n", i, err,
+				result.message);
 		CHECK(err == -EINVAL && !p && result.message[0]);
 	}
 }
@@ -362,8 +363,9 @@ static void test_text_output(void)
 	fputc(' ', out);
 	text_output__markdown_code(out, "a|b`c");
 	fclose(out);
-	CHECK(buf && !strcmp(buf, "\"a\\\"\\\\\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffdz\" 0 12.5 "
-				  "``a\\|b`c``"));
+	CHECK(buf &&
+	      !strcmp(buf, "\"a\\\"\\\\\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffdz\" 0 12.5 "
+			   "``a\\|b`c``"));
 	free(buf);
 }
 

@@ -81,10 +81,11 @@ expect_ran() {
 
 # expect_released PID: no thread of PID is traced or stopped any more.
 expect_released() {
-	local status
+	local status text
 	for status in /proc/$1/task/*/status; do
-		grep -q '^TracerPid:[[:space:]]*0$' "$status" || fail "$status still has a tracer"
-		grep -q '^State:[[:space:]]*[tT]' "$status" && fail "$status is still stopped"
+		text=$(cat "$status" 2>/dev/null) || continue # that thread just exited
+		echo "$text" | grep -q '^TracerPid:[[:space:]]*0$' || fail "$status still has a tracer"
+		echo "$text" | grep -q '^State:[[:space:]]*[tT]' && fail "$status is still stopped"
 	done
 	return 0
 }

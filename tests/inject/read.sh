@@ -4,7 +4,8 @@
 # the rest of the data afterwards.  The target reads exactly the bytes sent
 # (same count and hash as without injection), sees no EINTR and exits 0.
 # MODE=epoll (epoll.sh) waits in epoll_wait, which reports EINTR for a bare
-# ptrace interrupt unless the injector restarts it.
+# ptrace interrupt unless the injector restarts it; MODE=ppoll (ppoll.sh)
+# in ppoll with a temporary signal mask, which must not outlive the call.
 . "$INJECT_TESTS/common.sh"
 MODE=${MODE:-read}
 
@@ -21,6 +22,7 @@ head -c 1000 "$WORK/data" >&3
 case $MODE in
 read) want_nr=0 want_ret=-512 ;;     # read, ERESTARTSYS
 epoll) want_nr=232 want_ret=-4 ;;    # epoll_wait, EINTR
+ppoll) want_nr=271 want_ret=-514 ;;  # ppoll, ERESTARTNOHAND
 esac
 in_wait=0
 for i in 1 2 3; do

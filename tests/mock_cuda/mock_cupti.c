@@ -107,13 +107,14 @@ static uint64_t cupti_now(void)
 	return timestamp ? timestamp() : clock_ns(CLOCK_REALTIME);
 }
 
-/* A GPU (monotonic) time on CUPTI's clock, mapped at the time of the
- * conversion as the real one interpolates. */
-static uint64_t to_cupti_clock(uint64_t mono)
+/* From the mock's GPU clock (monotonic) to CUPTI's, mapped at the time of
+ * the conversion as the real one interpolates: one mapping per record, so
+ * its times keep their order. */
+static int64_t cupti_clock_offset(void)
 {
 	uint64_t now = cupti_now(), now_mono = clock_ns(CLOCK_MONOTONIC);
 
-	return now - (now_mono - mono);
+	return (int64_t)(now - now_mono);
 }
 
 static bool callback_enabled(int domain, uint32_t cbid)
@@ -223,6 +224,7 @@ static void hook_activity(const struct mock_activity *a)
 		CUpti_ActivityMemcpy6 memcpy;
 		CUpti_ActivityMemset4 memset;
 	} r;
+	int64_t offset = cupti_clock_offset();
 	CUpti_ActivityKind kind;
 
 	if (driver_correlation < 0) {
@@ -242,9 +244,9 @@ static void hook_activity(const struct mock_activity *a)
 		r.kernel = (CUpti_ActivityKernel10){
 			.kind = kind,
 			.registersPerThread = 32,
-			.start = to_cupti_clock(a->start_ns),
-			.end = to_cupti_clock(a->end_ns),
-			.completed = to_cupti_clock(a->end_ns),
+			.start = a->start_ns + offset,
+			.end = a->end_ns + offset,
+			.completed = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,
@@ -271,8 +273,8 @@ static void hook_activity(const struct mock_activity *a)
 			.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
 			.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 			.bytes = a->bytes,
-			.start = to_cupti_clock(a->start_ns),
-			.end = to_cupti_clock(a->end_ns),
+			.start = a->start_ns + offset,
+			.end = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,
@@ -287,8 +289,8 @@ static void hook_activity(const struct mock_activity *a)
 			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
 			.value = a->value,
 			.bytes = a->bytes,
-			.start = to_cupti_clock(a->start_ns),
-			.end = to_cupti_clock(a->end_ns),
+			.start = a->start_ns + offset,
+			.end = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,

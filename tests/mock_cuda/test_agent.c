@@ -603,11 +603,12 @@ static int scenario_attach(void)
 	return failures ? 1 : 0;
 }
 
+/* The launching thread's CPU time per launch from mock_app --bench. */
 static double bench_result(const char *err)
 {
-	const char *at = strstr(err, "launches ");
+	const char *at = strstr(err, "ns/launch ");
 
-	return at ? strtod(at + 9, NULL) : -1;
+	return at ? strtod(at + 10, NULL) : -1;
 }
 
 /* Cost of the launch path: no CUPTI, a trivial other subscriber, and the
@@ -645,8 +646,13 @@ static int scenario_bench(void)
 	{
 		const struct gpu_agent_info *a = gpu_session__agent(r.gs, 0);
 
-		fprintf(stderr, "agent: %" PRIu64 " launches sent, %" PRIu64 " dropped\n",
-			a ? a->sent_launches : 0, a ? a->dropped_launches : 0);
+		fprintf(stderr,
+			"agent: %" PRIu64 " launches sent, %" PRIu64 " dropped; %zu GPU records, %" PRIu64
+			" activity records dropped by CUPTI, %" PRIu64 " messages dropped\n",
+			a ? a->sent_launches : 0, a ? a->dropped_launches : 0,
+			gpu_session__nr_records(r.gs), a ? a->dropped_activity : 0,
+			a ? a->dropped_messages : 0);
+		fprintf(stderr, "agent goodbye: %" PRIu64 " kernels sent, %" PRIu64 " incomplete\n", a ? a->sent_kernels : 0, a ? a->incomplete : 0);
 	}
 	/* Generous: the machine is shared; this catches a syscall per launch. */
 	EXPECT(agent - subscribed < 20000, "the agent costs %.0f ns per launch",
