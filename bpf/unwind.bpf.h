@@ -13,12 +13,20 @@
  * Constant once loaded, so record sizes below are known to the verifier. */
 const volatile __u32 stack_copy_bytes = 0;
 
+/* The copy size, clamped: the verifier then knows every bound below. */
+#define STACK_COPY_MAX (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY)
 /* Extra bytes a sample record carries after struct sample_event. */
-#define STACK_COPY_RECORD_BYTES                                                          \
-	(stack_copy_bytes ? sizeof(struct user_stack_copy) +                             \
-				    (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : \
-									  MAX_STACK_COPY) : \
-			    0)
+#define STACK_COPY_RECORD_BYTES                                                                    \
+	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX : 0)
+
+/* The end of each thread's stack mapping, for the samples whose own lookup
+ * finds the mmap lock taken (a thread in mmap() or munmap()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} stack_ends SEC(".maps");
 
 static long unwind__vma_end(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
@@ -34,8 +42,9 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 	 * kernel entry otherwise; either way at the top of the task's kernel
 	 * stack. */
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u32 max = stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY;
-	__u64 sp, end = 0, size;
+	__u32 max = STACK_COPY_MAX;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 sp, end = 0, size, *known;
 	long err;
 
 	copy->regs[UNWIND_REG_RAX] = regs->ax;
@@ -62,9 +71,17 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 
 	/* A read that crosses the end of the stack mapping fails whole, so
 	 * stop at the end of sp's mapping.  The lookup needs the mmap lock;
-	 * when another thread holds it, copy all and hope it is mapped. */
+	 * when another thread holds it, take the end this thread's last
+	 * lookup found. */
 	size = max;
+	known = bpf_map_lookup_elem(&stack_ends, &tid);
 	if (!bpf_find_vma(task, sp, unwind__vma_end, &end, 0) && end > sp) {
+		if (!known || *known != end)
+			bpf_map_update_elem(&stack_ends, &tid, &end, BPF_ANY);
+	} else {
+		end = known && *known > sp ? *known : 0;
+	}
+	if (end) {
 		copy->stack_end = end;
 		if (end - sp < size)
 			size = end - sp;

@@ -31,8 +31,8 @@ enum unwind_register {
  */
 struct user_stack_copy {
 	__u64 regs[UNWIND_NR_REGS];
-	__u32 size;   /* bytes of data[] read, from sp up */
-	__s32 error;  /* 0, or the negative errno of a failed read */
+	__u32 size;	 /* bytes of data[] read, from sp up */
+	__s32 error;	 /* 0, or the negative errno of a failed read */
 	__u64 stack_end; /* end of the stack mapping, 0 when unknown */
 	__u8 data[];
 };

@@ -48,8 +48,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 int do_convert(int argc, char **argv)
 {
-	/* Timelines survive a speedscope-to-speedscope conversion. */
-	struct profile_read_options read_options = { .keep_timeline = true };
+	struct profile_read_options read_options = { 0 };
 	struct output_file output = { 0 };
 	enum output_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
@@ -88,6 +87,9 @@ int do_convert(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
+	/* Timelines survive a speedscope-to-speedscope conversion; folded
+	 * output has no use for them. */
+	read_options.keep_timeline = format == FORMAT_SPEEDSCOPE;
 	err = output_file__open(&output, output_path);
 	if (err) {
 		report__error("cannot create %s: %s", output_path, strerror(-err));

@@ -15,6 +15,7 @@
 #include "report.h"
 
 /* 1 means a regression and nothing else, so every failure is 2. */
+#define EXIT_REGRESSION 1
 #define EXIT_DIFF_ERROR EXIT_USAGE
 
 enum {
@@ -184,7 +185,7 @@ int do_diff(int argc, char **argv)
 		else
 			report__info("no share grew by more than %.2f points", options.threshold);
 	}
-	status = regressions ? 1 : EXIT_OK;
+	status = regressions ? EXIT_REGRESSION : EXIT_OK;
 cleanup:
 	output_file__abort(&output);
 	profile_diff__free(diff);

@@ -1415,7 +1415,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 int gpu_session__merge(struct gpu_session *gs, struct profile *p,
 		       const struct gpu_merge_options *options)
 {
-	struct gpu_merge_options none = {0};
+	struct gpu_merge_options none = { 0 };
 	struct merge_state m = {.gs = gs, .profile = p, .options = options ? options : &none};
 	size_t n = gs->nr_records ? gs->nr_records : 1, nr_probed = 0;
 	size_t *order = malloc(n * sizeof(*order));
@@ -1695,7 +1695,8 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 			     "launch of the same kernel\n",
 			     stats.inferred);
 	if (s.unattributed)
-		report__text("  unattributed: %" PRIu64 " of %zu GPU activities had no launch stack\n",
+		report__text("  unattributed: %" PRIu64
+			     " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
 	if (stats.dropped_by_agent || stats.dropped_records)
 		report__text("  dropped: %" PRIu64 " records in the agents, %" PRIu64 " here\n",

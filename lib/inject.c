@@ -1460,20 +1460,12 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	if (err)
 		return err;
 
-	/* First call: resuming also ends any temporary mask that ppoll(),
-	 * pselect() or sigsuspend() had set, so the real mask reads next. */
-	err = tracee__call_checked(tracee, result, fn->errno_location, true, NULL, 0, &ret);
-	if (err)
-		return err;
-	tracee->errno_address = ret;
-	err = tracee__read(tracee, ret, &tracee->saved_errno, sizeof(int));
-	if (err)
-		return err;
-	tracee->errno_saved = true;
-
-	/* Asynchronous signals wait until we are done, in the kernel's queue;
-	 * faults stay deliverable so that our return trap never resets a
-	 * handler (force_sig on a blocked signal does). */
+	/* Asynchronous signals wait in the kernel's queue until we are done;
+	 * faults stay deliverable, so that our return trap never resets a
+	 * handler (force_sig() on a blocked signal does).  While ppoll(),
+	 * pselect() or sigsuspend() have a temporary mask in force, this reads
+	 * the thread's real one, and setting a mask drops the temporary one:
+	 * the restarted call puts it back itself. */
 	if (ptrace(PTRACE_GETSIGMASK, tracee->tid, sizeof(uint64_t), &tracee->saved_mask) < 0)
 		return ptrace__error();
 	if (tracee->saved_mask & SIGNAL_BIT(SIGSEGV)) {
@@ -1487,6 +1479,16 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 		if (ptrace(PTRACE_SETSIGMASK, tracee->tid, sizeof(uint64_t), &mask) < 0)
 			return ptrace__error();
 	}
+
+	/* errno is the thread's own; our calls change it. */
+	err = tracee__call_checked(tracee, result, fn->errno_location, true, NULL, 0, &ret);
+	if (err)
+		return err;
+	tracee->errno_address = ret;
+	err = tracee__read(tracee, ret, &tracee->saved_errno, sizeof(int));
+	if (err)
+		return err;
+	tracee->errno_saved = true;
 
 	/* A private stack with a guard page below it; the strings at its top. */
 	args[0] = 0;

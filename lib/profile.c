@@ -196,7 +196,8 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 		return -ENOMEM;
 	for (pos = h & (index->cap - 1); index->slots[pos]; pos = (pos + 1) & (index->cap - 1)) {
 		s = &p->stacks[index->slots[pos] - 1];
-		if (s->depth == depth && !memcmp(s->frames, frames, depth * sizeof(*frames)))
+		if (s->depth == depth &&
+		    (!depth || !memcmp(s->frames, frames, depth * sizeof(*frames))))
 			return index->slots[pos] - 1;
 	}
 	if (grow_array((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
@@ -205,7 +206,8 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 	s->frames = malloc((depth ? depth : 1) * sizeof(*frames));
 	if (!s->frames)
 		return -ENOMEM;
-	memcpy(s->frames, frames, depth * sizeof(*frames));
+	if (depth)
+		memcpy(s->frames, frames, depth * sizeof(*frames));
 	s->depth = depth;
 	s->weight = 0;
 	index->slots[pos] = ++p->nr_stacks;
@@ -299,6 +301,8 @@ static int compare_samples(const void *a, const void *b)
 
 void profile__sort_samples(struct profile *p)
 {
+	if (p->nr_samples < 2)
+		return;
 	qsort(p->samples, p->nr_samples, sizeof(*p->samples), compare_samples);
 }
 

@@ -1252,10 +1252,10 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 		e->keep = trailing;
 	}
 
-	/* With no eval frame to pair (a native chain cut short), the Python
-	 * frames go first, and what follows them is leaf-ward of Python. */
-	after_match = !matched;
+	/* Python frames without an eval frame to go to (a native chain cut
+	 * short) go first, and what follows them is leaf-ward of Python. */
 	next_group = nr_groups - matched;
+	after_match = next_group > 0;
 	err = emit_group(r, p, keys, nr_keys, 0, group_start[next_group], frames, &n, max);
 	if (err)
 		goto cleanup;

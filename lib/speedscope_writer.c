@@ -19,6 +19,10 @@ struct speedscope_writer {
 	int64_t *frame_index; /* frame id -> shared frame index, -1 if unused */
 	json_t *frames;
 	json_t *profiles;
+	/* Sample indices grouped by thread, in time order within each:
+	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
+	uint32_t *by_thread;
+	size_t *thread_start;
 };
 
 /* jansson refuses invalid UTF-8; symbol names are bytes, so replace what is
@@ -171,12 +175,12 @@ static int write_thread(struct speedscope_writer *w, uint32_t thread)
 	profile = new_profile("sampled", name, "microseconds");
 	if (!profile || !samples || !weights)
 		goto cleanup;
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct sample *s = &p->samples[i];
+	for (size_t k = w->thread_start[thread]; k < w->thread_start[thread + 1]; k++) {
+		const struct sample *s = &p->samples[w->by_thread[k]];
 		double at = s->time_ns / 1e3;
 		json_t *stack;
 
-		if (s->thread != thread || is_gpu_stack(p, s->stack) != (w->view == VIEW_GPU))
+		if (is_gpu_stack(p, s->stack) != (w->view == VIEW_GPU))
 			continue;
 		/* An empty sample stands for the time the thread was not seen
 		 * on a CPU, so the time-order view is the real timeline. */
@@ -212,6 +216,7 @@ static int write_aggregate(struct speedscope_writer *w)
 {
 	const struct profile *p = w->profile;
 	json_t *profile, *samples = json_array(), *weights = json_array();
+	size_t written = 0;
 	double total = 0;
 	int err = -ENOMEM;
 
@@ -226,10 +231,20 @@ static int write_aggregate(struct speedscope_writer *w)
 			continue;
 		if (w->view != VIEW_ALL && is_gpu_stack(p, i) != (w->view == VIEW_GPU))
 			continue;
+		/* As with threads: GPU work with a timeline goes out as GPU
+		 * streams only, so no weight is in two profiles. */
+		if (p->nr_gpu && w->view != VIEW_CPU && is_gpu_stack(p, i))
+			continue;
 		stack = stack_json(w, i);
 		if (!stack || add_sampled(samples, weights, stack, s->weight))
 			goto cleanup;
 		total += s->weight;
+		written++;
+	}
+	/* Nothing but GPU streams: no empty profile before them. */
+	if (!written && p->nr_gpu && w->view != VIEW_CPU) {
+		err = 0;
+		goto cleanup;
 	}
 	if (set_new(profile, "startValue", json_integer(0)) ||
 	    set_new(profile, "endValue", json_real(total)) ||
@@ -321,15 +336,43 @@ static int write_gpu_streams(struct speedscope_writer *w)
 			cursor = p->duration_ns / 1e3;
 		if (set_new(profile, "startValue", json_integer(0)) ||
 		    set_new(profile, "endValue", json_real(cursor)) ||
-		    set_new(profile, "events", events) || json_array_append_new(w->profiles, profile)) {
+		    set_new(profile, "events", events)) {
 			json_decref(profile);
 			goto cleanup;
 		}
+		/* On failure json_array_append_new() has dropped the profile. */
+		if (json_array_append_new(w->profiles, profile))
+			goto cleanup;
 	}
 	err = 0;
 cleanup:
 	free(order);
 	return err;
+}
+
+/* A stable counting sort of the samples by thread, so each thread's profile
+ * is written in one pass over its own samples. */
+static int group_by_thread(struct speedscope_writer *w)
+{
+	const struct profile *p = w->profile;
+	size_t *next;
+
+	w->thread_start = calloc(p->nr_threads + 1, sizeof(*w->thread_start));
+	w->by_thread = malloc(p->nr_samples * sizeof(*w->by_thread));
+	next = calloc(p->nr_threads + 1, sizeof(*next));
+	if (!w->thread_start || !w->by_thread || !next) {
+		free(next);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++)
+		w->thread_start[p->samples[i].thread + 1]++;
+	for (size_t t = 0; t < p->nr_threads; t++)
+		w->thread_start[t + 1] += w->thread_start[t];
+	memcpy(next, w->thread_start, (p->nr_threads + 1) * sizeof(*next));
+	for (size_t i = 0; i < p->nr_samples; i++)
+		w->by_thread[next[p->samples[i].thread]++] = i;
+	free(next);
+	return 0;
 }
 
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
@@ -346,6 +389,9 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 	for (size_t i = 0; i < p->nr_frames; i++)
 		w.frame_index[i] = -1;
 	if (p->nr_samples && view != VIEW_GPU) {
+		err = group_by_thread(&w);
+		if (err)
+			goto cleanup;
 		for (size_t t = 0; t < p->nr_threads; t++) {
 			err = write_thread(&w, t);
 			if (err)
@@ -380,5 +426,7 @@ cleanup:
 	json_decref(w.frames);
 	json_decref(w.profiles);
 	free(w.frame_index);
+	free(w.by_thread);
+	free(w.thread_start);
 	return err;
 }

@@ -28,6 +28,7 @@ struct unwinder {
 	uint64_t *frames;
 	size_t nr_frames, max_frames;
 	uint64_t last_sp;
+	bool past_copy; /* a read above the copy failed: the stack goes on */
 
 	struct unwind_stats stats;
 };
@@ -58,14 +59,19 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *d
 	const struct module *m;
 	uint64_t offset;
 
-	if (addr >= u->sp && addr + sizeof(*result) <= u->copy_end && addr + sizeof(*result) > addr) {
+	if (addr >= u->sp && addr + sizeof(*result) <= u->copy_end &&
+	    addr + sizeof(*result) > addr) {
 		memcpy(result, u->copy->data + (addr - u->sp), sizeof(*result));
 		return true;
 	}
 	m = symbolizer__module_of(u->symbolizer, addr, &offset);
-	if (!m || m->fd < 0)
-		return false;
-	return pread(m->fd, result, sizeof(*result), offset) == sizeof(*result);
+	if (m && m->fd >= 0 && pread(m->fd, result, sizeof(*result), offset) == sizeof(*result))
+		return true;
+	/* libdwfl takes a return address it cannot read for the end of the
+	 * stack: note that it was not. */
+	if (addr >= u->copy_end)
+		u->past_copy = true;
+	return false;
 }
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
@@ -220,18 +226,19 @@ static size_t complete_from_fp(struct unwinder *u, const uint64_t *fp, size_t nr
 	return added;
 }
 
-static uint64_t monotonic_ns(void)
+/* CPU time, not wall time: the cost stays honest on a loaded machine. */
+static uint64_t cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_copy *copy,
 		     size_t copy_bytes, uint64_t *addrs, uint16_t *nr, size_t max)
 {
-	uint64_t fp[MAX_STACK_DEPTH], frames[MAX_STACK_DEPTH], start = monotonic_ns();
+	uint64_t fp[MAX_STACK_DEPTH], frames[MAX_STACK_DEPTH], start = cpu_ns();
 	size_t nr_fp = *nr < MAX_STACK_DEPTH ? *nr : MAX_STACK_DEPTH;
 	bool stale = false;
 	int err, ret;
@@ -258,8 +265,11 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 	u->nr_frames = 0;
 	u->max_frames = max < MAX_STACK_DEPTH ? max : MAX_STACK_DEPTH;
 	u->last_sp = u->sp;
+	u->past_copy = false;
 
 	ret = dwfl_getthread_frames(u->dwfl, tid, on_frame, u);
+	if (ret == 0 && u->past_copy)
+		ret = -1;
 	if (ret == 0) {
 		u->stats.complete++;
 	} else if (u->nr_frames >= u->max_frames) {
@@ -269,21 +279,21 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 	} else {
 		u->stats.truncated++;
 	}
-	if (ret && (!u->nr_frames ||
-		    !symbolizer__covers(u->symbolizer, u->frames[u->nr_frames - 1]))) {
+	if (ret &&
+	    (!u->nr_frames || !symbolizer__covers(u->symbolizer, u->frames[u->nr_frames - 1]))) {
 		/* Into code no module covers: a library mapped since the last
 		 * refresh, whose CFI the caller can still fetch. */
 		stale = true;
 	}
 	if (!u->nr_frames) {
 		/* Not even the leaf: keep what the frame pointers gave. */
-		u->stats.ns += monotonic_ns() - start;
+		u->stats.ns += cpu_ns() - start;
 		return stale ? UNWIND_STALE : 0;
 	}
 	memcpy(addrs, frames, u->nr_frames * sizeof(*addrs));
 	*nr = u->nr_frames;
 	u->stats.frames += u->nr_frames;
-	u->stats.ns += monotonic_ns() - start;
+	u->stats.ns += cpu_ns() - start;
 	return stale ? UNWIND_STALE : 0;
 }
 
@@ -292,12 +302,13 @@ void unwinder__report(const struct unwinder *u)
 	const struct unwind_stats *st = &u->stats;
 	double n = st->samples ? st->samples : 1;
 
-	report__debug("unwind: %llu samples with a stack copy of %.0f bytes (records of %.0f bytes, "
-		      "%.0f written), %.1f us and %.1f frames per sample; %.1f%% complete by CFI, "
-		      "%.1f%% completed from frame pointers, %.1f%% cut short, %.1f%% without a copy",
-		      (unsigned long long)st->samples, st->copy_bytes / n, st->record_bytes / n,
-		      sizeof(struct sample_event) + sizeof(struct user_stack_copy) + st->copy_bytes / n,
-		      st->ns / n / 1000.0, st->frames / n, 100.0 * st->complete / n,
-		      100.0 * st->completed_by_fp / n, 100.0 * st->truncated / n,
-		      100.0 * st->copy_failed / n);
+	report__debug(
+	    "unwind: %llu samples with a stack copy of %.0f bytes (records of %.0f bytes, "
+	    "%.0f written), %.1f us and %.1f frames per sample; %.1f%% complete by CFI, "
+	    "%.1f%% completed from frame pointers, %.1f%% cut short, %.1f%% without a copy",
+	    (unsigned long long)st->samples, st->copy_bytes / n, st->record_bytes / n,
+	    sizeof(struct sample_event) + sizeof(struct user_stack_copy) + st->copy_bytes / n,
+	    st->ns / n / 1000.0, st->frames / n, 100.0 * st->complete / n,
+	    100.0 * st->completed_by_fp / n, 100.0 * st->truncated / n,
+	    100.0 * st->copy_failed / n);
 }

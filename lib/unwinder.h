@@ -22,15 +22,15 @@ struct unwinder;
 
 /* Counts over a session, for -v and the benchmark. */
 struct unwind_stats {
-	uint64_t samples;	 /* samples that carried a stack copy */
-	uint64_t copy_failed;	 /* the copy could not be read: frame pointers only */
-	uint64_t complete;	 /* the CFI reached the outermost frame */
+	uint64_t samples;	  /* samples that carried a stack copy */
+	uint64_t copy_failed;	  /* the copy could not be read: frame pointers only */
+	uint64_t complete;	  /* the CFI reached the outermost frame */
 	uint64_t completed_by_fp; /* ended early, completed from the frame-pointer chain */
-	uint64_t truncated;	 /* ended early with nothing to complete it */
-	uint64_t frames;	 /* user frames produced */
-	uint64_t copy_bytes;	 /* stack bytes the kernel copied */
-	uint64_t record_bytes;	 /* ring-buffer bytes the samples took */
-	uint64_t ns;		 /* time spent unwinding */
+	uint64_t truncated;	  /* ended early with nothing to complete it */
+	uint64_t frames;	  /* user frames produced */
+	uint64_t copy_bytes;	  /* stack bytes the kernel copied */
+	uint64_t record_bytes;	  /* ring-buffer bytes the samples took */
+	uint64_t ns;		  /* CPU time spent unwinding */
 };
 
 /*

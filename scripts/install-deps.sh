@@ -9,7 +9,7 @@ packages=(
 	libbpf-dev bpftool libelf-dev libdw-dev libjansson-dev libiberty-dev
 	zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 	systemtap-sdt-dev
-	python3 python3-jsonschema python3-torch
+	python3 python3-jsonschema python3-torch libc6-dbg
 	linux-perf bpfcc-tools
 )
 

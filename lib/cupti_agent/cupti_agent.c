@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libllmprof_cupti.so, the CUPTI agent llmprof puts into a CUDA process.
- * It subscribes to CUPTI, fires the llmprof:launch USDT probe on every
- * launching thread so BPF can take the CPU stack, and streams launch, kernel,
- * memcpy and memset records to llmprof over the socket of gpu_protocol.h.
- * It links no CUPTI: it uses the libcupti the process already maps, else
- * $LLMPROF_CUPTI_LIBRARY, else the system's, else CUDA_ROOT's.  When the
- * socket closes it stops CUPTI and leaves the process as it found it.
+ * It subscribes to CUPTI, fires the llmprof:launch(correlation, cbid,
+ * domain) USDT probe on every launching thread so BPF can take the CPU
+ * stack, and streams launch, kernel, memcpy and memset records to llmprof
+ * over the socket of gpu_protocol.h.  It links no CUPTI: it uses the
+ * libcupti the process already maps, else $LLMPROF_CUPTI_LIBRARY, else the
+ * system's, else CUDA_ROOT's.  When the socket closes it disables activity,
+ * flushes, and finalizes CUPTI from the next API exit callback (or, if the
+ * process makes no CUDA call within two seconds, unsubscribes), so the
+ * process runs on as before and a later llmprof_agent_start() works.
+ *
+ * Environment of the target: LLMPROF_AGENT_SOCKET (record mode: the socket);
+ * LLMPROF_CUPTI_LIBRARY (a libcupti to use when none is mapped);
+ * LLMPROF_AGENT_PROBE_RATE (launch probes per second and thread, default
+ * 10000, 0 for all); LLMPROF_AGENT_CLOCK=offset|callback (overrides the
+ * clock choice: callback in record mode, offset in attach mode).
  */
 #include <cupti.h>
 #include <dlfcn.h>

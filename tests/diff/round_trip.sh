@@ -21,7 +21,8 @@ for f in base.folded new.folded perf.folded bcc.folded gpu.folded pyspy.raw lf.f
 	diff -u "$work/sorted.folded" "$work/back.folded" || fail "$f: folded -> speedscope -> folded"
 done
 
-for f in recorded.speedscope.json evented.speedscope.json pyspy.speedscope.json; do
+for f in recorded.speedscope.json evented.speedscope.json pyspy.speedscope.json \
+	gpu_streams.speedscope.json; do
 	"$llmprof" convert -f speedscope "$inputs/$f" >"$work/once.json" || fail "$f once"
 	"$llmprof" convert -f speedscope "$work/once.json" >"$work/twice.json" || fail "$f twice"
 	cmp "$work/once.json" "$work/twice.json" || fail "$f: speedscope -> speedscope is not stable"

@@ -31,7 +31,8 @@ skip() {
 # start_target CMD...: runs CMD in the background (stdout to target.out);
 # its PID is in $TARGET_PID.
 start_target() {
-	"$@" >"$WORK/target.out" 2>"$WORK/target.err" &
+	echo "--- $*" >>"$WORK/target.err"
+	"$@" >"$WORK/target.out" 2>>"$WORK/target.err" &
 	TARGET_PID=$!
 	BACKGROUND_PIDS="$BACKGROUND_PIDS $TARGET_PID"
 }
@@ -52,6 +53,27 @@ wait_exit() {
 	wait "$1"
 	got=$?
 	[ "$got" = "$2" ] || fail "process $1 exited $got, expected $2"
+}
+
+# wait_started FILE: until the payload's "started" option has recorded the
+# start of its call in FILE (10 s).
+wait_started() {
+	local i
+	for i in $(seq 1000); do
+		grep -q '^started ' "$1" 2>/dev/null && return 0
+		sleep 0.01
+	done
+	fail "the injected call never started"
+}
+
+# wait_traced PID: until a thread of PID is held in a ptrace stop (10 s).
+wait_traced() {
+	local i
+	for i in $(seq 1000); do
+		grep -q '^State:[[:space:]]*t' /proc/$1/task/*/status 2>/dev/null && return 0
+		sleep 0.01
+	done
+	fail "the injector never held process $1 stopped"
 }
 
 # inject PID ARG [OPTIONS...]: injects the payload; its result line is in

@@ -8,7 +8,7 @@
 
 for mode in app libc; do
 	rm -f "$WORK/ready" "$WORK/ran"
-	start_target "$TARGETS/target_compute" $mode 2000 "$WORK/ready"
+	start_target "$TARGETS/target_compute" $mode 4000 "$WORK/ready"
 	wait_file "$WORK/ready"
 	computing=0
 	for i in 1 2 3 4 5; do

@@ -2,7 +2,8 @@
 /*
  * The test payload injected into targets: records that it ran, in which
  * process and thread, to the file its argument names, and returns 42.
- * Argument: "PATH[;sleep=MS][;thread][;pending][;exit]".
+ * Argument: "PATH[;started][;sleep=MS][;thread][;pending][;exit]", options
+ * acted on in order: started records that the call began.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -76,6 +77,8 @@ int payload_start(const char *arg)
 		} else if (strncmp(option + 1, "pending", 7) == 0) {
 			record("pending pid=%d tid=%d %s %llx\n", "signals",
 			       status_hex("SigPnd:") | status_hex("ShdPnd:"));
+		} else if (strncmp(option + 1, "started", 7) == 0) {
+			record("started pid=%d tid=%d %s %llu\n", "-", 0);
 		} else if (strncmp(option + 1, "exit", 4) == 0) {
 			_exit(7);
 		}

@@ -21,9 +21,10 @@ diff -u <(seq -f 'tick %g' 100; echo done) "$WORK/target.out" || fail "output ch
 rm -f "$WORK/ready"
 start_target "$TARGETS/target_sleep" libc 100 "$WORK/ready"
 wait_file "$WORK/ready"
-"$INJECT_TOOL" $TARGET_PID "$PAYLOAD" payload_start "$WORK/ran;sleep=300" >"$WORK/result" 2>"$WORK/tool.err" &
+rm -f "$WORK/ran"
+"$INJECT_TOOL" $TARGET_PID "$PAYLOAD" payload_start "$WORK/ran;started;sleep=300" >"$WORK/result" 2>"$WORK/tool.err" &
 TOOL=$!
-sleep 0.1
+wait_started "$WORK/ran"
 kill -STOP $TARGET_PID
 wait $TOOL
 INJECT_STATUS=$?

@@ -11,19 +11,19 @@ inject $TARGET_PID "$WORK/ran;exit" --timeout-ms 3000
 [ "$INJECT_STATUS" = 1 ] && [ "$(field err)" = -3 ] || fail "exit during the call: $RESULT"
 wait_exit $TARGET_PID 7
 
-rm -f "$WORK/ready"
+rm -f "$WORK/ready" "$WORK/ran"
 start_target "$TARGETS/target_sleep" libc 500 "$WORK/ready"
 wait_file "$WORK/ready"
-start=$(date +%s%N)
-"$INJECT_TOOL" --timeout-ms 5000 $TARGET_PID "$PAYLOAD" payload_start "$WORK/ran;sleep=3000" \
+"$INJECT_TOOL" --timeout-ms 5000 $TARGET_PID "$PAYLOAD" payload_start "$WORK/ran;started;sleep=3000" \
 	>"$WORK/result" 2>"$WORK/tool.err" &
 TOOL=$!
-sleep 0.3
+wait_started "$WORK/ran"
+start=$(date +%s%N)
 kill -9 $TARGET_PID
 wait $TOOL
 status=$?
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 RESULT=$(cat "$WORK/result")
 [ $status = 1 ] && [ "$(field err)" = -3 ] || fail "killed during the call: $RESULT"
-[ $took -lt 1500 ] || fail "the injector took $took ms to notice"
+[ $took -lt 1000 ] || fail "the injector took $took ms to notice"
 echo PASS

@@ -2,8 +2,10 @@
 /*
  * Injection target with its own signal handlers: SIGUSR1 (SA_RESTART),
  * SIGINT (without), SIGRTMIN (queued, values must arrive in order), a 5 ms
- * POSIX timer on SIGALRM (every expiry counted, overruns included) and
- * SIGSEGV (used once at the end, to show the handler survived).  It sleeps
+ * POSIX timer on SIGALRM (every expiry counted, overruns included), SIGTRAP
+ * (sent with kill: a "synchronous" signal the injector does not block but
+ * holds and re-delivers) and SIGSEGV (one real fault at the end, to show
+ * the handler survived).  It sleeps
  * until SIGUSR2, then prints what its handlers saw.
  *
  *   target_signals run READY_FILE
@@ -20,7 +22,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t usr1_count, int_count, rt_count, rt_last, rt_out_of_order, stop,
-    segv_count;
+    segv_count, trap_count;
 static volatile long long timer_expiries;
 static sigjmp_buf segv_jump;
 
@@ -32,6 +34,11 @@ static void on_usr1(int sig)
 static void on_int(int sig)
 {
 	int_count++;
+}
+
+static void on_trap(int sig)
+{
+	trap_count++;
 }
 
 static void on_usr2(int sig)
@@ -114,6 +121,7 @@ int main(int argc, char **argv)
 	handle(SIGUSR1, on_usr1, SA_RESTART);
 	handle(SIGINT, on_int, 0);
 	handle(SIGUSR2, on_usr2, 0);
+	handle(SIGTRAP, on_trap, SA_RESTART);
 	handle(SIGSEGV, on_segv, SA_NODEFER);
 	handle_info(SIGRTMIN, on_rt);
 	handle_info(SIGALRM, on_alarm);
@@ -143,7 +151,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "target_signals: SIGRTMIN values out of order\n");
 		return 1;
 	}
-	printf("usr1=%d int=%d rt=%d\n", (int)usr1_count, (int)int_count, (int)rt_count);
+	printf("usr1=%d int=%d rt=%d trap=%d\n", (int)usr1_count, (int)int_count, (int)rt_count,
+	       (int)trap_count);
 	if (sigsetjmp(segv_jump, 1) == 0)
 		*(volatile int *)0 = 1;
 	printf("segv=%d\n", (int)segv_count);

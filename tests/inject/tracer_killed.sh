@@ -10,16 +10,7 @@ wait_file "$WORK/ready"
 "$INJECT_TOOL" --hold-ms 5000 $TARGET_PID "$PAYLOAD" payload_start "$WORK/ran" \
 	>"$WORK/result" 2>"$WORK/tool.err" &
 TOOL=$!
-stopped=
-for i in $(seq 300); do
-	if grep -q '^State:[[:space:]]*t' /proc/$TARGET_PID/status &&
-		! grep -q '^TracerPid:[[:space:]]*0$' /proc/$TARGET_PID/status; then
-		stopped=1
-		break
-	fi
-	sleep 0.01
-done
-[ "$stopped" ] || fail "the injector never held the target stopped"
+wait_traced $TARGET_PID
 sleep 0.3
 kill -9 $TOOL
 wait $TOOL

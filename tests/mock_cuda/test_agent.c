@@ -409,8 +409,8 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
  * the rate plus a burst fire, the rest still carry launch records. */
 static int scenario_probe_rate(void)
 {
-	const char *args[] = { "--bench", "20000", NULL };
-	const char *env[] = { "LLMPROF_AGENT_PROBE_RATE=1000", NULL };
+	const char *args[] = {"--bench", "20000", NULL};
+	const char *env[] = {"LLMPROF_AGENT_PROBE_RATE=1000", NULL};
 	size_t outer, probed;
 	double seconds;
 	struct run r;
@@ -647,12 +647,14 @@ static int scenario_bench(void)
 		const struct gpu_agent_info *a = gpu_session__agent(r.gs, 0);
 
 		fprintf(stderr,
-			"agent: %" PRIu64 " launches sent, %" PRIu64 " dropped; %zu GPU records, %" PRIu64
+			"agent: %" PRIu64 " launches sent, %" PRIu64
+			" dropped; %zu GPU records, %" PRIu64
 			" activity records dropped by CUPTI, %" PRIu64 " messages dropped\n",
 			a ? a->sent_launches : 0, a ? a->dropped_launches : 0,
 			gpu_session__nr_records(r.gs), a ? a->dropped_activity : 0,
 			a ? a->dropped_messages : 0);
-		fprintf(stderr, "agent goodbye: %" PRIu64 " kernels sent, %" PRIu64 " incomplete\n", a ? a->sent_kernels : 0, a ? a->incomplete : 0);
+		fprintf(stderr, "agent goodbye: %" PRIu64 " kernels sent, %" PRIu64 " incomplete\n",
+			a ? a->sent_kernels : 0, a ? a->incomplete : 0);
 	}
 	/* Generous: the machine is shared; this catches a syscall per launch. */
 	EXPECT(agent - subscribed < 20000, "the agent costs %.0f ns per launch",

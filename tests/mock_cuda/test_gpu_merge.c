@@ -186,16 +186,16 @@ static char *folded(const struct profile *p, enum output_view view)
 }
 
 static const char expected_all[] =
-	"mock_app;[unattributed];[gpu] orphan_kernel 100\n"
-	"mock_app;main;clear_tail;[gpu] memset 50\n"
-	"mock_app;main;train_step 1000\n"
-	"mock_app;main;train_step;run_attention;[gpu] flash::attention_fwd<128> 500\n"
-	"mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 6500\n"
-	"mock_app;main;train_step;run_graph_step;[gpu] mlp_kernel 400\n"
-	"mock_app;main;train_step;run_graph_step;[gpu] residual_add 300\n"
-	"mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 2600\n"
-	"mock_app;main;upload_batch;[gpu] memcpy HtoD 100\n"
-	"mock_app;worker;worker_loop;[gpu] gemm_kernel 200\n";
+    "mock_app;[unattributed];[gpu] orphan_kernel 100\n"
+    "mock_app;main;clear_tail;[gpu] memset 50\n"
+    "mock_app;main;train_step 1000\n"
+    "mock_app;main;train_step;run_attention;[gpu] flash::attention_fwd<128> 500\n"
+    "mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 6500\n"
+    "mock_app;main;train_step;run_graph_step;[gpu] mlp_kernel 400\n"
+    "mock_app;main;train_step;run_graph_step;[gpu] residual_add 300\n"
+    "mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 2600\n"
+    "mock_app;main;upload_batch;[gpu] memcpy HtoD 100\n"
+    "mock_app;worker;worker_loop;[gpu] gemm_kernel 200\n";
 
 static void test_merge(void)
 {
@@ -216,7 +216,7 @@ static void test_merge(void)
 	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
 	gpu_session__stats(gs, &stats);
 	EXPECT(stats.merged == 14 && stats.unattributed == 1 && stats.inferred == 2 &&
-		       stats.outside_window == 1,
+		   stats.outside_window == 1,
 	       "merged %zu unattributed %zu inferred %zu outside %zu", stats.merged,
 	       stats.unattributed, stats.inferred, stats.outside_window);
 	text = folded(p, VIEW_ALL);

@@ -190,7 +190,7 @@ static void test_malformed(void)
 	memset(&s, 0, sizeof(s));
 	add_hello(&s, GPU_PROTOCOL_VERSION);
 	h = (struct gpu_message_header){.type = GPU_MSG_KERNEL, .length = 16};
-	add(&s, GPU_MSG_KERNEL, (uint8_t[8]){0}, 8, NULL);
+	add(&s, GPU_MSG_KERNEL, (uint8_t[8]){ 0 }, 8, NULL);
 	expect_malformed("short kernel", &s, 0);
 
 	memset(&s, 0, sizeof(s));

@@ -26,7 +26,7 @@ no_stack "$F" 'alpha_.*beta_|beta_.*alpha_' "two threads' Python frames in one s
 $CHECK has "$F" "$(esc "$(pyframe call_native mixed.py)");native_spin;native_burn" ||
 	fail "the C frames are not right under the Python function that called them"
 $CHECK has "$F" "$(esc "$(pyframe call_with_callback mixed.py)");native_call_back;$(esc "$(pyframe callback_spin mixed.py)")" ||
-	fail "Python called back from C is not under the C frame: $(grep callback "$F" | head -3)"
+	fail "Python called back from C is not under the C frame: $(grep -E 'callback|native_call_back' "$F" | sort -t' ' -k2 -n | tail -3)"
 $CHECK has "$F" 'native_thread_main;native_burn' || fail "the native thread is missing"
 no_stack "$F" 'native_thread_main.*_\[p\]' "Python frames in the thread that runs no Python"
 echo PASS

@@ -4,6 +4,8 @@
 # libc) running a torch CPU training loop: with the default unwinding at
 # least 95 percent of the samples reach the thread's start (see
 # check_roots.py for what counts); frame pointers alone reach far fewer.
+# Native stacks only (--no-python): Python frames take the interpreter's
+# place at the root of the stack.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 PYTHON=/usr/bin/python3
@@ -18,10 +20,10 @@ for _ in $(seq 100); do
 done
 grep -q ready "$WORK/out" || fail "the torch fixture did not start"
 
-"$LLMPROF" attach -p "$BG_PID" -d 2 -F 499 -o "$WORK/auto.folded" 2>"$WORK/err" ||
+"$LLMPROF" attach -p "$BG_PID" -d 2 -F 499 --no-python -o "$WORK/auto.folded" 2>"$WORK/err" ||
 	fail "attach failed: $(cat "$WORK/err")"
 $ROOTS "$WORK/auto.folded" --min 95 || fail "default unwinding: stacks cut short"
-"$LLMPROF" attach -p "$BG_PID" -d 1 -F 499 --unwind fp -o "$WORK/fp.folded" 2>"$WORK/err" ||
+"$LLMPROF" attach -p "$BG_PID" -d 1 -F 499 --no-python --unwind fp -o "$WORK/fp.folded" 2>"$WORK/err" ||
 	fail "attach --unwind fp failed: $(cat "$WORK/err")"
 $ROOTS "$WORK/fp.folded" --max 50 || fail "frame pointers alone reach the start: test is moot"
 echo PASS
