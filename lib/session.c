@@ -134,12 +134,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *format, va_li
 	return vfprintf(stderr, format, args);
 }
 
-/* Room for about half a second of samples from every CPU: the reader drains
- * ten times a second, and is woken when the ring is half full. */
+/* Room for a quarter of a second of samples from every CPU: the reader
+ * drains ten times a second, and is woken when the ring is half full. */
 static size_t ring_buffer_size(unsigned int frequency, size_t record_bytes)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
-	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) * (record_bytes + 8) / 2;
+	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) * (record_bytes + 8) / 4;
 	size_t size = 1 << 20;
 
 	while (size < want && size < (64u << 20))

@@ -558,10 +558,18 @@ static int pool_append(struct symbolizer *s, const uint32_t *frames, size_t n)
 static int64_t intern_name(struct profile *profile, const char *name, const char *file,
 			   uint32_t line, enum frame_kind kind)
 {
-	char *demangled = symbolizer__demangle(name);
-	int64_t id = profile__intern_frame(profile, demangled ? demangled : name, file, line, kind);
+	const char *at = name ? strchr(name, '@') : NULL;
+	char *demangled = symbolizer__demangle(name), *plain = NULL;
+	int64_t id;
 
+	/* "__libc_start_main@@GLIBC_2.34": the symbol version is not part of
+	 * the function's name, and would split it across libc builds. */
+	if (!demangled && at && at != name)
+		plain = strndup(name, at - name);
+	id = profile__intern_frame(profile, demangled ? demangled : plain ? plain : name, file, line,
+				   kind);
 	free(demangled);
+	free(plain);
 	return id;
 }
 

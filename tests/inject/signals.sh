@@ -28,7 +28,7 @@ injection_with_signals() {
 	shift 2
 	"$INJECT_TOOL" "$@" $TARGET_PID "$PAYLOAD" payload_start "$arg" >"$WORK/result" 2>"$WORK/tool.err" &
 	TOOL=$!
-	if [ "$1" = --hold-ms ]; then
+	if [ "${1:-}" = --hold-ms ]; then
 		wait_traced $TARGET_PID
 	else
 		wait_started "$WORK/ran"

@@ -13,7 +13,7 @@ build_extension "$PY" "$WORK/ext"
 
 start_bg env PYTHONPATH="$WORK/ext" "$PY" "$PYTHON_FIXTURES/mixed.py" 5 >"$WORK/mixed.out"
 wait_ready "$WORK/mixed.out"
-"$LLMPROF" attach -p "$BG_PID" -d 2.5 -F 999 -o "$WORK/mixed.folded" 2>"$WORK/mixed.err" ||
+"$LLMPROF" attach -v -p "$BG_PID" -d 2.5 -F 999 -o "$WORK/mixed.folded" 2>"$WORK/mixed.err" ||
 	fail "attach failed: $(cat "$WORK/mixed.err")"
 F=$WORK/mixed.folded
 esc() { printf '%s' "$1" | sed 's/[][().]/\\&/g'; }
@@ -26,7 +26,7 @@ no_stack "$F" 'alpha_.*beta_|beta_.*alpha_' "two threads' Python frames in one s
 $CHECK has "$F" "$(esc "$(pyframe call_native mixed.py)");native_spin;native_burn" ||
 	fail "the C frames are not right under the Python function that called them"
 $CHECK has "$F" "$(esc "$(pyframe call_with_callback mixed.py)");native_call_back;$(esc "$(pyframe callback_spin mixed.py)")" ||
-	fail "Python called back from C is not under the C frame: $(grep -E 'callback|native_call_back' "$F" | sort -t' ' -k2 -n | tail -3)"
+	fail "Python called back from C is not under the C frame: $(grep -E 'callback|native_call_back' "$F" | sort -t' ' -k2 -n | tail -3; cp "$F" /tmp/mixed-fail-$$.folded; cp "$WORK/mixed.err" /tmp/mixed-fail-$$.err)"
 $CHECK has "$F" 'native_thread_main;native_burn' || fail "the native thread is missing"
 no_stack "$F" 'native_thread_main.*_\[p\]' "Python frames in the thread that runs no Python"
 echo PASS
