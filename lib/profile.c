@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "profile.h"
 
 /* Open addressing over ids; the key lives in the profile's arrays. */
@@ -93,23 +94,6 @@ static uint64_t rehash_stack(const void *ctx, uint32_t id)
 	return stack_hash(s->frames, s->depth);
 }
 
-static int grow_array(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
 struct profile *profile__new(void)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -176,7 +160,7 @@ int64_t profile__intern_frame(struct profile *p, const char *name, const char *f
 		    str_eq(f->file, file))
 			return index->slots[pos] - 1;
 	}
-	if (grow_array((void **)&p->frames, &p->cap_frames, p->nr_frames + 1, sizeof(*p->frames)))
+	if (array__grow((void **)&p->frames, &p->cap_frames, p->nr_frames + 1, sizeof(*p->frames)))
 		return -ENOMEM;
 	f = &p->frames[p->nr_frames];
 	f->name = strdup(name ? name : "");
@@ -208,7 +192,7 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 		    (!depth || !memcmp(s->frames, frames, depth * sizeof(*frames))))
 			return index->slots[pos] - 1;
 	}
-	if (grow_array((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
+	if (array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	s = &p->stacks[p->nr_stacks];
 	s->frames = malloc((depth ? depth : 1) * sizeof(*frames));
@@ -241,7 +225,7 @@ int64_t profile__add_thread(struct profile *p, uint32_t pid, uint32_t tid, const
 		}
 		return i;
 	}
-	if (grow_array((void **)&p->threads, &p->cap_threads, p->nr_threads + 1,
+	if (array__grow((void **)&p->threads, &p->cap_threads, p->nr_threads + 1,
 		       sizeof(*p->threads)))
 		return -ENOMEM;
 	t = &p->threads[p->nr_threads];
@@ -258,7 +242,7 @@ int profile__add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint
 {
 	struct sample *s;
 
-	if (grow_array((void **)&p->samples, &p->cap_samples, p->nr_samples + 1,
+	if (array__grow((void **)&p->samples, &p->cap_samples, p->nr_samples + 1,
 		       sizeof(*p->samples)))
 		return -ENOMEM;
 	s = &p->samples[p->nr_samples++];
@@ -277,7 +261,7 @@ void profile__add_weight(struct profile *p, uint32_t stack, uint64_t weight)
 
 int profile__add_gpu(struct profile *p, const struct gpu_activity *activity)
 {
-	if (grow_array((void **)&p->gpu, &p->cap_gpu, p->nr_gpu + 1, sizeof(*p->gpu)))
+	if (array__grow((void **)&p->gpu, &p->cap_gpu, p->nr_gpu + 1, sizeof(*p->gpu)))
 		return -ENOMEM;
 	p->gpu[p->nr_gpu++] = *activity;
 	return 0;

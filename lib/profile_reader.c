@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "array.h"
 #include "profile_reader.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -261,23 +262,6 @@ static bool looks_numeric(const char *s, size_t len)
 	return digit;
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
 /* Eight bytes at a time; frame names are short and the table is small. */
 static uint64_t text_hash(const char *text, size_t len)
 {
@@ -413,13 +397,13 @@ static int folded_parse_line(struct folded_parser *fp)
 
 		if (stop == start)
 			return malformed(fp, "frame %zu has an empty name", depth + 1);
-		if (grow((void **)&fp->segments, &fp->cap_segments, depth + 1,
+		if (array__grow((void **)&fp->segments, &fp->cap_segments, depth + 1,
 			 sizeof(*fp->segments)))
 			return -ENOMEM;
 		fp->segments[depth] = (struct segment){ .start = start, .len = stop - start };
 		start = stop + 1;
 	}
-	if (grow((void **)&fp->frames, &fp->cap_frames, depth, sizeof(*fp->frames)))
+	if (array__grow((void **)&fp->frames, &fp->cap_frames, depth, sizeof(*fp->frames)))
 		return -ENOMEM;
 	for (size_t d = 0; d < depth; d++) {
 		struct segment *seg = &fp->segments[d];
@@ -633,7 +617,7 @@ static int json_append(struct json_parser *j, const char *bytes, size_t n)
 {
 	if (j->text_len + n > MAX_STRING_LENGTH)
 		return json_error(j, "string longer than %d bytes", MAX_STRING_LENGTH);
-	if (grow((void **)&j->text, &j->text_cap, j->text_len + n + 1, 1))
+	if (array__grow((void **)&j->text, &j->text_cap, j->text_len + n + 1, 1))
 		return -ENOMEM;
 	memcpy(j->text + j->text_len, bytes, n);
 	j->text_len += n;
@@ -1035,7 +1019,7 @@ static int frame_element(struct json_parser *j, size_t index, void *ctx)
 
 	if (!err && !f.name)
 		err = json_error(j, "frame %zu has no \"name\"", index);
-	if (!err && grow((void **)&j->frames, &j->cap_frames, j->nr_frames + 1, sizeof(*j->frames)))
+	if (!err && array__grow((void **)&j->frames, &j->cap_frames, j->nr_frames + 1, sizeof(*j->frames)))
 		err = -ENOMEM;
 	if (err) {
 		free(f.name);
@@ -1060,7 +1044,7 @@ static int index_element(struct json_parser *j, size_t index, void *ctx)
 {
 	size_t *depth = ctx;
 
-	if (grow((void **)&j->stack, &j->cap_stack, *depth + 1, sizeof(*j->stack)))
+	if (array__grow((void **)&j->stack, &j->cap_stack, *depth + 1, sizeof(*j->stack)))
 		return -ENOMEM;
 	return json_take_index(j, "a frame index", &j->stack[(*depth)++]);
 }
@@ -1078,7 +1062,7 @@ static int sample_element(struct json_parser *j, size_t index, void *ctx)
 	id = profile__intern_stack(j->raw, j->stack, depth);
 	if (id < 0)
 		return id;
-	if (grow((void **)&rp->samples, &rp->cap_samples, rp->nr_samples + 1, sizeof(*rp->samples)))
+	if (array__grow((void **)&rp->samples, &rp->cap_samples, rp->nr_samples + 1, sizeof(*rp->samples)))
 		return -ENOMEM;
 	rp->samples[rp->nr_samples++] = id;
 	return 0;
@@ -1088,7 +1072,7 @@ static int weight_element(struct json_parser *j, size_t index, void *ctx)
 {
 	struct raw_profile *rp = &j->current;
 
-	if (grow((void **)&rp->weights, &rp->cap_weights, rp->nr_weights + 1, sizeof(*rp->weights)))
+	if (array__grow((void **)&rp->weights, &rp->cap_weights, rp->nr_weights + 1, sizeof(*rp->weights)))
 		return -ENOMEM;
 	return json_take_number(j, "a weight", &rp->weights[rp->nr_weights++]);
 }
@@ -1130,7 +1114,7 @@ static int event_element(struct json_parser *j, size_t index, void *ctx)
 		return err;
 	if (!e.has_type || !e.has_frame || !e.has_at)
 		return json_error(j, "event %zu needs \"type\", \"frame\" and \"at\"", index);
-	if (grow((void **)&rp->events, &rp->cap_events, rp->nr_events + 1, sizeof(*rp->events)))
+	if (array__grow((void **)&rp->events, &rp->cap_events, rp->nr_events + 1, sizeof(*rp->events)))
 		return -ENOMEM;
 	rp->events[rp->nr_events++] = e.event;
 	return 0;
@@ -1236,7 +1220,7 @@ static int add_span(struct json_parser *j, const struct span_target *target, uin
 		profile__add_weight(j->raw, stack, weight);
 		return 0;
 	}
-	if (grow((void **)&j->timeline, &j->cap_timeline, j->nr_timeline + 1, sizeof(*j->timeline)))
+	if (array__grow((void **)&j->timeline, &j->cap_timeline, j->nr_timeline + 1, sizeof(*j->timeline)))
 		return -ENOMEM;
 	e = &j->timeline[j->nr_timeline++];
 	*e = (struct timeline_entry){ .time = time,
@@ -1352,7 +1336,7 @@ static int finish_evented(struct json_parser *j, struct raw_profile *rp,
 		}
 		at = e->at;
 		if (e->open) {
-			if (grow((void **)&j->stack, &j->cap_stack, depth + 1, sizeof(*j->stack)))
+			if (array__grow((void **)&j->stack, &j->cap_stack, depth + 1, sizeof(*j->stack)))
 				return -ENOMEM;
 			j->stack[depth++] = e->frame;
 		} else if (!depth || j->stack[depth - 1] != e->frame) {
@@ -1493,7 +1477,7 @@ static int json_resolve(struct json_parser *j)
 		const struct stack *raw = &j->raw->stacks[s];
 		int64_t id;
 
-		if (grow((void **)&j->stack, &j->cap_stack, raw->depth + 1, sizeof(*j->stack)))
+		if (array__grow((void **)&j->stack, &j->cap_stack, raw->depth + 1, sizeof(*j->stack)))
 			goto cleanup;
 		for (uint32_t d = 0; d < raw->depth; d++) {
 			if (raw->frames[d] >= j->nr_frames) {
@@ -1557,7 +1541,7 @@ static int speedscope_parse(struct input *in, const struct profile_read_options 
 
 	j.raw = profile__new();
 	/* Never NULL, even for an empty first sample: the stack is memcpy'd. */
-	if (!j.raw || grow((void **)&j.stack, &j.cap_stack, 1, sizeof(*j.stack)))
+	if (!j.raw || array__grow((void **)&j.stack, &j.cap_stack, 1, sizeof(*j.stack)))
 		goto cleanup;
 	err = json_next(&j);
 	if (!err)

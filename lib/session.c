@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "sampler.h"
 #include "python_reader.h"
 #include "report.h"
@@ -110,23 +111,6 @@ static unsigned long long monotonic_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 256;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
 {
 	if (level == LIBBPF_DEBUG || report__level() < REPORT_VERBOSE)
@@ -221,7 +205,7 @@ static int record_thread(struct session *s, uint32_t tid, const char *comm)
 			return i;
 		}
 	}
-	if (grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
+	if (array__grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
 		return -ENOMEM;
 	s->threads[s->nr_threads].tid = tid;
 	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
@@ -342,7 +326,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (e->flags & SAMPLE_FLAG_LAUNCH) {
 		struct raw_launch *launch;
 
-		err = grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
+		err = array__grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
 			   sizeof(*s->launches));
 		if (err)
 			goto fail;
@@ -354,7 +338,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		s->launches_sorted = false;
 		return 0;
 	}
-	err = grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1, sizeof(*s->samples));
+	err = array__grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1, sizeof(*s->samples));
 	if (err)
 		goto fail;
 	sample = &s->samples[s->nr_samples++];
@@ -398,7 +382,7 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 			return 0;
 		}
 	}
-	if (grow((void **)&s->raw_stacks, &s->cap_raw_stacks, s->nr_raw_stacks + 1,
+	if (array__grow((void **)&s->raw_stacks, &s->cap_raw_stacks, s->nr_raw_stacks + 1,
 		 sizeof(*s->raw_stacks)))
 		return -ENOMEM;
 	r = &s->raw_stacks[s->nr_raw_stacks];
@@ -725,7 +709,7 @@ int session__finish(struct session *s, struct profile **out)
 					err = n;
 					goto cleanup;
 				}
-				err = grow((void **)&pool, &cap_pool, nr_pool + n, sizeof(*pool));
+				err = array__grow((void **)&pool, &cap_pool, nr_pool + n, sizeof(*pool));
 				if (err)
 					goto cleanup;
 				memcpy(pool + nr_pool, frames + prefix, n * sizeof(*pool));
