@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The ptrace injector (see inject.h).  One thread of the target is seized
- * and interrupted; functions of the target's own libc are called in it
- * (memfd_create, dlopen, dlsym, then the start function) by pointing its
- * registers at them with a return address of 0, whose fault is caught as a
+ * The ptrace injector (see inject.h).  A thread of the target that is safe
+ * to borrow (quietly blocked in a system call, or computing outside libc,
+ * the loader and CUDA) is seized and interrupted; functions of the
+ * target's own libc are called in it (memfd_create, dlopen, dlsym, then
+ * the start function) by pointing its registers at them, on a private
+ * stack, with a return address of 0 whose fault is caught as a
  * signal-delivery-stop and never delivered.  Nothing is written into the
  * target's code.  Everything the calls disturb is put back: registers,
- * FPU/xstate, signal mask, errno, and the system call the thread was in,
- * which the kernel's own restart logic then resumes.
+ * FPU/xstate, signal mask, errno, held signals, and the system call the
+ * thread was in, which the kernel's own restart logic then resumes.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -846,7 +848,8 @@ static int candidate__compare(const void *a, const void *b)
  * one in futex, then any other sleeper, then running threads; the main
  * thread breaks ties; a thread with CUDA code near the top of its stack
  * (blocked inside the driver, perhaps holding its locks) comes last.
- * Threads in D state or with a tracer are skipped.
+ * Threads in D state or with a tracer are skipped; -EBUSY when the process
+ * is stopped by job control.
  */
 static int candidates__list(pid_t pid, const struct process_maps *maps, int mem_fd,
 			    struct candidate **out, size_t *count)
@@ -872,6 +875,10 @@ static int candidates__list(pid_t pid, const struct process_maps *maps, int mem_
 
 		if (tid <= 0 || status__read(pid, tid, &status))
 			continue;
+		if (status.state == 'T') {
+			err = -EBUSY; /* stopped by job control since we looked */
+			goto cleanup;
+		}
 		if (status.tracer_pid || status.shadow_stack ||
 		    (status.blocked & SIGNAL_BIT(SIGSEGV)))
 			continue;
@@ -1377,9 +1384,13 @@ static int tracee__is_safe(struct tracee *tracee, const struct process_maps *map
 	return 1;
 }
 
+/*
+ * Writes the memfd name, the start symbol and the argument at the top of
+ * the private mapping; *path is room after them for "/proc/self/fd/N".
+ */
 static int tracee__write_strings(struct tracee *tracee, const struct inject_request *request,
 				 unsigned long *name, unsigned long *symbol,
-				 unsigned long *argument)
+				 unsigned long *argument, unsigned long *path)
 {
 	const char *memfd_name = request->memfd_name ? request->memfd_name : "llmprof-agent";
 	const char *arg = request->argument ? request->argument : "";
@@ -1399,6 +1410,7 @@ static int tracee__write_strings(struct tracee *tracee, const struct inject_requ
 	*name = tracee->strings;
 	*symbol = *name + name_len;
 	*argument = *symbol + symbol_len;
+	*path = *argument + arg_len;
 	return err;
 }
 
@@ -1449,7 +1461,7 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	const struct target_functions *fn = &injection->functions;
 	const struct inject_request *request = injection->request;
 	struct inject_result *result = injection->result;
-	unsigned long ret, handle, start, name, symbol, argument, args[6];
+	unsigned long ret, handle, start, name, symbol, argument, path, args[6];
 	char text[200];
 	int err;
 
@@ -1513,7 +1525,7 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	err = tracee__call_checked(tracee, result, fn->mprotect, false, args, 3, &ret);
 	if (err)
 		return err;
-	err = tracee__write_strings(tracee, request, &name, &symbol, &argument);
+	err = tracee__write_strings(tracee, request, &name, &symbol, &argument, &path);
 	if (err)
 		return err;
 
@@ -1539,12 +1551,10 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 		return err;
 
 	snprintf(text, sizeof(text), "/proc/self/fd/%d", tracee->remote_memfd);
-	err =
-	    tracee__write(tracee, argument + strlen(request->argument ? request->argument : "") + 1,
-			  text, strlen(text) + 1);
+	err = tracee__write(tracee, path, text, strlen(text) + 1);
 	if (err)
 		return err;
-	args[0] = argument + strlen(request->argument ? request->argument : "") + 1;
+	args[0] = path;
 	args[1] = RTLD_NOW | RTLD_LOCAL;
 	err = tracee__call_checked(tracee, result, fn->dlopen, false, args, 2, &handle);
 	if (err)
@@ -1693,6 +1703,8 @@ static int injection__run(struct injection *injection)
 		free(list);
 		list = NULL;
 		err = candidates__list(injection->pid, &injection->maps, mem_fd, &list, &count);
+		if (err == -EBUSY)
+			result__say(result, "process %d is stopped", injection->pid);
 		if (err)
 			break;
 		if (!count && kill(injection->pid, 0) < 0) {

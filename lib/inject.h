@@ -57,16 +57,28 @@ struct inject_result {
 /*
  * Puts the image into process pid with memfd_create() and the target's own
  * dlopen("/proc/self/fd/N", RTLD_NOW | RTLD_LOCAL), then calls the start
- * symbol with the argument.  Nothing is injected when the checks before
- * the first remote call fail.  result may be NULL.  0 or -errno:
- * -ENOEXEC: not an x86-64 shared object; -ENOENT: no such start symbol;
- * -ESRCH: the target is gone or died; -EPERM: not allowed to trace it;
- * -EBUSY: already traced, or stopped by job control; -EAGAIN: no thread was
- * in a safe state before the deadline; -ENOTSUP: a target this injector
- * does not handle (32-bit, shadow stacks, seccomp strict mode, SIGSEGV
- * blocked or ignored, no dlopen in its libc); -ELIBBAD: its dlopen()
- * failed; -EFAULT: the injected code faulted; -ETIMEDOUT.  Every failure
- * after the target was stopped restores it and lets it go.
+ * symbol with the argument.  The library stays loaded and shows in the
+ * target's maps as "/memfd:NAME (deleted)"; each call loads a new copy.
+ * Nothing is injected when the checks before the first remote call fail.
+ * result may be NULL.  0 or -errno:
+ *   -ENOEXEC: the image is not an x86-64 shared library;
+ *   -ENOENT: it exports no such start symbol;
+ *   -ESRCH: the target is gone, or died during the injection;
+ *   -EPERM: not allowed to trace it;
+ *   -EBUSY: already traced, or stopped by job control;
+ *   -EAGAIN: no thread was in a safe state before the deadline;
+ *   -ENOTSUP: a target this injector refuses (32-bit, no glibc libc.so.6,
+ *	no dlopen in it, shadow stacks, seccomp strict mode, SIGSEGV
+ *	blocked or ignored, page 0 mapped);
+ *   -ELIBBAD: its dlopen() failed (result->message has dlerror());
+ *   -EFAULT: the injected code faulted;
+ *   -ETIMEDOUT: a call did not return in time and was cut off.
+ * Every failure after the target was stopped restores it and lets it go.
+ * The one window this cannot cover: if the calling process is killed (and
+ * the kernel detaches the thread) while the calls are under way, about a
+ * millisecond per injection, the thread runs on with borrowed registers and
+ * faults at address 0.  While the thread is merely held stopped, before the
+ * first call, killing the caller is harmless.
  */
 int inject__run(pid_t pid, const struct inject_request *request, struct inject_result *result);
 
