@@ -13,4 +13,12 @@ need_root
 "$binary" record -F 499 -o "$WORK/s.folded" -- "$FIXTURES/ground_truth" 1 >/dev/null 2>"$WORK/err" ||
 	fail "static binary failed: $(cat "$WORK/err")"
 $CHECK shares "$WORK/s.folded" --self burn_a=50 --tolerance 6 || fail "static binary shares"
+# The agent travels inside the one file: GPU kernels with nothing else copied.
+if [ -x "${MOCK_CUDA:-}/mock_app" ]; then
+	LD_LIBRARY_PATH=$MOCK_CUDA/lib LLMPROF_CUPTI_LIBRARY=$MOCK_CUDA/lib/libcupti.so \
+		"$binary" record -o "$WORK/g.folded" -- "$MOCK_CUDA/mock_app" --iterations 20 \
+		>/dev/null 2>"$WORK/err" || fail "static binary GPU record failed: $(cat "$WORK/err")"
+	$CHECK has "$WORK/g.folded" ';run_gemm;.*\[gpu\] gemm_kernel ' ||
+		fail "static binary: no GPU kernels under their launch"
+fi
 echo PASS
