@@ -33,7 +33,7 @@ struct gpu_capture {
 
 int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
 {
-	struct gpu_session_options options = { .target_uid = target_uid };
+	struct gpu_session_options options = {.target_uid = target_uid};
 	struct gpu_capture *gc;
 	size_t size;
 	int err;
@@ -144,11 +144,11 @@ static int agent_mapping_path(pid_t pid, char *path, size_t size)
 int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t pid)
 {
 	struct inject_request request = {
-		.start_symbol = AGENT_START_SYMBOL,
-		.argument = gpu_session__socket_name(gc->gpu),
-		.memfd_name = AGENT_MEMFD_NAME,
+	    .start_symbol = AGENT_START_SYMBOL,
+	    .argument = gpu_session__socket_name(gc->gpu),
+	    .memfd_name = AGENT_MEMFD_NAME,
 	};
-	struct inject_result result = { 0 };
+	struct inject_result result = {0};
 	char cupti[4096], path[128];
 	bool has_cuda = false;
 	int err;
@@ -208,8 +208,8 @@ static void weights_to_microseconds(struct profile *p)
 int gpu_capture__merge(struct gpu_capture *gc, struct session *session, struct profile *profile)
 {
 	struct gpu_merge_options options = {
-		.launch_stack = session__launch_stack,
-		.ctx = session,
+	    .launch_stack = session__launch_stack,
+	    .ctx = session,
 	};
 
 	if (!gpu_session__nr_records(gc->gpu))

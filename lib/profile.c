@@ -226,7 +226,7 @@ int64_t profile__add_thread(struct profile *p, uint32_t pid, uint32_t tid, const
 		return i;
 	}
 	if (array__grow((void **)&p->threads, &p->cap_threads, p->nr_threads + 1,
-		       sizeof(*p->threads)))
+			sizeof(*p->threads)))
 		return -ENOMEM;
 	t = &p->threads[p->nr_threads];
 	t->pid = pid;
@@ -243,7 +243,7 @@ int profile__add_sample(struct profile *p, uint32_t thread, uint32_t stack, uint
 	struct sample *s;
 
 	if (array__grow((void **)&p->samples, &p->cap_samples, p->nr_samples + 1,
-		       sizeof(*p->samples)))
+			sizeof(*p->samples)))
 		return -ENOMEM;
 	s = &p->samples[p->nr_samples++];
 	s->time_ns = time_ns;
@@ -299,10 +299,10 @@ void profile__sort_samples(struct profile *p)
 }
 
 static const char *const kind_suffix[FRAME_KIND_COUNT] = {
-	[FRAME_INLINE] = "_[i]",
-	[FRAME_KERNEL] = "_[k]",
-	[FRAME_JIT] = "_[j]",
-	[FRAME_PYTHON] = "_[p]",
+    [FRAME_INLINE] = "_[i]",
+    [FRAME_KERNEL] = "_[k]",
+    [FRAME_JIT] = "_[j]",
+    [FRAME_PYTHON] = "_[p]",
 };
 
 char *frame__folded_name(const struct frame *f)

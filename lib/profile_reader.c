@@ -398,9 +398,9 @@ static int folded_parse_line(struct folded_parser *fp)
 		if (stop == start)
 			return malformed(fp, "frame %zu has an empty name", depth + 1);
 		if (array__grow((void **)&fp->segments, &fp->cap_segments, depth + 1,
-			 sizeof(*fp->segments)))
+				sizeof(*fp->segments)))
 			return -ENOMEM;
-		fp->segments[depth] = (struct segment){ .start = start, .len = stop - start };
+		fp->segments[depth] = (struct segment){.start = start, .len = stop - start};
 		start = stop + 1;
 	}
 	if (array__grow((void **)&fp->frames, &fp->cap_frames, depth, sizeof(*fp->frames)))
@@ -448,7 +448,7 @@ static int folded_parse_line(struct folded_parser *fp)
 static int folded_parse(struct input *in, const struct profile_read_options *options,
 			struct profile *p, struct profile_read_result *result)
 {
-	struct folded_parser fp = { .in = in, .profile = p };
+	struct folded_parser fp = {.in = in, .profile = p};
 	int err;
 
 	for (;;) {
@@ -506,18 +506,18 @@ enum json_token {
 };
 
 static const char *const token_names[] = {
-	[JSON_END] = "the end of the input",
-	[JSON_OBJECT_BEGIN] = "'{'",
-	[JSON_OBJECT_END] = "'}'",
-	[JSON_ARRAY_BEGIN] = "'['",
-	[JSON_ARRAY_END] = "']'",
-	[JSON_COLON] = "':'",
-	[JSON_COMMA] = "','",
-	[JSON_STRING] = "a string",
-	[JSON_NUMBER] = "a number",
-	[JSON_TRUE] = "true",
-	[JSON_FALSE] = "false",
-	[JSON_NULL] = "null",
+    [JSON_END] = "the end of the input",
+    [JSON_OBJECT_BEGIN] = "'{'",
+    [JSON_OBJECT_END] = "'}'",
+    [JSON_ARRAY_BEGIN] = "'['",
+    [JSON_ARRAY_END] = "']'",
+    [JSON_COLON] = "':'",
+    [JSON_COMMA] = "','",
+    [JSON_STRING] = "a string",
+    [JSON_NUMBER] = "a number",
+    [JSON_TRUE] = "true",
+    [JSON_FALSE] = "false",
+    [JSON_NULL] = "null",
 };
 
 enum unit_class {
@@ -601,8 +601,8 @@ struct json_parser {
 	uint64_t total;
 };
 
-static int __attribute__((format(printf, 2, 3))) json_error(struct json_parser *j, const char *fmt,
-							      ...)
+static int __attribute__((format(printf, 2, 3)))
+json_error(struct json_parser *j, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -854,8 +854,7 @@ typedef int (*json_element_fn)(struct json_parser *j, size_t index, void *ctx);
 
 static int json_unexpected(struct json_parser *j, const char *expected, const char *where)
 {
-	return json_error(j, "expected %s in %s, found %s", expected, where,
-			  token_names[j->token]);
+	return json_error(j, "expected %s in %s, found %s", expected, where, token_names[j->token]);
 }
 
 /* Parses an object, calling member() with each key and the token at its
@@ -898,8 +897,7 @@ static int json_object(struct json_parser *j, const char *where, json_member_fn 
 	}
 }
 
-static int json_array(struct json_parser *j, const char *where, json_element_fn element,
-		      void *ctx)
+static int json_array(struct json_parser *j, const char *where, json_element_fn element, void *ctx)
 {
 	int err;
 
@@ -1014,12 +1012,13 @@ static int frame_member(struct json_parser *j, const char *key, void *ctx)
 
 static int frame_element(struct json_parser *j, size_t index, void *ctx)
 {
-	struct raw_frame f = { 0 };
+	struct raw_frame f = {0};
 	int err = json_object(j, "a frame", frame_member, &f);
 
 	if (!err && !f.name)
 		err = json_error(j, "frame %zu has no \"name\"", index);
-	if (!err && array__grow((void **)&j->frames, &j->cap_frames, j->nr_frames + 1, sizeof(*j->frames)))
+	if (!err &&
+	    array__grow((void **)&j->frames, &j->cap_frames, j->nr_frames + 1, sizeof(*j->frames)))
 		err = -ENOMEM;
 	if (err) {
 		free(f.name);
@@ -1062,7 +1061,8 @@ static int sample_element(struct json_parser *j, size_t index, void *ctx)
 	id = profile__intern_stack(j->raw, j->stack, depth);
 	if (id < 0)
 		return id;
-	if (array__grow((void **)&rp->samples, &rp->cap_samples, rp->nr_samples + 1, sizeof(*rp->samples)))
+	if (array__grow((void **)&rp->samples, &rp->cap_samples, rp->nr_samples + 1,
+			sizeof(*rp->samples)))
 		return -ENOMEM;
 	rp->samples[rp->nr_samples++] = id;
 	return 0;
@@ -1072,7 +1072,8 @@ static int weight_element(struct json_parser *j, size_t index, void *ctx)
 {
 	struct raw_profile *rp = &j->current;
 
-	if (array__grow((void **)&rp->weights, &rp->cap_weights, rp->nr_weights + 1, sizeof(*rp->weights)))
+	if (array__grow((void **)&rp->weights, &rp->cap_weights, rp->nr_weights + 1,
+			sizeof(*rp->weights)))
 		return -ENOMEM;
 	return json_take_number(j, "a weight", &rp->weights[rp->nr_weights++]);
 }
@@ -1107,14 +1108,15 @@ static int event_member(struct json_parser *j, const char *key, void *ctx)
 static int event_element(struct json_parser *j, size_t index, void *ctx)
 {
 	struct raw_profile *rp = &j->current;
-	struct event_fields e = { 0 };
+	struct event_fields e = {0};
 	int err = json_object(j, "an event", event_member, &e);
 
 	if (err)
 		return err;
 	if (!e.has_type || !e.has_frame || !e.has_at)
 		return json_error(j, "event %zu needs \"type\", \"frame\" and \"at\"", index);
-	if (array__grow((void **)&rp->events, &rp->cap_events, rp->nr_events + 1, sizeof(*rp->events)))
+	if (array__grow((void **)&rp->events, &rp->cap_events, rp->nr_events + 1,
+			sizeof(*rp->events)))
 		return -ENOMEM;
 	rp->events[rp->nr_events++] = e.event;
 	return 0;
@@ -1127,9 +1129,9 @@ static int unit_scale(const char *unit, double *scale, enum unit_class *unit_cla
 		double scale;
 		enum unit_class unit_class;
 	} units[] = {
-		{ "none", 1, UNIT_CLASS_COUNT },	   { "bytes", 1, UNIT_CLASS_COUNT },
-		{ "nanoseconds", 1, UNIT_CLASS_TIME },	   { "microseconds", 1e3, UNIT_CLASS_TIME },
-		{ "milliseconds", 1e6, UNIT_CLASS_TIME }, { "seconds", 1e9, UNIT_CLASS_TIME },
+	    {"none", 1, UNIT_CLASS_COUNT},	    {"bytes", 1, UNIT_CLASS_COUNT},
+	    {"nanoseconds", 1, UNIT_CLASS_TIME},    {"microseconds", 1e3, UNIT_CLASS_TIME},
+	    {"milliseconds", 1e6, UNIT_CLASS_TIME}, {"seconds", 1e9, UNIT_CLASS_TIME},
 	};
 
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
@@ -1220,16 +1222,17 @@ static int add_span(struct json_parser *j, const struct span_target *target, uin
 		profile__add_weight(j->raw, stack, weight);
 		return 0;
 	}
-	if (array__grow((void **)&j->timeline, &j->cap_timeline, j->nr_timeline + 1, sizeof(*j->timeline)))
+	if (array__grow((void **)&j->timeline, &j->cap_timeline, j->nr_timeline + 1,
+			sizeof(*j->timeline)))
 		return -ENOMEM;
 	e = &j->timeline[j->nr_timeline++];
-	*e = (struct timeline_entry){ .time = time,
-				      .weight = weight,
-				      .stack = stack,
-				      .thread = target->thread,
-				      .device = target->device,
-				      .stream = target->stream,
-				      .gpu = target->gpu };
+	*e = (struct timeline_entry){.time = time,
+				     .weight = weight,
+				     .stack = stack,
+				     .thread = target->thread,
+				     .device = target->device,
+				     .stream = target->stream,
+				     .gpu = target->gpu};
 	return 0;
 }
 
@@ -1296,7 +1299,7 @@ static int finish_sampled(struct json_parser *j, struct raw_profile *rp,
 		/* Counts are samples already; in time units each entry is one. */
 		if (!err && j->raw->stacks[rp->samples[i]].depth)
 			j->profile->samples_taken +=
-				rp->unit_class == UNIT_CLASS_COUNT ? (uint64_t)(to - from) : 1;
+			    rp->unit_class == UNIT_CLASS_COUNT ? (uint64_t)(to - from) : 1;
 		if (!err)
 			err = add_span(j, target, rp->samples[i], from, to - from);
 		if (err)
@@ -1336,12 +1339,14 @@ static int finish_evented(struct json_parser *j, struct raw_profile *rp,
 		}
 		at = e->at;
 		if (e->open) {
-			if (array__grow((void **)&j->stack, &j->cap_stack, depth + 1, sizeof(*j->stack)))
+			if (array__grow((void **)&j->stack, &j->cap_stack, depth + 1,
+					sizeof(*j->stack)))
 				return -ENOMEM;
 			j->stack[depth++] = e->frame;
 		} else if (!depth || j->stack[depth - 1] != e->frame) {
-			return json_error(j, "profile %zu: event %zu closes frame %u, not the "
-					     "innermost open frame",
+			return json_error(j,
+					  "profile %zu: event %zu closes frame %u, not the "
+					  "innermost open frame",
 					  j->nr_profiles, i, e->frame);
 		} else {
 			depth--;
@@ -1477,7 +1482,8 @@ static int json_resolve(struct json_parser *j)
 		const struct stack *raw = &j->raw->stacks[s];
 		int64_t id;
 
-		if (array__grow((void **)&j->stack, &j->cap_stack, raw->depth + 1, sizeof(*j->stack)))
+		if (array__grow((void **)&j->stack, &j->cap_stack, raw->depth + 1,
+				sizeof(*j->stack)))
 			goto cleanup;
 		for (uint32_t d = 0; d < raw->depth; d++) {
 			if (raw->frames[d] >= j->nr_frames) {
@@ -1504,13 +1510,13 @@ static int json_resolve(struct json_parser *j)
 
 		if (e->gpu && st->depth == 1 && p->frames[st->frames[0]].kind == FRAME_GPU) {
 			struct gpu_activity activity = {
-				.start_ns = time,
-				.end_ns = time + e->weight,
-				.device = e->device,
-				.stream = e->stream,
-				.kind = gpu_kind(p->frames[st->frames[0]].name),
-				.frame = st->frames[0],
-				.stack = stack,
+			    .start_ns = time,
+			    .end_ns = time + e->weight,
+			    .device = e->device,
+			    .stream = e->stream,
+			    .kind = gpu_kind(p->frames[st->frames[0]].name),
+			    .frame = st->frames[0],
+			    .stack = stack,
 			};
 
 			if (profile__add_gpu(p, &activity))
@@ -1536,7 +1542,7 @@ cleanup:
 static int speedscope_parse(struct input *in, const struct profile_read_options *options,
 			    struct profile *p, struct profile_read_result *result)
 {
-	struct json_parser j = { .in = in, .profile = p, .options = options, .result = result };
+	struct json_parser j = {.in = in, .profile = p, .options = options, .result = result};
 	int err = -ENOMEM;
 
 	j.raw = profile__new();
@@ -1607,8 +1613,9 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 			continue;
 		json = c == '{';
 		if (c == '[') {
-			set_message(result, 0, "a JSON array (such as a Chrome trace) is not a "
-					       "supported profile format");
+			set_message(result, 0,
+				    "a JSON array (such as a Chrome trace) is not a "
+				    "supported profile format");
 			profile__free(p);
 			return -EINVAL;
 		}
@@ -1636,7 +1643,7 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 int profile_reader__read_stream(FILE *stream, const struct profile_read_options *options,
 				struct profile **out, struct profile_read_result *result)
 {
-	struct input in = { .stream = stream };
+	struct input in = {.stream = stream};
 	int err;
 
 	in.block = malloc(READ_BLOCK_SIZE);
@@ -1654,7 +1661,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 				const struct profile_read_options *options, struct profile **out,
 				struct profile_read_result *result)
 {
-	struct input in = { .data = data, .len = size };
+	struct input in = {.data = data, .len = size};
 
 	return read_input(&in, options, out, result);
 }

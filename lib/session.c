@@ -327,7 +327,7 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		struct raw_launch *launch;
 
 		err = array__grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
-			   sizeof(*s->launches));
+				  sizeof(*s->launches));
 		if (err)
 			goto fail;
 		launch = &s->launches[s->nr_launches++];
@@ -338,7 +338,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		s->launches_sorted = false;
 		return 0;
 	}
-	err = array__grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1, sizeof(*s->samples));
+	err = array__grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1,
+			  sizeof(*s->samples));
 	if (err)
 		goto fail;
 	sample = &s->samples[s->nr_samples++];

@@ -147,7 +147,8 @@ static json_t *new_profile(const char *type, const char *name, const char *unit)
 	json_t *profile = json_object();
 
 	if (!profile || set_new(profile, "type", json_string(type)) ||
-	    set_new(profile, "name", json_text(name)) || set_new(profile, "unit", json_string(unit))) {
+	    set_new(profile, "name", json_text(name)) ||
+	    set_new(profile, "unit", json_string(unit))) {
 		json_decref(profile);
 		return NULL;
 	}
@@ -189,7 +190,8 @@ static int write_thread(struct speedscope_writer *w, uint32_t thread)
 		if (at > cursor)
 			cursor = at;
 		stack = stack_json(w, s->stack);
-		if (!stack || add_sampled(samples, weights, stack, sample_microseconds(p, s->weight)))
+		if (!stack ||
+		    add_sampled(samples, weights, stack, sample_microseconds(p, s->weight)))
 			goto cleanup;
 		cursor += sample_microseconds(p, s->weight);
 		written++;
@@ -377,7 +379,7 @@ static int group_by_thread(struct speedscope_writer *w)
 
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
-	struct speedscope_writer w = { .profile = p, .view = view };
+	struct speedscope_writer w = {.profile = p, .view = view};
 	json_t *root = json_object(), *shared = json_object();
 	int err = -ENOMEM;
 
@@ -409,13 +411,15 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 	}
 	err = -ENOMEM;
 	if (set_new(root, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
-	    json_object_set(shared, "frames", w.frames) || json_object_set(root, "shared", shared) ||
+	    json_object_set(shared, "frames", w.frames) ||
+	    json_object_set(root, "shared", shared) ||
 	    json_object_set(root, "profiles", w.profiles) ||
 	    set_new(root, "name", json_text(p->name ? p->name : "llmprof profile")) ||
 	    set_new(root, "activeProfileIndex", json_integer(0)) ||
 	    set_new(root, "exporter", json_string("llmprof " LLMPROF_VERSION)))
 		goto cleanup;
-	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(12)) || fputc('\n', out) == EOF) {
+	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(12)) ||
+	    fputc('\n', out) == EOF) {
 		err = -EIO;
 		goto cleanup;
 	}

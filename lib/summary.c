@@ -17,9 +17,8 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		    p->frames[p->stacks[i].frames[p->stacks[i].depth - 1]].kind != FRAME_GPU)
 			total += p->stacks[i].weight;
 	report__info("profiled PID %d for %.2f s at %u Hz: %llu samples, %llu lost, %zu threads",
-		     pid, p->duration_ns / 1e9, p->frequency,
-		     (unsigned long long)p->samples_taken, (unsigned long long)p->samples_lost,
-		     p->nr_threads);
+		     pid, p->duration_ns / 1e9, p->frequency, (unsigned long long)p->samples_taken,
+		     (unsigned long long)p->samples_lost, p->nr_threads);
 	if (p->samples_lost)
 		report__warn("%llu samples were lost (ring buffer full); try a lower -F",
 			     (unsigned long long)p->samples_lost);
@@ -43,6 +42,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		report__info("no samples of the target were taken (was it idle?)");
 	}
 	free(shares);
-	report__info("wrote %s to %s", format == FORMAT_SPEEDSCOPE ? "speedscope JSON" : "folded stacks",
+	report__info("wrote %s to %s",
+		     format == FORMAT_SPEEDSCOPE ? "speedscope JSON" : "folded stacks",
 		     output_path ? output_path : "standard output");
 }

@@ -66,9 +66,9 @@ struct symbolizer {
 };
 
 static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
 };
 
 int symbolizer__new(pid_t pid, struct symbolizer **out)
@@ -244,7 +244,8 @@ int symbolizer__refresh(struct symbolizer *s)
 		path[strcspn(path, "\n")] = '\0';
 		if (!inode && strcmp(path, "[vdso]"))
 			continue; /* anonymous: JIT code, resolved through the perf map */
-		module = find_module(s, ((uint64_t)major << 32) | minor, inode, path, start - offset);
+		module =
+		    find_module(s, ((uint64_t)major << 32) | minor, inode, path, start - offset);
 		if (module < 0)
 			module = add_module(s, ((uint64_t)major << 32) | minor, inode, path, start,
 					    end, offset);
@@ -263,7 +264,7 @@ int symbolizer__refresh(struct symbolizer *s)
 			}
 			mappings = p;
 		}
-		mappings[nr++] = (struct mapping){ start, end, offset, module };
+		mappings[nr++] = (struct mapping){start, end, offset, module};
 	}
 	free(line);
 	fclose(maps);
@@ -566,8 +567,11 @@ static int64_t intern_name(struct profile *profile, const char *name, const char
 	 * the function's name, and would split it across libc builds. */
 	if (!demangled && at && at != name)
 		plain = strndup(name, at - name);
-	id = profile__intern_frame(profile, demangled ? demangled : plain ? plain : name, file, line,
-				   kind);
+	id = profile__intern_frame(profile,
+				   demangled ? demangled
+				   : plain   ? plain
+					     : name,
+				   file, line, kind);
 	free(demangled);
 	free(plain);
 	return id;
@@ -830,7 +834,8 @@ static int load_kallsyms(struct symbolizer *s)
 	}
 	fclose(file);
 	if (!nr)
-		report__warn("no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
+		report__warn(
+		    "no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
 	qsort(symbols, nr, sizeof(*symbols), compare_kernel_symbols);
 	s->kernel_symbols = symbols;
 	s->nr_kernel_symbols = nr;
