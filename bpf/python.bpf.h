@@ -168,8 +168,7 @@ static long python__frame_step(__u64 index, void *data)
 		return 1;
 	if (size > PYTHON_FRAME_READ_MAX)
 		size = PYTHON_FRAME_READ_MAX;
-	if (size < sizeof(__u64) ||
-	    bpf_probe_read_user(w->buf, size, (const void *)w->frame)) {
+	if (size < sizeof(__u64) || bpf_probe_read_user(w->buf, size, (const void *)w->frame)) {
 		stack->flags |= PYTHON_STACK_READ_ERROR;
 		return 1;
 	}

@@ -32,8 +32,8 @@ struct python_config {
 	__u32 interpreter_next;
 	__u32 interpreter_threads_head;
 	__u32 thread_next;
-	__u32 thread_thread_id; /* pthread_t, which is the thread's fsbase */
-	__u32 thread_frame;	/* frame, cframe or current_frame */
+	__u32 thread_thread_id;	    /* pthread_t, which is the thread's fsbase */
+	__u32 thread_frame;	    /* frame, cframe or current_frame */
 	__u32 cframe_current_frame; /* PYTHON_NO_OFFSET without a _PyCFrame */
 	__u32 frame_read_size;	    /* <= PYTHON_FRAME_READ_MAX */
 	__u32 frame_previous;

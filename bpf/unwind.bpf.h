@@ -17,7 +17,10 @@ const volatile __u32 stack_copy_bytes = 0;
 #define STACK_COPY_MAX (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY)
 /* Extra bytes a sample record carries after struct sample_event. */
 #define STACK_COPY_RECORD_BYTES                                                                    \
-	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX : 0)
+	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD : 0)
+/* Slack after the copy so a page-sized read at any offset up to the copy
+ * size stays inside the record, as the verifier wants to see. */
+#define STACK_COPY_PAD 4096
 
 /* The end of each thread's stack mapping, for the samples whose own lookup
  * finds the mmap lock taken (a thread in mmap() or munmap()). */
@@ -32,6 +35,37 @@ static long unwind__vma_end(struct task_struct *task, struct vm_area_struct *vma
 {
 	*(__u64 *)ctx = vma->vm_end;
 	return 0;
+}
+
+/*
+ * A read of the whole range fails when one page in it is not present: a
+ * stack page the thread never touched (a large local buffer it never wrote)
+ * or one past the stack's end.  Such a page reads as zeros, which is what
+ * it holds, so read page by page and keep the rest; a failed read leaves
+ * its part zeroed.  Fails only when sp's own page cannot be read.
+ */
+static __always_inline long copy_by_page(struct user_stack_copy *copy, __u64 sp, __u64 size,
+					 __u32 max)
+{
+	__u64 off = 0, len = 4096 - (sp & 4095);
+	long first = 0;
+
+	for (int i = 0; i < MAX_STACK_COPY / 4096 + 2; i++) {
+		long err;
+
+		if (off >= size || off > max)
+			break;
+		if (len > size - off)
+			len = size - off;
+		if (len > 4096)
+			len = 4096;
+		err = bpf_probe_read_user(copy->data + off, len, (const void *)(sp + off));
+		if (!i)
+			first = err;
+		off += len;
+		len = 4096;
+	}
+	return first;
 }
 
 /* Fills copy (STACK_COPY_RECORD_BYTES long) for the current task. */
@@ -89,13 +123,8 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 	if (size > max)
 		size = max;
 	err = bpf_probe_read_user(copy->data, size, (const void *)sp);
-	if (err && size > 4096) {
-		/* At least sp's own page, which the thread is using. */
-		size = 4096 - (sp & 4095);
-		if (size > max)
-			size = max;
-		err = bpf_probe_read_user(copy->data, size, (const void *)sp);
-	}
+	if (err)
+		err = copy_by_page(copy, sp, size, max);
 	if (err) {
 		copy->error = err;
 		return;

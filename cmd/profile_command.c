@@ -48,21 +48,21 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "frequency", required_argument, NULL, 'F' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	{ "no-gpu", no_argument, NULL, OPT_NO_GPU },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, OPT_VERSION },
-	{ 0 },
+    {"pid", required_argument, NULL, 'p'},
+    {"duration", required_argument, NULL, 'd'},
+    {"frequency", required_argument, NULL, 'F'},
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
+    {"per-thread", no_argument, NULL, OPT_PER_THREAD},
+    {"no-python", no_argument, NULL, OPT_NO_PYTHON},
+    {"view", required_argument, NULL, OPT_VIEW},
+    {"no-gpu", no_argument, NULL, OPT_NO_GPU},
+    {"unwind", required_argument, NULL, OPT_UNWIND},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {0},
 };
 
 static void usage(enum profile_mode mode, FILE *out)
@@ -74,23 +74,24 @@ static void usage(enum profile_mode mode, FILE *out)
 	else
 		fprintf(out, "Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
 			     "Run COMMAND and profile it until it exits.\n\n");
-	fprintf(out, "  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
-		     "                         target exits)\n"
-		     "  -F, --frequency HZ     samples per second per CPU (default 99)\n"
-		     "  -f, --format FORMAT    folded or speedscope (default folded)\n"
-		     "  -o, --output FILE      write the profile to FILE (default stdout)\n"
-		     "      --no-kernel        user-space frames only\n"
-		     "      --per-thread       a frame per thread under the process\n"
-		     "      --no-python        no Python frames (native frames of the interpreter)\n"
-		     "      --view VIEW        cpu, gpu or all (default all): which stacks are written\n"
-		     "      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
-		     "      --unwind MODE[,BYTES]\n"
-		     "                         user stacks by fp (frame pointers), dwarf (CFI\n"
-		     "                         over a BYTES copy of the stack, default 16384) or\n"
-		     "                         auto (dwarf, completed by frame pointers; default)\n"
-		     "  -v, --verbose          more detail on stderr\n"
-		     "  -h, --help             show this help\n"
-		     "      --version          show the version\n");
+	fprintf(out,
+		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
+		"                         target exits)\n"
+		"  -F, --frequency HZ     samples per second per CPU (default 99)\n"
+		"  -f, --format FORMAT    folded or speedscope (default folded)\n"
+		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
+		"      --no-kernel        user-space frames only\n"
+		"      --per-thread       a frame per thread under the process\n"
+		"      --no-python        no Python frames (native frames of the interpreter)\n"
+		"      --view VIEW        cpu, gpu or all (default all): which stacks are written\n"
+		"      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
+		"      --unwind MODE[,BYTES]\n"
+		"                         user stacks by fp (frame pointers), dwarf (CFI\n"
+		"                         over a BYTES copy of the stack, default 16384) or\n"
+		"                         auto (dwarf, completed by frame pointers; default)\n"
+		"  -v, --verbose          more detail on stderr\n"
+		"  -h, --help             show this help\n"
+		"      --version          show the version\n");
 }
 
 #define MIN_STACK_COPY 512
@@ -102,7 +103,7 @@ static int parse_unwind(const char *text, struct session_options *options)
 	static const struct {
 		const char *name;
 		enum unwind_mode mode;
-	} modes[] = { { "fp", UNWIND_FP }, { "dwarf", UNWIND_DWARF }, { "auto", UNWIND_AUTO } };
+	} modes[] = {{"fp", UNWIND_FP}, {"dwarf", UNWIND_DWARF}, {"auto", UNWIND_AUTO}};
 	size_t len = strcspn(text, ",");
 	long bytes = 0;
 
@@ -134,7 +135,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	env->gpu = true;
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
-	while ((opt = getopt_long(argc, argv, env->mode == MODE_ATTACH ? "+p:d:F:f:o:vh" : "+d:F:f:o:vh",
+	while ((opt = getopt_long(argc, argv,
+				  env->mode == MODE_ATTACH ? "+p:d:F:f:o:vh" : "+d:F:f:o:vh",
 				  long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -159,8 +161,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case 'F':
 			if (parse_long(optarg, 1, 100000, &value)) {
-				report__error("invalid frequency '%s' for -F: expected 1 to 100000 Hz",
-					      optarg);
+				report__error(
+				    "invalid frequency '%s' for -F: expected 1 to 100000 Hz",
+				    optarg);
 				return EXIT_USAGE;
 			}
 			env->session.frequency = value;
@@ -197,8 +200,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			} else if (!strcmp(optarg, "gpu")) {
 				env->view = VIEW_GPU;
 			} else {
-				report__error("invalid view '%s' for --view: expected cpu, gpu or all",
-					      optarg);
+				report__error(
+				    "invalid view '%s' for --view: expected cpu, gpu or all",
+				    optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -207,9 +211,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
-				report__error("invalid unwind mode '%s' for --unwind: expected fp, "
-					      "dwarf or auto, optionally with ,BYTES of stack (%d to %d)",
-					      optarg, MIN_STACK_COPY, MAX_STACK_COPY);
+				report__error(
+				    "invalid unwind mode '%s' for --unwind: expected fp, "
+				    "dwarf or auto, optionally with ,BYTES of stack (%d to %d)",
+				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}
 			break;
@@ -257,7 +262,7 @@ static void on_signal(int sig)
 
 static void install_signal_handlers(void)
 {
-	struct sigaction action = { .sa_handler = on_signal };
+	struct sigaction action = {.sa_handler = on_signal};
 
 	sigemptyset(&action.sa_mask);
 	sigaction(SIGINT, &action, NULL);
@@ -373,8 +378,8 @@ static uid_t target_uid(const struct profile_env *env)
 
 static int run_profile(struct profile_env *env)
 {
-	struct output_file output = { 0 };
-	struct child child = { .go_fd = -1, .status_fd = -1 };
+	struct output_file output = {0};
+	struct child child = {.go_fd = -1, .status_fd = -1};
 	struct session *session = NULL;
 	struct profile *profile = NULL;
 	struct gpu_capture *gpu = NULL;
@@ -395,7 +400,8 @@ static int run_profile(struct profile_env *env)
 		err = gpu_capture__open(&gpu, target_uid(env));
 		if (err) {
 			if (err != -ENOTSUP)
-				report__warn("GPU capture unavailable: %s; CPU only", strerror(-err));
+				report__warn("GPU capture unavailable: %s; CPU only",
+					     strerror(-err));
 			gpu = NULL;
 		} else if (env->mode == MODE_RECORD && gpu_capture__prepare_record(gpu)) {
 			gpu_capture__close(gpu);
@@ -415,8 +421,8 @@ static int run_profile(struct profile_env *env)
 		report__error("cannot load the BPF sampling program: %s", describe_bpf_error(err));
 		goto cleanup;
 	}
-	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu), gpu_capture__on_readable,
-					gpu)) {
+	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu),
+					gpu_capture__on_readable, gpu)) {
 		gpu_capture__close(gpu);
 		gpu = NULL;
 	}
@@ -489,7 +495,7 @@ cleanup:
 
 static int do_profile(enum profile_mode mode, int argc, char **argv)
 {
-	struct profile_env env = { .mode = mode };
+	struct profile_env env = {.mode = mode};
 	int status = parse_options(argc, argv, &env);
 
 	if (status >= 0)

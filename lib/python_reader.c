@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "python_reader.h"
 #include "report.h"
 
@@ -27,6 +28,8 @@
  * interpreter's _Py_DebugOffsets instead; its row here is what the test
  * compares those with.
  */
+/* One field a line: easier to hold against the generator output. */
+/* clang-format off */
 static const struct python_layout layouts[] = {
 	{
 		.major = 3,
@@ -169,6 +172,7 @@ static const struct python_layout layouts[] = {
 		.unicode_compact_size = 56,
 	},
 };
+/* clang-format on */
 
 const struct python_layout *python_layout__find(unsigned int major, unsigned int minor)
 {
@@ -327,11 +331,13 @@ enum reader_state {
 	READER_UNSUPPORTED, /* an interpreter llmprof cannot read: native frames only */
 };
 
+/* Looking for the interpreter: /proc/PID/maps is read again after 1 ms,
+ * then less and less often while nothing new is mapped. */
 #define SCAN_INTERVAL_MIN_NS 1000000ULL
+#define SCAN_INTERVAL_MAX_NS 1000000000ULL
 /* How long samples wake llmprof while it waits for a starting command to
  * map its interpreter. */
 #define SEARCH_WAKEUP_NS 2000000000ULL
-#define SCAN_INTERVAL_MAX_NS 1000000000ULL
 #define MAX_STRING_CHARS 4096
 #define MAX_LINE_TABLE (1 << 20)
 #define CODE_READ_SIZE 256
@@ -353,7 +359,7 @@ struct python_reader {
 	struct examined_file *examined;
 	size_t nr_examined, cap_examined;
 	uint64_t next_scan_ns, scan_interval_ns;
-	bool searching;	    /* BPF wakes us at every sample (record, before exec) */
+	bool searching; /* BPF wakes us at every sample (record, before exec) */
 	uint64_t search_end_ns;
 
 	struct python_code *codes;
@@ -365,23 +371,6 @@ struct python_reader {
 	size_t cap_scratch;
 	uint64_t stacks, truncated, read_errors, stale_codes;
 };
-
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*array = p;
-	*cap = n;
-	return 0;
-}
 
 int python_reader__new(pid_t pid, int config_fd, struct python_reader **out)
 {
@@ -678,8 +667,8 @@ static int scan_maps(struct python_reader *r, bool *found_new)
 		dev = (uint64_t)major << 32 | minor;
 		if (path[0] != '/' || examined_before(r, dev, inode) || !may_be_interpreter(path, exe))
 			continue;
-		err = grow((void **)&r->examined, &r->cap_examined, r->nr_examined + 1,
-			   sizeof(*r->examined));
+		err = array__grow((void **)&r->examined, &r->cap_examined, r->nr_examined + 1,
+				  sizeof(*r->examined));
 		if (err)
 			break;
 		r->examined[r->nr_examined++] = (struct examined_file){ dev, inode };
@@ -840,7 +829,7 @@ static int add_range(struct python_code *code, size_t *cap, uint32_t start, uint
 		last->end = end;
 		return 0;
 	}
-	if (grow((void **)&code->lines, cap, code->nr_lines + 1, sizeof(*code->lines)))
+	if (array__grow((void **)&code->lines, cap, code->nr_lines + 1, sizeof(*code->lines)))
 		return -ENOMEM;
 	code->lines[code->nr_lines++] = (struct line_range){ start, end, line };
 	return 0;
@@ -1010,6 +999,13 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 		else
 			err = decode_locations(code, table, table_len);
 	}
+	if (!err && code->nr_lines) {
+		/* Kept for the whole session: no room to spare. */
+		void *fit = realloc(code->lines, code->nr_lines * sizeof(*code->lines));
+
+		if (fit)
+			code->lines = fit;
+	}
 cleanup:
 	free(name);
 	free(file);
@@ -1059,7 +1055,7 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 			return r->code_slots[pos] - 1;
 	}
 	if (r->nr_codes >= 0x7fffffff ||
-	    grow((void **)&r->codes, &r->cap_codes, r->nr_codes + 1, sizeof(*r->codes)))
+	    array__grow((void **)&r->codes, &r->cap_codes, r->nr_codes + 1, sizeof(*r->codes)))
 		return -ENOMEM;
 	code = &r->codes[r->nr_codes];
 	memset(code, 0, sizeof(*code));
@@ -1105,8 +1101,8 @@ static uint32_t code_line(const struct python_code *code, int32_t instr)
 	return 0;
 }
 
-int python_reader__keys(struct python_reader *r, const struct python_stack *stack,
-			uint64_t time_ns, uint64_t *keys, size_t max)
+int python_reader__keys(struct python_reader *r, const struct python_stack *stack, uint64_t time_ns,
+			uint64_t *keys, size_t max)
 {
 	size_t n = stack->nr_frames;
 
@@ -1168,12 +1164,21 @@ static int emit_group(struct python_reader *r, struct profile *p, const uint64_t
 	return 0;
 }
 
+/* _PyEval_EvalFrameDefault, or a part the compiler split off it
+ * ("_PyEval_EvalFrameDefault.cold"). */
+static bool is_eval_function(const char *name)
+{
+	size_t len = strlen(EVAL_FUNCTION);
+
+	return name && !strncmp(name, EVAL_FUNCTION, len) && (name[len] == '\0' || name[len] == '.');
+}
+
 #define MAX_NATIVE_ENTRIES 1024
 #define MAX_INLINE 32
 
-int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
-			 struct profile *p, const uint64_t *user, size_t nr_user,
-			 const uint64_t *keys, size_t nr_keys, uint32_t *frames, size_t max)
+int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer, struct profile *p,
+			 const uint64_t *user, size_t nr_user, const uint64_t *keys, size_t nr_keys,
+			 uint32_t *frames, size_t max)
 {
 	struct native_entry *entries = NULL;
 	size_t *group_start = NULL, nr_groups = 0, nr_entries = 0, nr_evals = 0, matched, n = 0;
@@ -1198,8 +1203,8 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = grow((void **)&r->scratch, &r->cap_scratch, limit * MAX_INLINE + 1,
-		   sizeof(*r->scratch));
+	err = array__grow((void **)&r->scratch, &r->cap_scratch, limit * MAX_INLINE + 1,
+			  sizeof(*r->scratch));
 	if (err)
 		goto cleanup;
 
@@ -1221,8 +1226,7 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 		e->count = count;
 		used += count;
 		name = count ? p->frames[r->scratch[e->first]].name : NULL;
-		e->eval = name && !strncmp(name, EVAL_FUNCTION, strlen(EVAL_FUNCTION)) &&
-			  (name[strlen(EVAL_FUNCTION)] == '\0' || name[strlen(EVAL_FUNCTION)] == '.');
+		e->eval = is_eval_function(name);
 		e->interpreter = module && r->module_path && !strcmp(module->path, r->module_path);
 		nr_evals += e->eval;
 	}

@@ -17,5 +17,4 @@ $CHECK folded "$WORK/exits.folded" || fail "invalid folded output"
 $CHECK shares "$WORK/exits.folded" --total "$(pyframe burn_a shares.py)=50" \
 	--total "$(pyframe share_bc shares.py)=50" --tolerance 5 ||
 	fail "the Python frames are not all there"
-"$LLMPROF" attach -p "$$" -d 0.1 -o /dev/null 2>/dev/null # the shell: not Python
 echo PASS

@@ -38,6 +38,28 @@ wait_ready() {
 	fail "the fixture never got ready: $(cat "$1")"
 }
 
+# check_lines SPEEDSCOPE: the Python frames of shares.py carry their file,
+# and burn_a the line it calls burn() from.
+check_lines() {
+	local line
+	line=$(grep -n 'return burn(50)' "$PYTHON_FIXTURES/shares.py" | cut -d: -f1)
+	python3 - "$1" "$line" "$PYTHON_FIXTURES/shares.py" <<'CHECK' || fail "speedscope frames of $1"
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+frames = [f for f in doc["shared"]["frames"] if f["name"].endswith("(shares.py)_[p]")]
+if not frames:
+    sys.exit("no Python frames")
+for f in frames:
+    if f.get("file") != sys.argv[3]:
+        sys.exit(f"{f['name']}: file {f.get('file')!r}, expected {sys.argv[3]!r}")
+lines = {f.get("line") for f in frames if f["name"] == "burn_a (shares.py)_[p]"}
+if lines != {int(sys.argv[2])}:
+    sys.exit(f"burn_a at lines {lines}, expected {{{sys.argv[2]}}}")
+CHECK
+}
+
 # no_stack FILE REGEX WHY: fails if some stack matches.
 no_stack() {
 	if grep -E -q -- "$2" "$1"; then

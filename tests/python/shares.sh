@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Python frames carry the CPU shares of a script whose functions do 50, 30
 # and 20 percent of its work, nested, within 3 points, with attach and with
-# record; no eval-loop frame is left beside them.  $1: the interpreter.
+# record; no eval-loop frame is left beside them; in speedscope output they
+# have their file and line.  $1: the interpreter.
 . "$TESTS_SOURCE/lib/testlib.sh"
 . "$TESTS_SOURCE/python/pylib.sh"
 need_root
@@ -22,8 +23,12 @@ check() {
 
 start_bg "$PY" "$PYTHON_FIXTURES/shares.py" 6
 sleep 0.5
-"$LLMPROF" attach -p "$BG_PID" -d 2.5 -F 999 -o "$WORK/attach.folded" 2>"$WORK/attach.err" ||
-	fail "attach failed: $(cat "$WORK/attach.err")"
+"$LLMPROF" attach -p "$BG_PID" -d 2.5 -F 999 -f speedscope -o "$WORK/attach.json" \
+	2>"$WORK/attach.err" || fail "attach failed: $(cat "$WORK/attach.err")"
+$CHECK speedscope "$WORK/attach.json" --schema "$SPEEDSCOPE_SCHEMA" || fail "invalid speedscope"
+check_lines "$WORK/attach.json"
+"$LLMPROF" convert -f folded -o "$WORK/attach.folded" "$WORK/attach.json" ||
+	fail "cannot convert the speedscope profile"
 check "$WORK/attach.folded" "$WORK/attach.err"
 
 "$LLMPROF" record -F 999 -o "$WORK/record.folded" -- "$PY" "$PYTHON_FIXTURES/shares.py" 2.5 \
