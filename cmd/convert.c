@@ -39,11 +39,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	char message[256];
-
-	snprintf(message, sizeof(message), fmt, arg);
-	report__error("convert: %s (try 'llmprof convert --help')", message);
-	return EXIT_USAGE;
+	return command_usage_error("convert", fmt, arg);
 }
 
 int do_convert(int argc, char **argv)

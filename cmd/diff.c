@@ -61,11 +61,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	char message[256];
-
-	snprintf(message, sizeof(message), fmt, arg);
-	report__error("diff: %s (try 'llmprof diff --help')", message);
-	return EXIT_USAGE;
+	return command_usage_error("diff", fmt, arg);
 }
 
 int do_diff(int argc, char **argv)

@@ -2,6 +2,7 @@
 /* Loading input profiles for diff, convert and report. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,4 +53,13 @@ int parse_percent(const char *text, double *value)
 		return -EINVAL;
 	*value = v;
 	return 0;
+}
+
+int command_usage_error(const char *command, const char *fmt, const char *arg)
+{
+	char message[256];
+
+	snprintf(message, sizeof(message), fmt, arg);
+	report__error("%s: %s (try 'llmprof %s --help')", command, message, command);
+	return EXIT_USAGE;
 }

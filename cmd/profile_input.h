@@ -18,6 +18,10 @@ int profile_input__load(const char *path, const struct profile_read_options *opt
 /* How standard input is named in messages and headers. */
 const char *profile_input__display_name(const char *path);
 
+/* Reports "COMMAND: message (try 'llmprof COMMAND --help')", the message
+ * being fmt with arg; returns EXIT_USAGE. */
+int command_usage_error(const char *command, const char *fmt, const char *arg);
+
 /* Parses a decimal percentage in [0, 100]; returns 0 or -EINVAL. */
 int parse_percent(const char *text, double *value);
 

@@ -44,11 +44,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *fmt, const char *arg)
 {
-	char message[256];
-
-	snprintf(message, sizeof(message), fmt, arg);
-	report__error("report: %s (try 'llmprof report --help')", message);
-	return EXIT_USAGE;
+	return command_usage_error("report", fmt, arg);
 }
 
 int do_report(int argc, char **argv)

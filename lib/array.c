@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "array.h"
 
@@ -26,4 +27,14 @@ int array__grow(void **array, size_t *cap, size_t need, size_t elem)
 	*array = p;
 	*cap = n;
 	return 0;
+}
+
+int array__grow_zeroed(void **array, size_t *cap, size_t need, size_t elem)
+{
+	size_t old = *cap;
+	int err = array__grow(array, cap, need, elem);
+
+	if (!err && *cap > old)
+		memset((char *)*array + old * elem, 0, (*cap - old) * elem);
+	return err;
 }

@@ -19,13 +19,6 @@ static int compare_lines(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
 }
 
-static bool stack_in_view(const struct profile *p, const struct stack *s, enum output_view view)
-{
-	bool gpu = s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_GPU;
-
-	return view == VIEW_ALL || (view == VIEW_GPU) == gpu;
-}
-
 /* Joins a stack's folded names with ';'.  Returns a malloc'd string or NULL. */
 static char *join_stack(char **names, const struct stack *s)
 {
@@ -67,7 +60,8 @@ int folded__write(const struct profile *p, enum output_view view, FILE *out)
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
 
-		if (!s->weight || !s->depth || !stack_in_view(p, s, view))
+		if (!s->weight || !s->depth ||
+		    (view != VIEW_ALL && profile__stack_is_gpu(p, i) != (view == VIEW_GPU)))
 			continue;
 		lines[nr_lines].text = join_stack(names, s);
 		if (!lines[nr_lines].text)

@@ -4,7 +4,6 @@
  * of the wire protocol (gpu_protocol.h), records in memory, the merge into a
  * profile and the GPU summary.  See gpu_session.h.
  */
-#include <demangle.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,9 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "gpu_protocol.h"
 #include "gpu_session.h"
 #include "report.h"
+#include "symbolizer.h"
 
 _Static_assert(sizeof(struct gpu_message_header) == 8, "header");
 _Static_assert(sizeof(struct gpu_hello) % 8 == 0, "hello");
@@ -96,24 +97,6 @@ static uint64_t fnv1a(const void *data, size_t len)
 	return h;
 }
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t new_cap = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need)
-		new_cap *= 2;
-	p = realloc(*array, new_cap * elem);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *cap * elem, 0, (new_cap - *cap) * elem);
-	*array = p;
-	*cap = new_cap;
-	return 0;
-}
-
 static int64_t string_table__intern(struct string_table *t, const char *text, size_t len)
 {
 	uint64_t h = fnv1a(text, len);
@@ -142,7 +125,7 @@ static int64_t string_table__intern(struct string_table *t, const char *text, si
 		if (!strncmp(s, text, len) && s[len] == '\0')
 			return t->slots[pos] - 1;
 	}
-	if (grow((void **)&t->strings, &t->cap, t->nr + 1, sizeof(*t->strings)))
+	if (array__grow_zeroed((void **)&t->strings, &t->cap, t->nr + 1, sizeof(*t->strings)))
 		return -ENOMEM;
 	copy = strndup(text, len);
 	if (!copy)
@@ -253,8 +236,8 @@ static int64_t add_agent(struct gpu_session *gs, int fd)
 
 	if (gs->nr_agents == UINT32_MAX)
 		return -E2BIG;
-	if (grow((void **)&gs->agents, &gs->cap_agents, gs->nr_agents + 1, sizeof(*gs->agents)) ||
-	    grow((void **)&gs->connections, &gs->cap_connections, gs->nr_agents + 1,
+	if (array__grow_zeroed((void **)&gs->agents, &gs->cap_agents, gs->nr_agents + 1, sizeof(*gs->agents)) ||
+	    array__grow_zeroed((void **)&gs->connections, &gs->cap_connections, gs->nr_agents + 1,
 		 sizeof(*gs->connections)))
 		return -ENOMEM;
 	c = &gs->connections[gs->nr_agents];
@@ -296,7 +279,7 @@ static int add_record(struct gpu_session *gs, const struct gpu_record *r)
 		gs->stats.dropped_records++;
 		return 0;
 	}
-	if (grow((void **)&gs->records, &gs->cap_records, gs->nr_records + 1, sizeof(*r)))
+	if (array__grow_zeroed((void **)&gs->records, &gs->cap_records, gs->nr_records + 1, sizeof(*r)))
 		return -ENOMEM;
 	gs->records[gs->nr_records++] = *r;
 	gs->stats.records = gs->nr_records;
@@ -318,7 +301,7 @@ static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
 		gs->stats.dropped_records++;
 		return 0;
 	}
-	if (grow((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1, sizeof(*l)))
+	if (array__grow_zeroed((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1, sizeof(*l)))
 		return -ENOMEM;
 	err = launch_index__put(&gs->launch_index, launch_key(l->agent, l->correlation),
 				gs->nr_launches);
@@ -441,7 +424,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		if (m.id >= c->nr_names) {
 			size_t nr = c->nr_names;
 
-			if (grow((void **)&c->names, &nr, m.id + 1, sizeof(*c->names)))
+			if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1, sizeof(*c->names)))
 				return -ENOMEM;
 			c->nr_names = nr;
 		}
@@ -1115,8 +1098,8 @@ static int64_t leaf_frame(struct merge_state *m, const struct gpu_record *r)
 	if (m->kernel_frames[r->name])
 		return intern_once(p, &m->kernel_frames[r->name], NULL, FRAME_GPU);
 	mangled = m->gs->names.strings[r->name];
-	/* As perf shows C++ names: no parameters, no return type. */
-	demangled = cplus_demangle(mangled, DMGL_NO_OPTS);
+	/* As perf shows C++ names, like CPU frames. */
+	demangled = symbolizer__demangle(mangled);
 	id = intern_once(p, &m->kernel_frames[r->name], demangled ? demangled : mangled, FRAME_GPU);
 	free(demangled);
 	return id;
@@ -1404,7 +1387,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 	if (!res->attributed)
 		m->gs->stats.unattributed++;
 	if (p->unit == UNIT_MICROSECONDS) {
-		if (grow((void **)&m->stack_ns, &m->cap_stack_ns, res->stack + 1,
+		if (array__grow_zeroed((void **)&m->stack_ns, &m->cap_stack_ns, res->stack + 1,
 			 sizeof(*m->stack_ns)))
 			return -ENOMEM;
 		m->stack_ns[res->stack] += a.end_ns - a.start_ns;

@@ -276,6 +276,13 @@ uint64_t profile__total_weight(const struct profile *p)
 	return total;
 }
 
+bool profile__stack_is_gpu(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	return s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_GPU;
+}
+
 static int compare_samples(const void *a, const void *b)
 {
 	const struct sample *x = a, *y = b;

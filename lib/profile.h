@@ -126,6 +126,8 @@ void profile__add_weight(struct profile *profile, uint32_t stack, uint64_t weigh
 int profile__add_gpu(struct profile *profile, const struct gpu_activity *activity);
 
 uint64_t profile__total_weight(const struct profile *profile);
+/* True when the stack ends in GPU activity (a FRAME_GPU leaf). */
+bool profile__stack_is_gpu(const struct profile *profile, uint32_t stack);
 
 /* Samples must be in time order for the writers; sources that append out of
  * order call this once at the end (stable). */

@@ -5,31 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "profile_diff.h"
 
 /* Shares are computed in floating point; a delta within this of the
  * threshold counts as equal to it, so "grew by more than" is exact for
  * shares that are exact in decimal. */
 #define SHARE_EPSILON 1e-9
-
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 1024;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*array, n * elem);
-	if (!p)
-		return -ENOMEM;
-	/* Entries past the old end count from zero. */
-	memset((char *)p + *cap * elem, 0, (n - *cap) * elem);
-	*array = p;
-	*cap = n;
-	return 0;
-}
 
 struct profile_diff *profile_diff__new(const struct diff_options *options)
 {
@@ -71,7 +53,7 @@ int profile_diff__add(struct profile_diff *d, enum diff_side side, const struct 
 			goto cleanup;
 		name_map[i] = id;
 	}
-	if (grow((void **)&d->function_weights[side], &d->cap_function_weights[side],
+	if (array__grow_zeroed((void **)&d->function_weights[side], &d->cap_function_weights[side],
 		 d->merged->nr_frames, sizeof(*d->function_weights[side])))
 		goto cleanup;
 	nr_shares = profile__function_shares(p, &shares);
@@ -89,12 +71,12 @@ int profile_diff__add(struct profile_diff *d, enum diff_side side, const struct 
 
 		if (!s->weight || !s->depth)
 			continue;
-		if (grow((void **)&frames, &cap_frames, s->depth, sizeof(*frames)))
+		if (array__grow_zeroed((void **)&frames, &cap_frames, s->depth, sizeof(*frames)))
 			goto cleanup;
 		for (uint32_t k = 0; k < s->depth; k++)
 			frames[k] = name_map[s->frames[k]];
 		id = profile__intern_stack(d->merged, frames, s->depth);
-		if (id < 0 || grow((void **)&d->stack_weights[side], &d->cap_stack_weights[side],
+		if (id < 0 || array__grow_zeroed((void **)&d->stack_weights[side], &d->cap_stack_weights[side],
 				   d->merged->nr_stacks, sizeof(*d->stack_weights[side])))
 			goto cleanup;
 		d->nr_side_stacks[side] += !d->stack_weights[side][id];

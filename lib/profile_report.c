@@ -138,7 +138,7 @@ static int report_gpu(struct report *r)
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
 
-		if (s->weight && s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_GPU)
+		if (s->weight && profile__stack_is_gpu(p, i))
 			n++;
 	}
 	r->kernels = calloc(n ? n : 1, sizeof(*r->kernels));

@@ -110,13 +110,6 @@ static json_t *stack_json(struct speedscope_writer *w, uint32_t stack_id)
 	return array;
 }
 
-static bool is_gpu_stack(const struct profile *p, uint32_t stack_id)
-{
-	const struct stack *s = &p->stacks[stack_id];
-
-	return s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_GPU;
-}
-
 static const char *unit_name(enum profile_unit unit)
 {
 	switch (unit) {
@@ -181,7 +174,7 @@ static int write_thread(struct speedscope_writer *w, uint32_t thread)
 		double at = s->time_ns / 1e3;
 		json_t *stack;
 
-		if (is_gpu_stack(p, s->stack) != (w->view == VIEW_GPU))
+		if (profile__stack_is_gpu(p, s->stack) != (w->view == VIEW_GPU))
 			continue;
 		/* An empty sample stands for the time the thread was not seen
 		 * on a CPU, so the time-order view is the real timeline. */
@@ -231,11 +224,11 @@ static int write_aggregate(struct speedscope_writer *w)
 
 		if (!s->weight || !s->depth)
 			continue;
-		if (w->view != VIEW_ALL && is_gpu_stack(p, i) != (w->view == VIEW_GPU))
+		if (w->view != VIEW_ALL && profile__stack_is_gpu(p, i) != (w->view == VIEW_GPU))
 			continue;
 		/* As with threads: GPU work with a timeline goes out as GPU
 		 * streams only, so no weight is in two profiles. */
-		if (p->nr_gpu && w->view != VIEW_CPU && is_gpu_stack(p, i))
+		if (p->nr_gpu && w->view != VIEW_CPU && profile__stack_is_gpu(p, i))
 			continue;
 		stack = stack_json(w, i);
 		if (!stack || add_sampled(samples, weights, stack, s->weight))

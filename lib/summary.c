@@ -13,8 +13,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	int64_t n;
 
 	for (size_t i = 0; i < p->nr_stacks; i++)
-		if (p->stacks[i].depth &&
-		    p->frames[p->stacks[i].frames[p->stacks[i].depth - 1]].kind != FRAME_GPU)
+		if (p->stacks[i].depth && !profile__stack_is_gpu(p, i))
 			total += p->stacks[i].weight;
 	report__info("profiled PID %d for %.2f s at %u Hz: %llu samples, %llu lost, %zu threads",
 		     pid, p->duration_ns / 1e9, p->frequency, (unsigned long long)p->samples_taken,
