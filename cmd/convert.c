@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "output.h"
+#include "profile/output.h"
 #include "profile_input.h"
-#include "report.h"
+#include "status.h"
 
 enum {
 	OPT_LENIENT = 256,

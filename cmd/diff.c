@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "output.h"
-#include "profile_diff.h"
+#include "profile/output.h"
+#include "profile/profile_diff.h"
 #include "profile_input.h"
-#include "report.h"
+#include "status.h"
 
 /* 1 means a regression and nothing else, so every failure is 2. */
 #define EXIT_REGRESSION 1

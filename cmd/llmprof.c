@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "report.h"
+#include "status.h"
 
 struct command {
 	const char *name;

@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "gpu_capture.h"
-#include "output.h"
-#include "report.h"
-#include "session.h"
-#include "summary.h"
-#include "unwinder.h"
+#include "gpu/gpu_capture.h"
+#include "profile/output.h"
+#include "status.h"
+#include "sampling/session.h"
+#include "profile/summary.h"
+#include "sampling/unwinder.h"
 
 enum profile_mode {
 	MODE_ATTACH,

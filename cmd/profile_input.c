@@ -8,7 +8,7 @@
 
 #include "cmd.h"
 #include "profile_input.h"
-#include "report.h"
+#include "status.h"
 
 const char *profile_input__display_name(const char *path)
 {

@@ -4,8 +4,8 @@
 #ifndef LLMPROF_PROFILE_INPUT_H
 #define LLMPROF_PROFILE_INPUT_H
 
-#include "profile.h"
-#include "profile_reader.h"
+#include "profile/profile.h"
+#include "profile/profile_reader.h"
 
 /*
  * Reads path ("-" for standard input) into a new profile.  Errors are

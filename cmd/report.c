@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "output.h"
+#include "profile/output.h"
 #include "profile_input.h"
-#include "profile_report.h"
-#include "report.h"
+#include "profile/profile_report.h"
+#include "status.h"
 
 enum {
 	OPT_TOP = 256,

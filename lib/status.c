@@ -2,7 +2,7 @@
 /* Status output on stderr; see report.h. */
 #include <stdio.h>
 
-#include "report.h"
+#include "status.h"
 
 static enum report_level current_level = REPORT_NORMAL;
 

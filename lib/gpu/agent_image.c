@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The embedded CUPTI agent: the build includes libllmprof_cupti.so here
  * byte for byte (LLMPROF_AGENT_PATH), or nothing without CUPTI. */
-#include "agent_image.h"
+#include "gpu/agent_image.h"
 
 #ifdef LLMPROF_AGENT_PATH
 __asm__(".section .rodata\n"

@@ -13,12 +13,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent_image.h"
-#include "gpu_capture.h"
-#include "gpu_protocol.h"
-#include "gpu_session.h"
-#include "inject.h"
-#include "report.h"
+#include "gpu/agent_image.h"
+#include "gpu/gpu_capture.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "gpu/inject.h"
+#include "status.h"
 
 #define AGENT_MEMFD_NAME "llmprof-agent"
 #define AGENT_START_SYMBOL "llmprof_agent_start"

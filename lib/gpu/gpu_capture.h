@@ -10,8 +10,8 @@
 
 #include <sys/types.h>
 
-#include "profile.h"
-#include "session.h"
+#include "profile/profile.h"
+#include "sampling/session.h"
 
 struct gpu_capture;
 

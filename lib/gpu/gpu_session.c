@@ -20,10 +20,10 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "gpu_protocol.h"
-#include "gpu_session.h"
-#include "report.h"
-#include "symbolizer.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "status.h"
+#include "sampling/symbolizer.h"
 
 _Static_assert(sizeof(struct gpu_message_header) == 8, "header");
 _Static_assert(sizeof(struct gpu_hello) % 8 == 0, "hello");

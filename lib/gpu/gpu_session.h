@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct gpu_session;
 

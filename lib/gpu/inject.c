@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inject.h"
-#include "report.h"
+#include "gpu/inject.h"
+#include "status.h"
 
 #if defined(__x86_64__)
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
+#include "profile/output.h"
 
 struct folded_line {
 	char *text;

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 enum output_format {
 	FORMAT_FOLDED = 0,

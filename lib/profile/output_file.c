@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "profile/output.h"
 
 int output_file__open(struct output_file *file, const char *path)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Open addressing over ids; the key lives in the profile's arrays. */
 struct hash_index {

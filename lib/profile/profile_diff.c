@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "array.h"
-#include "profile_diff.h"
+#include "profile/profile_diff.h"
 
 /* Shares are computed in floating point; a delta within this of the
  * threshold counts as equal to it, so "grew by more than" is exact for

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile.h"
-#include "text_output.h"
+#include "profile/profile.h"
+#include "profile/text_output.h"
 
 struct diff_options {
 	double threshold; /* percentage points a share may grow by */

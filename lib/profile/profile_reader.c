@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "array.h"
-#include "profile_reader.h"
+#include "profile/profile_reader.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
 #define MAX_LINE_LENGTH (16 * 1024 * 1024)

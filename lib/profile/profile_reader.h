@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 enum profile_format {
 	PROFILE_FORMAT_FOLDED = 0,

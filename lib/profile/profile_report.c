@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile_report.h"
+#include "profile/profile_report.h"
 
 struct report_entry {
 	char *name;

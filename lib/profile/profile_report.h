@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "profile.h"
-#include "text_output.h"
+#include "profile/profile.h"
+#include "profile/text_output.h"
 
 struct report_options {
 	const char *name;   /* the input's file name */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
+#include "profile/output.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 

@@ -2,8 +2,8 @@
 /* The end-of-run summary: what was sampled, what was lost, where time went. */
 #include <stdlib.h>
 
-#include "report.h"
-#include "summary.h"
+#include "status.h"
+#include "profile/summary.h"
 
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		    enum output_format format)

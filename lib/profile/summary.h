@@ -5,8 +5,8 @@
 
 #include <sys/types.h>
 
-#include "output.h"
-#include "profile.h"
+#include "profile/output.h"
+#include "profile/profile.h"
 
 #define SUMMARY_TOP_FUNCTIONS 10
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "text_output.h"
+#include "profile/text_output.h"
 
 int text_format__parse(const char *text, enum text_format *format)
 {

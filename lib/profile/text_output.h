@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 enum text_format {
 	TEXT_FORMAT_TEXT = 0, /* aligned tables for a terminal */

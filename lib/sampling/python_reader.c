@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "array.h"
-#include "python_reader.h"
-#include "report.h"
+#include "sampling/python_reader.h"
+#include "status.h"
 
 #define NO PYTHON_NO_OFFSET
 

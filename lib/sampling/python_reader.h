@@ -16,9 +16,9 @@
 #include <linux/types.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 #include "python.h" /* bpf/python.h: struct python_config, python_stack */
-#include "symbolizer.h"
+#include "sampling/symbolizer.h"
 
 /* One interpreter version's layout: what the BPF side reads, plus what
  * userspace reads of code, bytes and str objects. */

@@ -16,11 +16,11 @@
 
 #include "array.h"
 #include "sampler.h"
-#include "python_reader.h"
-#include "report.h"
-#include "session.h"
-#include "symbolizer.h"
-#include "unwinder.h"
+#include "sampling/python_reader.h"
+#include "status.h"
+#include "sampling/session.h"
+#include "sampling/symbolizer.h"
+#include "sampling/unwinder.h"
 
 #include "sampler.skel.h"
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 enum unwind_mode {
 	UNWIND_AUTO = 0,

@@ -17,8 +17,8 @@
 
 #include <demangle.h>
 
-#include "report.h"
-#include "symbolizer.h"
+#include "status.h"
+#include "sampling/symbolizer.h"
 
 #define MAX_INLINE_DEPTH 32
 

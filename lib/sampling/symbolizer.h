@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 struct symbolizer;
 

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "status.h"
 #include "sampler.h"
-#include "symbolizer.h"
-#include "unwinder.h"
+#include "sampling/symbolizer.h"
+#include "sampling/unwinder.h"
 
 struct unwinder {
 	struct symbolizer *symbolizer;

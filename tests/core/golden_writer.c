@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "profile.h"
+#include "profile/output.h"
+#include "profile/profile.h"
 
 static uint32_t frame(struct profile *p, const char *name, const char *file, uint32_t line,
 		      enum frame_kind kind)

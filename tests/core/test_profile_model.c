@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 static int failures;
 

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "output.h"
-#include "profile_diff.h"
-#include "profile_reader.h"
-#include "profile_report.h"
+#include "profile/output.h"
+#include "profile/profile_diff.h"
+#include "profile/profile_reader.h"
+#include "profile/profile_report.h"
 
 static FILE *sink;
 

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "profile_diff.h"
-#include "profile_reader.h"
-#include "text_output.h"
+#include "profile/output.h"
+#include "profile/profile_diff.h"
+#include "profile/profile_reader.h"
+#include "profile/text_output.h"
 
 static int failures;
 

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inject.h"
-#include "report.h"
+#include "gpu/inject.h"
+#include "status.h"
 
 static void usage(void)
 {

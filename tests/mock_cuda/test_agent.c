@@ -21,9 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpu_protocol.h"
-#include "gpu_session.h"
-#include "profile.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "profile/profile.h"
 
 static const char *app, *agent_lib, *cupti_lib;
 static char out_path[256], err_path[256];

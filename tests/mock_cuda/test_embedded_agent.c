@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent_image.h"
+#include "gpu/agent_image.h"
 
 int main(void)
 {

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_protocol.h"
-#include "gpu_session.h"
-#include "output.h"
-#include "profile.h"
-#include "report.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "profile/output.h"
+#include "profile/profile.h"
+#include "status.h"
 #include "test_wire.h"
 
 #define BASE 1000000000ull

@@ -15,9 +15,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "gpu_protocol.h"
-#include "gpu_session.h"
-#include "report.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "status.h"
 #include "test_wire.h"
 
 static void build_valid(struct stream *s)

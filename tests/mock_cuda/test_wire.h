@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gpu_protocol.h"
+#include "gpu/gpu_protocol.h"
 
 static int failures;
 

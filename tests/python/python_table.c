@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "python_reader.h"
+#include "sampling/python_reader.h"
 
 static void print_field(const char *name, uint32_t value)
 {

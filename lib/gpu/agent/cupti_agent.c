@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpu_protocol.h"
+#include "gpu/gpu_protocol.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
