@@ -3,10 +3,14 @@
 # pinned vmlinux.h, generates NAME.skel.h with bpftool, and defines the
 # INTERFACE target NAME_skel that carries the include path and libbpf.
 function(bpf_object name source)
+	set(werror)
+	if(LLMPROF_WERROR)
+		set(werror -Werror)
+	endif()
 	set(obj ${CMAKE_CURRENT_BINARY_DIR}/${name}.bpf.o)
 	set(skel ${CMAKE_CURRENT_BINARY_DIR}/${name}.skel.h)
 	add_custom_command(OUTPUT ${obj}
-		COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror
+		COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall ${werror}
 			-I${CMAKE_SOURCE_DIR}/bpf -idirafter /usr/include/x86_64-linux-gnu -c ${source} -o ${obj}
 		DEPENDS ${source} ${ARGN}
 		IMPLICIT_DEPENDS C ${source}

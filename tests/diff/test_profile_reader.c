@@ -278,8 +278,8 @@ static void test_json_errors(void)
 		"{\"profiles\":[{\"type\":\"sampled\",\"unit\":\"parsecs\"}]}",
 		"{\"profiles\":[]} x",
 		"{\"name\":\"no profiles\"}",
-		"{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
-		"\"at\":2},{\"type\":\"C\",\"frame\":0,\"at\":1}]}]}",
+		("{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
+		 "\"at\":2},{\"type\":\"C\",\"frame\":0,\"at\":1}]}]}"),
 		"{\"profiles\":[{\"type\":\"sampled\",\"name\":\"\\ud800\"}], \"x\": \"\\u12\"}",
 		"[]",
 	};

@@ -292,10 +292,12 @@ static void send_error(int error, CUptiResult result, const char *what)
 	struct gpu_error m = {.error = error, .cupti_result = result};
 	char text[512];
 
+	/* Bounded fields: the message fits, and a compiler can see it does. */
 	if (result)
-		snprintf(text, sizeof(text), "%s: %s (%d)", what, cupti_error(result), result);
+		snprintf(text, sizeof(text), "%.200s: %.250s (%d)", what, cupti_error(result),
+			 result);
 	else
-		snprintf(text, sizeof(text), "%s: %s", what, strerror(-error));
+		snprintf(text, sizeof(text), "%.200s: %.250s", what, strerror(-error));
 	m.length = strlen(text);
 	send_message(GPU_MSG_ERROR, &m, sizeof(m), text);
 }
