@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Types shared by sampler.bpf.c and userspace. */
+/* The record layout shared by every probe family (capture.bpf.h) and
+ * userspace (lib/sampling/session.c). */
 #ifndef LLMPROF_BPF_SAMPLER_H
 #define LLMPROF_BPF_SAMPLER_H
 
@@ -18,8 +19,18 @@ enum sample_counter {
 	COUNTER_MAX,
 };
 
-/* sample_event.flags */
-#define SAMPLE_FLAG_LAUNCH 1 /* a GPU launch, from the agent's USDT probe */
+/* What a record is.  Each probe family owns a kind and says in its own
+ * header what sample_event.detail holds for it. */
+enum sample_kind {
+	SAMPLE_KIND_CPU = 0,	/* a CPU sample (sampler.bpf.c) */
+	SAMPLE_KIND_LAUNCH,	/* a GPU launch, from the agent's USDT probe */
+	SAMPLE_KIND_OFF_CPU,	/* a thread blocked, then ran again */
+	SAMPLE_KIND_GPU_MEMORY, /* a CUDA allocation or free */
+	SAMPLE_KIND_NCCL,	/* an NCCL call */
+	SAMPLE_KIND_MAX = 16,
+};
+
+#define SAMPLE_DETAIL_WORDS 8
 
 /* One CPU sample.  Stack sizes are in bytes as bpf_get_stack() returns
  * them, or a negative errno. */
@@ -30,8 +41,9 @@ struct sample_event {
 	__u32 cpu;
 	__s32 kernel_stack_bytes;
 	__s32 user_stack_bytes;
-	__u32 flags;
+	__u32 kind;	   /* enum sample_kind */
 	__u32 correlation; /* launches: CUPTI correlation id */
+	__u64 detail[SAMPLE_DETAIL_WORDS]; /* per kind; zero for CPU samples */
 	char comm[TASK_COMM_LEN];
 	__u64 kernel_stack[MAX_STACK_DEPTH];
 	__u64 user_stack[MAX_STACK_DEPTH];

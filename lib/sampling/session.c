@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "sampler.h"
+#include "targets.h"
 #include "sampling/python_reader.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -64,6 +65,11 @@ struct poll_source {
 	void *ctx;
 };
 
+struct record_handler {
+	session_record_fn *fn;
+	void *ctx;
+};
+
 struct session {
 	struct session_options options;
 	struct sampler_bpf *skel;
@@ -75,6 +81,7 @@ struct session {
 	int pidfd;
 	struct poll_source sources[MAX_POLL_FDS];
 	int nr_sources;
+	struct record_handler handlers[SAMPLE_KIND_MAX];
 
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder; /* NULL with --unwind fp */
@@ -149,7 +156,6 @@ int session__open(struct session **out, const struct session_options *options)
 		err = -errno;
 		goto fail;
 	}
-	s->skel->rodata->target_tgid = options->pid;
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
 	if (options->unwind != UNWIND_FP) {
 		s->skel->rodata->stack_copy_bytes =
@@ -162,6 +168,9 @@ int session__open(struct session **out, const struct session_options *options)
 	if (err)
 		goto fail;
 	err = sampler_bpf__load(s->skel);
+	if (err)
+		goto fail;
+	err = session__add_target(s, options->pid, TARGET_FLAG_SELECTED, 0);
 	if (err)
 		goto fail;
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
@@ -323,7 +332,17 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		err = thread;
 		goto fail;
 	}
-	if (e->flags & SAMPLE_FLAG_LAUNCH) {
+	if (e->kind >= SAMPLE_KIND_MAX) {
+		err = -EPROTO;
+		goto fail;
+	}
+	if (s->handlers[e->kind].fn) {
+		err = s->handlers[e->kind].fn(s->handlers[e->kind].ctx, e, thread, stack);
+		if (err)
+			goto fail;
+		return 0;
+	}
+	if (e->kind == SAMPLE_KIND_LAUNCH) {
 		struct raw_launch *launch;
 
 		err = array__grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
@@ -807,6 +826,9 @@ static bool is_cuda_internal(const struct module *m)
 		     !strncmp(m->name, "libcuda.so", 10));
 }
 
+static int stack_frames(struct session *s, uint32_t thread, const struct raw_stack *raw,
+			uint32_t *frames, size_t max, size_t *depth);
+
 static bool is_cuda_runtime(const struct module *m)
 {
 	return m && !strncmp(m->name, "libcudart", 9);
@@ -818,8 +840,7 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 	struct session *s = ctx;
 	struct raw_launch key = { .correlation = correlation }, *launch;
 	struct raw_stack trimmed;
-	size_t lo = 0, hi, prefix = 0;
-	int n;
+	size_t lo = 0, hi;
 
 	if (!s->profile)
 		return -EINVAL;
@@ -843,20 +864,6 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 		return -ENOENT;
 	}
 	launch = &s->launches[lo];
-	if (max < 3)
-		return -ENOSPC;
-	frames[prefix++] = s->process_frame;
-	if (s->options.per_thread) {
-		const struct raw_thread *t = &s->threads[launch->thread];
-		char name[TASK_COMM_LEN + 16];
-		int64_t id;
-
-		snprintf(name, sizeof(name), "%s/%u", t->comm, t->tid);
-		id = profile__intern_frame(s->profile, name, NULL, 0, FRAME_THREAD);
-		if (id < 0)
-			return id;
-		frames[prefix++] = id;
-	}
 	trimmed = s->raw_stacks[launch->stack];
 	while (trimmed.nr_user > 1 &&
 	       is_cuda_internal(symbolizer__module_of(s->symbolizer, trimmed.addrs[0], NULL))) {
@@ -870,9 +877,97 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 		trimmed.addrs++;
 		trimmed.nr_user--;
 	}
-	n = symbolize_stack(s, s->profile, &trimmed, frames + prefix, max - prefix);
+	return stack_frames(s, launch->thread, &trimmed, frames, max, depth);
+}
+
+int session__stack_frames(const struct session *session, uint32_t thread, uint32_t stack,
+			  uint32_t *frames, size_t max, size_t *depth)
+{
+	struct session *s = (struct session *)session;
+
+	if (!s->profile)
+		return -EINVAL;
+	if (thread >= s->nr_threads || stack >= s->nr_raw_stacks)
+		return -ENOENT;
+	return stack_frames(s, thread, &s->raw_stacks[stack], frames, max, depth);
+}
+
+/* The process (and with --per-thread the thread) frame, then the
+ * symbolized raw stack, root first, into the finished profile. */
+static int stack_frames(struct session *s, uint32_t thread, const struct raw_stack *raw,
+			uint32_t *frames, size_t max, size_t *depth)
+{
+	size_t prefix = 0;
+	int n;
+
+	if (max < 3)
+		return -ENOSPC;
+	frames[prefix++] = s->process_frame;
+	if (s->options.per_thread) {
+		const struct raw_thread *t = &s->threads[thread];
+		char name[TASK_COMM_LEN + 16];
+		int64_t id;
+
+		snprintf(name, sizeof(name), "%s/%u", t->comm, t->tid);
+		id = profile__intern_frame(s->profile, name, NULL, 0, FRAME_THREAD);
+		if (id < 0)
+			return id;
+		frames[prefix++] = id;
+	}
+	n = symbolize_stack(s, s->profile, raw, frames + prefix, max - prefix);
 	if (n < 0)
 		return n;
 	*depth = prefix + n;
+	return 0;
+}
+
+int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)
+{
+	struct target_info info = { .flags = flags, .parent = parent };
+	uint32_t key = pid;
+
+	if (bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &info, sizeof(info),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int session__share_maps(const struct session *s, struct bpf_object *object)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, object) {
+		const char *name = bpf_map__name(map);
+		struct bpf_map *own;
+		int err;
+
+		/* Each object keeps its own .rodata/.bss/.data. */
+		if (strchr(name, '.'))
+			continue;
+		own = bpf_object__find_map_by_name(s->skel->obj, name);
+		if (!own)
+			continue;
+		err = bpf_map__reuse_fd(map, bpf_map__fd(own));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void session__capture_settings(const struct session *s, struct capture_settings *out)
+{
+	out->collect_kernel = s->skel->rodata->collect_kernel;
+	out->wakeup_bytes = s->skel->rodata->wakeup_bytes;
+	out->stack_copy_bytes = s->skel->rodata->stack_copy_bytes;
+}
+
+int session__set_record_handler(struct session *s, enum sample_kind kind, session_record_fn *fn,
+				void *ctx)
+{
+	if (kind <= SAMPLE_KIND_LAUNCH || kind >= SAMPLE_KIND_MAX)
+		return -EINVAL;
+	if (s->handlers[kind].fn && fn)
+		return -EEXIST;
+	s->handlers[kind] = (struct record_handler){ fn, ctx };
 	return 0;
 }

@@ -13,7 +13,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/types.h>
+
 #include "profile/profile.h"
+#include "sampler.h"
+
+struct bpf_object;
 
 enum unwind_mode {
 	UNWIND_AUTO = 0,
@@ -63,6 +68,39 @@ int session__attach_launch_probe(struct session *session, const char *binary_pat
  * gpu_launch_stack_fn for gpu_session__merge().  0 or -ENOENT. */
 int session__launch_stack(void *session, uint32_t correlation, uint32_t tid, uint64_t time_ns,
 			  uint32_t *frames, size_t max, size_t *depth);
+
+/*
+ * Probe families beside the sampler (off-CPU, GPU memory, NCCL, ...) load
+ * their own BPF objects that include bpf/capture.bpf.h.  Before loading,
+ * session__share_maps() points the object's shared maps (the ring buffer,
+ * counters, the target set, the Python and unwinder state) at the
+ * session's, and session__capture_settings() gives the values its .rodata
+ * must carry, so its records unwind as CPU samples do.
+ */
+struct capture_settings {
+	bool collect_kernel;
+	uint64_t wakeup_bytes;
+	uint32_t stack_copy_bytes;
+};
+int session__share_maps(const struct session *session, struct bpf_object *object);
+void session__capture_settings(const struct session *session, struct capture_settings *out);
+
+/* Called while draining, for each record of a family's kind, after its
+ * stack was unwound and interned: thread and stack are the session's raw
+ * indexes, for session__stack_frames() once the session has finished.
+ * Returns 0 or -errno (which ends the session). */
+typedef int session_record_fn(void *ctx, const struct sample_event *event, uint32_t thread,
+			      uint32_t stack);
+int session__set_record_handler(struct session *session, enum sample_kind kind,
+				session_record_fn *fn, void *ctx);
+/* After session__finish(): the frames of a raw stack in the finished
+ * profile, root first, with the process (and --per-thread thread) prefix.
+ * 0, -ENOENT or -ENOSPC. */
+int session__stack_frames(const struct session *session, uint32_t thread, uint32_t stack,
+			  uint32_t *frames, size_t max, size_t *depth);
+
+/* Adds a process to the target set every probe family filters on. */
+int session__add_target(struct session *session, pid_t pid, uint32_t flags, pid_t parent);
 
 /* Monotonic time at which session__start() attached, in ns. */
 unsigned long long session__start_time(const struct session *session);
