@@ -8,8 +8,10 @@ build_dir=${BUILD_DIR:-build-test}
 
 scripts/install-deps.sh
 BUILD_DIR=$build_dir scripts/build.sh
-# The one-file binary for GPU nodes, checked by root.static_binary.
-BUILD_DIR=${build_dir}-static scripts/build.sh -DLLMPROF_STATIC=ON -DBUILD_TESTING=OFF
+# The one-file binary for GPU nodes, checked by root.static_binary; a
+# Release build with gcc, the build type a new user types first.
+BUILD_DIR=${build_dir}-static scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DLLMPROF_STATIC=ON \
+	-DBUILD_TESTING=OFF
 export LLMPROF_STATIC_BINARY=$PWD/${build_dir}-static/cmd/llmprof
 scripts/fetch-speedscope-schema.sh "$build_dir/speedscope-schema.json"
 labels='unit|golden'
