@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "findings/findings.h"
 #include "gpu/gpu_capture.h"
 #include "profile/output.h"
 #include "status.h"
@@ -481,6 +482,9 @@ static int run_profile(struct profile_env *env)
 	summary__print(profile, env->session.pid, env->output_path, env->format);
 	if (gpu)
 		gpu_capture__print_summary(gpu, profile);
+	/* A failure to analyse loses no data: the profile is written. */
+	if (findings__print_top(profile, SUMMARY_TOP_FINDINGS))
+		report__warn("not enough memory to look for findings");
 	status = EXIT_OK;
 cleanup:
 	if (status != EXIT_OK)

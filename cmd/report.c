@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* llmprof report: summarises one profile: top functions, GPU time. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "findings/findings.h"
 #include "profile/output.h"
 #include "profile_input.h"
 #include "profile/profile_report.h"
@@ -13,6 +15,7 @@
 enum {
 	OPT_TOP = 256,
 	OPT_LENIENT,
+	OPT_FINDINGS,
 };
 
 static const struct option long_options[] = {
@@ -20,6 +23,8 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "findings", no_argument, NULL, OPT_FINDINGS },
+	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -39,12 +44,33 @@ static void usage(FILE *out)
 		"  -o, --output FILE    write to FILE instead of standard output\n"
 		"      --top N          rows per table (default 10, 0 for all)\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"      --findings       what is wrong and what to change, ranked by the share of\n"
+		"                       time it costs, instead of the tables\n"
+		"  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
 		"  -h, --help           show this help and exit\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
 {
 	return command_usage_error("report", fmt, arg);
+}
+
+static int write_findings(const struct profile *profile, const struct report_options *options,
+			  bool verbose, enum text_format format, FILE *out)
+{
+	struct findings_write_options write_options = {
+		.name = options->name,
+		.top = options->top,
+		.verbose = verbose,
+	};
+	struct findings *findings;
+	int err = findings__analyze(profile, &findings);
+
+	if (err)
+		return err;
+	err = findings__write(findings, &write_options, format, out);
+	findings__free(findings);
+	return err;
 }
 
 int do_report(int argc, char **argv)
@@ -56,12 +82,13 @@ int do_report(int argc, char **argv)
 	struct output_file output = { 0 };
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
+	bool findings = false, verbose = false;
 	long top;
 	int c, err, status;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:hv", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED)
@@ -81,6 +108,12 @@ int do_report(int argc, char **argv)
 			break;
 		case OPT_LENIENT:
 			read_options.lenient = true;
+			break;
+		case OPT_FINDINGS:
+			findings = true;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -104,7 +137,10 @@ int do_report(int argc, char **argv)
 		goto cleanup;
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);
-	err = profile_report__write(profile, &options, format, output.stream);
+	if (findings)
+		err = write_findings(profile, &options, verbose, format, output.stream);
+	else
+		err = profile_report__write(profile, &options, format, output.stream);
 	if (!err)
 		err = output_file__commit(&output);
 	if (err) {

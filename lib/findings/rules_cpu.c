@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rules that read CPU stacks, on-CPU and off-CPU: host synchronisation,
+ * data loading, the GIL, interpreter overhead, CPU oversubscription and
+ * straggler ranks.  Thresholds are in llmprof-report(1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings/analysis.h"
+
+#define HOST_SYNC_MIN_SHARE 0.05
+#define DATA_WAIT_MIN_SHARE 0.10
+#define DATA_INLINE_MIN_SHARE 0.15
+#define GIL_MIN_SHARE 0.05
+#define PYTHON_OVERHEAD_MIN_SHARE 0.30
+#define PREEMPTED_MIN_SHARE 0.10
+#define STRAGGLER_MIN_EXCESS 0.25
+#define EVIDENCE_TOP 5
+
+/* The calls in which a thread waits for the GPU, and the PyTorch entries
+ * that make them (.item(), .tolist(), .cpu() end in one of the CUDA ones). */
+static const char *const host_sync_calls[] = {
+    "cudaStreamSynchronize",
+    "cudaStreamSynchronize_ptsz",
+    "cudaDeviceSynchronize",
+    "cudaEventSynchronize",
+    "cudaMemcpy",
+    "cudaMemcpy_ptds",
+    "cudaMemcpy2D",
+    "cuStreamSynchronize",
+    "cuStreamSynchronize_ptsz",
+    "cuCtxSynchronize",
+    "cuEventSynchronize",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH",
+    "cuMemcpyHtoD",
+    "THPVariable_item",
+    "THPVariable_tolist",
+    "*_local_scalar_dense*",
+    NULL,
+};
+
+static const char *const gil_calls[] = {
+    "take_gil",		  "PyEval_RestoreThread", "PyEval_AcquireThread",
+    "PyEval_AcquireLock", "PyGILState_Ensure",	  NULL,
+};
+
+/* Interpreter functions: a leaf here (or a Python frame as the leaf, which
+ * stands for the eval loop running its bytecode) is the interpreter's own
+ * time, not the time of the work Python asked for. */
+static const char *const interpreter_functions[] = {
+	/* CPython's naming conventions for its own code (the API, object
+	 * types, the allocator, the collector), as its static functions show
+	 * in an executable without debug information. */
+	"_Py*", "Py*", "*libpython*", "pymalloc_*", "arena_*", "insert_to_usedpool",
+	"*_dealloc", "*_vectorcall*", "cfunction_*", "method_*", "meth_*", "builtin_*",
+	"object_*", "type_*", "slot_*", "lookdict*", "insertdict", "dict_*", "list_*",
+	"tuple*", "set_*", "long_*", "float_*", "unicode_*", "range_*", "rangeiter_*",
+	"gen_*", "frame_*", "func_*", "visit_*", "gc_*", "update_refs", "subtract_refs",
+	"move_unreachable", "siphash*", "x_add", "x_sub", "k_mul", "binary_op*",
+	NULL,
+};
+
+static bool frame_file_contains(const struct frame *f, const char *part)
+{
+	return f->kind == FRAME_PYTHON && f->file && strstr(f->file, part);
+}
+
+/* The deepest Python frame of the stack in a file whose path contains one
+ * of parts, or -1. */
+static int find_python_file(const struct profile *p, uint32_t stack, const char *const *parts)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	for (int i = (int)s->depth - 1; i >= 0; i--)
+		for (size_t k = 0; parts[k]; k++)
+			if (frame_file_contains(&p->frames[s->frames[i]], parts[k]))
+				return i;
+	return -1;
+}
+
+static const char *location_or(const struct profile *p, uint32_t stack, int below, char *buf,
+			       size_t size, const char *fallback)
+{
+	if (analysis__python_location(p, stack, below, buf, size))
+		return buf;
+	snprintf(buf, size, "%s", fallback);
+	return buf;
+}
+
+static bool is_worker(const char *process)
+{
+	return strstr(process, "[worker ") != NULL;
+}
+
+static int host_sync(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct tally where = {0};
+	uint64_t weight = 0, blocked = 0;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	o->ran = true;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		char location[512], key[768];
+		int at;
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		at = analysis__stack_find(p, i, host_sync_calls);
+		if (at < 0)
+			continue;
+		weight += p->stacks[i].weight;
+		if (a->is_off_cpu_stack[i])
+			blocked += p->stacks[i].weight;
+		snprintf(key, sizeof(key), "%s in %s",
+			 location_or(p, i, at, location, sizeof(location), "(no Python frame)"),
+			 p->frames[p->stacks[i].frames[at]].name);
+		err = tally__add(&where, key, p->stacks[i].weight);
+		if (err)
+			goto cleanup;
+	}
+	share = analysis__cpu_share(a, weight);
+	err = outcome__note(o, "%.1f%% of %s in GPU synchronisation (fires at %.0f%%)", 100 * share,
+			    analysis__cpu_share_of(a), 100 * HOST_SYNC_MIN_SHARE);
+	if (err || share < HOST_SYNC_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
+				  "Threads wait for the GPU in host synchronisation: %.1f%% of %s",
+				  100 * share, analysis__cpu_share_of(a));
+	err = -ENOMEM;
+	if (!f)
+		goto cleanup;
+	if (where.nr && finding__locate(f, where.entries[0].key))
+		goto cleanup;
+	if (a->has_off_cpu &&
+	    finding__evidence(f,
+			      "%.1f%% of the waiting is blocked off the CPU, %.1f%% spinning on it",
+			      weight ? 100.0 * blocked / weight : 0,
+			      weight ? 100.0 * (weight - blocked) / weight : 0))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, a->cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(
+	    f, "keep values on the GPU inside the step: drop .item(), .cpu(), .tolist() and "
+	       "printing of tensors from the hot loop (accumulate the loss in a tensor and read "
+	       "it every N steps), and copy with non_blocking=True into pinned memory");
+cleanup:
+	tally__free(&where);
+	return err;
+}
+
+static int data_loading(struct analysis *a, struct rule_outcome *o)
+{
+	static const char *const loader_files[] = {
+	    "torch/utils/data/",
+	    "multiprocessing/queues.py",
+	    "multiprocessing/connection.py",
+	    NULL,
+	};
+	static const char *const fetch_files[] = {"torch/utils/data/_utils/fetch.py", NULL};
+	const struct profile *p = a->profile;
+	struct tally workers = {0}, waits = {0};
+	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	if (!a->has_python) {
+		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
+	}
+	o->ran = true;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const char *process = analysis__root_name(p, i);
+		char location[512];
+		int at;
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		if (is_worker(process)) {
+			if (a->is_off_cpu_stack[i])
+				continue;
+			worker_busy += p->stacks[i].weight;
+			err = tally__add(&workers,
+					 location_or(p, i, -1, location, sizeof(location),
+						     analysis__leaf_name(p, i)),
+					 p->stacks[i].weight);
+			if (err)
+				goto cleanup;
+			continue;
+		}
+		if (a->is_off_cpu_stack[i]) {
+			at = find_python_file(p, i, loader_files);
+			if (at < 0)
+				continue;
+			wait += p->stacks[i].weight;
+			err = tally__add(&waits,
+					 location_or(p, i, -1, location, sizeof(location), ""),
+					 p->stacks[i].weight);
+		} else if (find_python_file(p, i, fetch_files) >= 0) {
+			inline_load += p->stacks[i].weight;
+			err = tally__add(&workers,
+					 location_or(p, i, -1, location, sizeof(location),
+						     analysis__leaf_name(p, i)),
+					 p->stacks[i].weight);
+		}
+		if (err)
+			goto cleanup;
+	}
+	tally__sort(&workers);
+	tally__sort(&waits);
+	share = analysis__cpu_share(a, wait);
+	if (share >= DATA_WAIT_MIN_SHARE) {
+		err = outcome__note(
+		    o, "%.1f%% of wall time waiting on the DataLoader (fires at %.0f%%)",
+		    100 * share, 100 * DATA_WAIT_MIN_SHARE);
+		if (err)
+			goto cleanup;
+		f = analysis__add_finding(
+		    a, o->rule, share, "wall time",
+		    "The training process waits for data: %.1f%% of wall time in the DataLoader",
+		    100 * share);
+		err = -ENOMEM;
+		if (!f || (waits.nr && finding__locate(f, waits.entries[0].key)))
+			goto cleanup;
+		if (finding__evidence(f, "workers were on the CPU for %.1f%% of all thread time",
+				      100 * analysis__cpu_share(a, worker_busy)))
+			goto cleanup;
+		if (workers.nr &&
+		    finding__evidence(f, "the workers' hottest code: %s (%.1f%%)",
+				      workers.entries[0].key,
+				      100 * analysis__cpu_share(a, workers.entries[0].weight)))
+			goto cleanup;
+		if (finding__evidence_from_tally(f, &waits, a->cpu_weight, 3))
+			goto cleanup;
+		err = finding__suggest(
+		    f, worker_busy
+			   ? "the workers are the bottleneck: raise num_workers (one or two "
+			     "per spare core), and make the hottest worker code faster "
+			     "(decode, augmentation); prefetch_factor and "
+			     "persistent_workers=True help when workers start slowly"
+			   : "raise num_workers so data is prepared in parallel, and keep "
+			     "pin_memory=True");
+		goto cleanup;
+	}
+	share = analysis__cpu_share(a, inline_load);
+	err = outcome__note(o,
+			    "%.1f%% waiting on the DataLoader (fires at %.0f%%, needs off-CPU "
+			    "data), %.1f%% loading data in the training process (fires at %.0f%%)",
+			    100 * analysis__cpu_share(a, wait), 100 * DATA_WAIT_MIN_SHARE,
+			    100 * share, 100 * DATA_INLINE_MIN_SHARE);
+	if (err || share < DATA_INLINE_MIN_SHARE)
+		goto cleanup;
+	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
+				  "Data is loaded in the training process itself: %.1f%% of %s",
+				  100 * share, analysis__cpu_share_of(a));
+	err = -ENOMEM;
+	if (!f || (workers.nr && finding__locate(f, workers.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &workers, a->cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "use DataLoader(num_workers=N) so batches are prepared in "
+				  "worker processes while the step runs");
+cleanup:
+	tally__free(&workers);
+	tally__free(&waits);
+	return err;
+}
+
+static int gil_contention(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct tally where = {0};
+	uint64_t weight = 0;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	o->ran = true;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+		int at;
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		at = analysis__stack_find(p, i, gil_calls);
+		if (at < 0)
+			continue;
+		weight += p->stacks[i].weight;
+		err = tally__add(
+		    &where, location_or(p, i, at, location, sizeof(location), "(no Python frame)"),
+		    p->stacks[i].weight);
+		if (err)
+			goto cleanup;
+	}
+	share = analysis__cpu_share(a, weight);
+	err = outcome__note(o, "%.1f%% of %s waiting for the GIL (fires at %.0f%%)", 100 * share,
+			    analysis__cpu_share_of(a), 100 * GIL_MIN_SHARE);
+	if (err || share < GIL_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
+				  "Threads wait for the GIL: %.1f%% of %s", 100 * share,
+				  analysis__cpu_share_of(a));
+	err = -ENOMEM;
+	if (!f || (where.nr && finding__locate(f, where.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, a->cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "move CPU-bound Python work out of the threads that share the "
+				  "interpreter: into processes (multiprocessing, DataLoader "
+				  "workers) or into code that releases the GIL (torch and NumPy "
+				  "operations, C extensions)");
+cleanup:
+	tally__free(&where);
+	return err;
+}
+
+static bool is_interpreter_leaf(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+	const struct frame *leaf = &p->frames[s->frames[s->depth - 1]];
+
+	if (leaf->kind == FRAME_PYTHON)
+		return true;
+	if (leaf->kind == FRAME_KERNEL)
+		return false;
+	return analysis__name_matches(leaf->name, interpreter_functions);
+}
+
+static int python_overhead(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct tally where = {0};
+	uint64_t python_cpu = 0, interpreter = 0;
+	struct finding *f;
+	double share, of_python;
+	int err = 0;
+
+	if (!a->has_python)
+		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
+	o->ran = true;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		bool python = false;
+		char location[512];
+
+		if (a->is_gpu_stack[i] || a->is_off_cpu_stack[i] || !s->weight)
+			continue;
+		for (uint32_t k = 0; k < s->depth && !python; k++)
+			python = p->frames[s->frames[k]].kind == FRAME_PYTHON;
+		if (!python)
+			continue;
+		python_cpu += s->weight;
+		if (!is_interpreter_leaf(p, i))
+			continue;
+		interpreter += s->weight;
+		err = tally__add(&where, location_or(p, i, -1, location, sizeof(location), "?"),
+				 s->weight);
+		if (err)
+			goto cleanup;
+	}
+	of_python = python_cpu ? (double)interpreter / python_cpu : 0;
+	share = analysis__cpu_share(a, interpreter);
+	err = outcome__note(o,
+			    "the interpreter's own code is %.1f%% of the CPU time of Python "
+			    "threads (fires at %.0f%%)",
+			    100 * of_python, 100 * PYTHON_OVERHEAD_MIN_SHARE);
+	if (err || of_python < PYTHON_OVERHEAD_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(
+	    a, o->rule, share, analysis__cpu_share_of(a),
+	    "Python overhead: the interpreter runs %.1f%% of the Python threads' CPU time",
+	    100 * of_python);
+	err = -ENOMEM;
+	if (!f || (where.nr && finding__locate(f, where.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence(f, "hottest Python functions by interpreter time (share of %s):",
+			      analysis__cpu_share_of(a)))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, a->cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "turn the hottest Python loops into tensor operations "
+				  "(vectorise), or compile them (torch.compile, Numba, Cython); "
+				  "avoid per-element Python work in the step");
+cleanup:
+	tally__free(&where);
+	return err;
+}
+
+static int cpu_oversubscription(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct tally processes = {0};
+	uint64_t preempted = 0;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	if (!a->has_off_cpu)
+		return outcome__note(o, "%s", "needs off-CPU data (--off-cpu or --mode wall)");
+	o->ran = true;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		if (!a->is_off_cpu_stack[i] ||
+		    strcmp(analysis__leaf_name(p, i), "[off-cpu] preempted"))
+			continue;
+		preempted += p->stacks[i].weight;
+		err = tally__add(&processes, analysis__root_name(p, i), p->stacks[i].weight);
+		if (err)
+			goto cleanup;
+	}
+	share = analysis__cpu_share(a, preempted);
+	err = outcome__note(o, "%.1f%% of wall time runnable but not running (fires at %.0f%%)",
+			    100 * share, 100 * PREEMPTED_MIN_SHARE);
+	if (err || share < PREEMPTED_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&processes);
+	f = analysis__add_finding(
+	    a, o->rule, share, "wall time",
+	    "CPU oversubscription: threads wait for a CPU %.1f%% of the time (preempted)",
+	    100 * share);
+	err = -ENOMEM;
+	if (!f)
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &processes, a->cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "run no more busy threads than cores: set OMP_NUM_THREADS "
+				  "(or torch.set_num_threads) to cores / processes per node, use "
+				  "fewer DataLoader workers, or pin ranks to their own cores");
+cleanup:
+	tally__free(&processes);
+	return err;
+}
+
+struct rank_load {
+	char *name;
+	uint64_t busy;
+};
+
+static int compare_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int straggler(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct tally ranks = {0};
+	uint64_t *others = NULL, median;
+	size_t top = 0, n = 0;
+	struct finding *f;
+	double excess;
+	int err = 0;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const char *process = analysis__root_name(p, i);
+
+		if (a->is_gpu_stack[i] || a->is_off_cpu_stack[i] || !strstr(process, "[rank "))
+			continue;
+		err = tally__add(&ranks, process, p->stacks[i].weight);
+		if (err)
+			goto cleanup;
+	}
+	if (ranks.nr < 2) {
+		err = outcome__note(o, "needs two or more ranks (the profile has %zu)", ranks.nr);
+		goto cleanup;
+	}
+	o->ran = true;
+	tally__sort(&ranks);
+	others = malloc((ranks.nr - 1) * sizeof(*others));
+	if (!others) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 1; i < ranks.nr; i++)
+		others[n++] = ranks.entries[i].weight;
+	qsort(others, n, sizeof(*others), compare_u64);
+	median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+	excess = median ? (double)ranks.entries[top].weight / median - 1 : 0;
+	err = outcome__note(o,
+			    "the busiest rank is %.0f%% above the median of the others (fires "
+			    "at %.0f%%)",
+			    100 * excess, 100 * STRAGGLER_MIN_EXCESS);
+	if (err || excess < STRAGGLER_MIN_EXCESS)
+		goto cleanup;
+	/* The others wait for the straggler at every collective: the time
+	 * they lose is its excess over them. */
+	f = analysis__add_finding(a, o->rule, excess / (1 + excess), "wall time",
+				  "Straggler: %s works %.0f%% longer than the other ranks",
+				  ranks.entries[top].key, 100 * excess);
+	err = -ENOMEM;
+	if (!f || finding__locate(f, ranks.entries[top].key))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &ranks, a->on_cpu_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "compare the straggler with another rank (llmprof report "
+				  "--by-process, or llmprof diff of their profiles): uneven data "
+				  "shards or sequence lengths, a slower GPU or host, or extra work "
+				  "on that rank (logging, checkpointing) are the usual causes");
+cleanup:
+	free(others);
+	tally__free(&ranks);
+	return err;
+}
+
+const struct rule cpu_rules[] = {
+    {"host-sync", "time waiting for the GPU in synchronising calls", host_sync},
+    {"data-loading", "the training process waiting on (or doing) data loading", data_loading},
+    {"gil-contention", "threads waiting for the GIL", gil_contention},
+    {"python-overhead", "the interpreter's own share of Python threads' CPU time", python_overhead},
+    {"cpu-oversubscription", "threads runnable but waiting for a CPU", cpu_oversubscription},
+    {"straggler", "one rank doing more work than the others", straggler},
+};
+const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rules that read GPU activity: idle GPU time and what the CPU did
+ * meanwhile, launch-bound steps, pageable copies, and communication not
+ * hidden behind compute.  Thresholds are in llmprof-report(1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "findings/analysis.h"
+
+#define GPU_IDLE_MIN_SHARE 0.20
+#define GPU_IDLE_GAP_NS 1000000ULL
+#define LAUNCH_MIN_KERNELS 200
+#define LAUNCH_MAX_MEDIAN_NS 20000ULL
+#define LAUNCH_MIN_CPU_RATIO 0.5
+#define PAGEABLE_MIN_SHARE 0.01
+#define EXPOSED_MIN_SHARE 0.05
+#define EVIDENCE_TOP 5
+
+static const char *const launch_calls[] = {
+    "cudaLaunchKernel",		"cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
+    "cudaLaunchKernelExC_ptsz", "cuLaunchKernel",	 "cuLaunchKernel_ptsz",
+    "cuLaunchKernelEx",		"cuLaunchKernelEx_ptsz", NULL,
+};
+
+struct interval {
+	uint64_t start, end;
+};
+
+struct intervals {
+	struct interval *items;
+	size_t nr;
+};
+
+static int compare_intervals(const void *x, const void *y)
+{
+	const struct interval *a = x, *b = y;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end < b->end ? -1 : a->end > b->end;
+}
+
+/* Sorts and merges overlapping intervals in place; returns the busy time. */
+static uint64_t intervals__merge(struct intervals *v)
+{
+	size_t out = 0;
+	uint64_t busy = 0;
+
+	if (!v->nr)
+		return 0;
+	qsort(v->items, v->nr, sizeof(*v->items), compare_intervals);
+	for (size_t i = 1; i < v->nr; i++) {
+		if (v->items[i].start <= v->items[out].end) {
+			if (v->items[i].end > v->items[out].end)
+				v->items[out].end = v->items[i].end;
+		} else {
+			v->items[++out] = v->items[i];
+		}
+	}
+	v->nr = out + 1;
+	for (size_t i = 0; i < v->nr; i++)
+		busy += v->items[i].end - v->items[i].start;
+	return busy;
+}
+
+/* Time of a (merged) that b (merged) does not cover. */
+static uint64_t intervals__uncovered(const struct intervals *a, const struct intervals *b)
+{
+	uint64_t total = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		uint64_t at = a->items[i].start, end = a->items[i].end;
+
+		while (k < b->nr && b->items[k].end <= at)
+			k++;
+		for (size_t j = k; j < b->nr && b->items[j].start < end && at < end; j++) {
+			if (b->items[j].start > at)
+				total += b->items[j].start - at;
+			if (b->items[j].end > at)
+				at = b->items[j].end;
+		}
+		if (at < end)
+			total += end - at;
+	}
+	return total;
+}
+
+static bool is_covered(const struct intervals *v, uint64_t t)
+{
+	size_t lo = 0, hi = v->nr;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (v->items[mid].end <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->nr && v->items[lo].start <= t;
+}
+
+static bool is_nccl_kernel(const struct profile *p, const struct gpu_activity *g)
+{
+	const char *name = p->frames[g->frame].name;
+
+	return g->kind == GPU_KERNEL && name && strcasestr(name, "nccl");
+}
+
+/* Every GPU activity of the given device (UINT32_MAX: any) passing the
+ * filter, merged. */
+static int collect(const struct profile *p, uint32_t device,
+		   bool (*filter)(const struct profile *p, const struct gpu_activity *g),
+		   struct intervals *out)
+{
+	out->items = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*out->items));
+	out->nr = 0;
+	if (!out->items)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		const struct gpu_activity *g = &p->gpu[i];
+
+		if ((device != UINT32_MAX && g->device != device) || g->end_ns <= g->start_ns)
+			continue;
+		if (filter && !filter(p, g))
+			continue;
+		out->items[out->nr++] = (struct interval){g->start_ns, g->end_ns};
+	}
+	return 0;
+}
+
+static size_t list_devices(const struct profile *p, uint32_t *devices, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		size_t k;
+
+		for (k = 0; k < n && devices[k] != p->gpu[i].device; k++)
+			;
+		if (k == n && n < max)
+			devices[n++] = p->gpu[i].device;
+	}
+	return n;
+}
+
+static const char *sample_location(const struct profile *p, uint32_t stack, char *buf, size_t size)
+{
+	if (analysis__python_location(p, stack, -1, buf, size))
+		return buf;
+	snprintf(buf, size, "%s", analysis__leaf_name(p, stack));
+	return buf;
+}
+
+static int gpu_idle(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct intervals busy = {0};
+	struct tally during = {0};
+	uint64_t busy_ns, gap_weight = 0, longest = 0;
+	size_t gaps = 0;
+	struct finding *f;
+	double idle;
+	int err;
+
+	if (!a->has_gpu)
+		return outcome__note(o, "%s",
+				     "needs GPU activity with times (the profile has none)");
+	o->ran = true;
+	err = collect(p, UINT32_MAX, NULL, &busy);
+	if (err)
+		return err;
+	busy_ns = intervals__merge(&busy);
+	idle = busy_ns < p->duration_ns ? 1 - (double)busy_ns / p->duration_ns : 0;
+	for (size_t i = 0; i <= busy.nr; i++) {
+		uint64_t start = i ? busy.items[i - 1].end : 0;
+		uint64_t end = i < busy.nr ? busy.items[i].start : p->duration_ns;
+
+		if (end > start && end - start >= GPU_IDLE_GAP_NS) {
+			gaps++;
+			if (end - start > longest)
+				longest = end - start;
+		}
+	}
+	err = outcome__note(o, "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
+			    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
+	if (err || idle < GPU_IDLE_MIN_SHARE)
+		goto cleanup;
+	/* What the CPU did while no GPU work ran. */
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *s = &p->samples[i];
+		char location[512];
+
+		if (a->is_gpu_stack[s->stack] || s->time_ns >= p->duration_ns ||
+		    is_covered(&busy, s->time_ns))
+			continue;
+		gap_weight += s->weight;
+		err = tally__add(&during, sample_location(p, s->stack, location, sizeof(location)),
+				 s->weight);
+		if (err)
+			goto cleanup;
+	}
+	tally__sort(&during);
+	f = analysis__add_finding(a, o->rule, idle, "GPU time",
+				  "The GPU is idle %.1f%% of the time", 100 * idle);
+	err = -ENOMEM;
+	if (!f)
+		goto cleanup;
+	if (finding__evidence(
+		f, "%zu idle gaps of 1 ms or more, the longest %.1f ms; GPU busy %.3f s of %.3f s",
+		gaps, longest / 1e6, busy_ns / 1e9, p->duration_ns / 1e9))
+		goto cleanup;
+	if (during.nr) {
+		if (finding__locate(f, during.entries[0].key) ||
+		    finding__evidence(f, "what the CPU did while the GPU waited:") ||
+		    finding__evidence_from_tally(f, &during, gap_weight, EVIDENCE_TOP))
+			goto cleanup;
+	}
+	err = finding__suggest(f, "the GPU waits for the CPU: prepare the next batch while the "
+				  "step runs (DataLoader workers, pin_memory, prefetch), take host "
+				  "synchronisation out of the step, and batch small kernels (CUDA "
+				  "graphs, torch.compile); the code above is what ran instead");
+cleanup:
+	free(busy.items);
+	tally__free(&during);
+	return err;
+}
+
+static int compare_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int launch_bound(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	uint64_t *durations = NULL, kernel_ns = 0, launch_weight = 0, median;
+	struct tally where = {0};
+	size_t n = 0;
+	double launch_s, ratio;
+	struct finding *f;
+	int err = 0;
+
+	if (!a->has_gpu)
+		return outcome__note(o, "%s",
+				     "needs GPU activity with times (the profile has none)");
+	if (!a->seconds_per_weight)
+		return outcome__note(o, "%s",
+				     "needs CPU time in seconds (a sampling rate or time weights)");
+	o->ran = true;
+	durations = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*durations));
+	if (!durations)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		if (p->gpu[i].kind != GPU_KERNEL || p->gpu[i].end_ns <= p->gpu[i].start_ns)
+			continue;
+		durations[n] = p->gpu[i].end_ns - p->gpu[i].start_ns;
+		kernel_ns += durations[n++];
+	}
+	if (n < LAUNCH_MIN_KERNELS) {
+		err = outcome__note(o, "%zu kernels (needs %d or more)", n, LAUNCH_MIN_KERNELS);
+		goto cleanup;
+	}
+	qsort(durations, n, sizeof(*durations), compare_u64);
+	median = durations[n / 2];
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+		int at;
+
+		if (a->is_gpu_stack[i] || a->is_off_cpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		at = analysis__stack_find(p, i, launch_calls);
+		if (at < 0)
+			continue;
+		launch_weight += p->stacks[i].weight;
+		if (!analysis__python_location(p, i, at, location, sizeof(location)))
+			snprintf(location, sizeof(location), "%s",
+				 at ? p->frames[p->stacks[i].frames[at - 1]].name : "?");
+		err = tally__add(&where, location, p->stacks[i].weight);
+		if (err)
+			goto cleanup;
+	}
+	launch_s = launch_weight * a->seconds_per_weight;
+	ratio = kernel_ns ? launch_s / (kernel_ns / 1e9) : 0;
+	err =
+	    outcome__note(o,
+			  "%zu kernels, median %.1f us (fires at %.0f us or less); CPU time in "
+			  "launch calls is %.2fx the kernels' GPU time (fires at %.1fx)",
+			  n, median / 1e3, LAUNCH_MAX_MEDIAN_NS / 1e3, ratio, LAUNCH_MIN_CPU_RATIO);
+	if (err || median > LAUNCH_MAX_MEDIAN_NS || ratio < LAUNCH_MIN_CPU_RATIO)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(
+	    a, o->rule, p->duration_ns ? launch_s / (p->duration_ns / 1e9) : 0, "wall time",
+	    "Launch-bound: %zu short kernels (median %.1f us) cost more CPU to "
+	    "launch than GPU to run",
+	    n, median / 1e3);
+	err = -ENOMEM;
+	if (!f || (where.nr && finding__locate(f, where.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence(f, "launch calls took %.3f s of CPU, the kernels %.3f s of GPU",
+			      launch_s, kernel_ns / 1e9))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, launch_weight, EVIDENCE_TOP))
+		goto cleanup;
+	err =
+	    finding__suggest(f, "capture the step in a CUDA graph (torch.cuda.graphs, or "
+				"torch.compile(mode=\"reduce-overhead\")), fuse small operations "
+				"(torch.compile), or give each kernel more work (larger batches)");
+cleanup:
+	free(durations);
+	tally__free(&where);
+	return err;
+}
+
+static bool is_pageable_copy(const struct gpu_activity *g)
+{
+	return g->kind == GPU_MEMCPY &&
+	       (g->src_memory == GPU_MEMORY_PAGEABLE || g->dst_memory == GPU_MEMORY_PAGEABLE);
+}
+
+static int pageable_copy(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	uint64_t copy_ns = 0, pageable_ns = 0, bytes = 0;
+	struct tally where = {0};
+	size_t copies = 0, known = 0, pageable = 0;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	if (!a->has_gpu)
+		return outcome__note(o, "%s",
+				     "needs GPU activity with times (the profile has none)");
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		const struct gpu_activity *g = &p->gpu[i];
+		char location[512];
+
+		if (g->kind != GPU_MEMCPY)
+			continue;
+		copies++;
+		copy_ns += g->end_ns - g->start_ns;
+		if (g->src_memory || g->dst_memory)
+			known++;
+		if (!is_pageable_copy(g))
+			continue;
+		pageable++;
+		pageable_ns += g->end_ns - g->start_ns;
+		bytes += g->bytes;
+		if (g->stack == UINT32_MAX)
+			snprintf(location, sizeof(location), "(launch stack unknown)");
+		else if (!analysis__python_location(p, g->stack, -1, location, sizeof(location)))
+			snprintf(location, sizeof(location), "%s",
+				 p->stacks[g->stack].depth > 1
+				     ? p->frames[p->stacks[g->stack]
+						     .frames[p->stacks[g->stack].depth - 2]]
+					   .name
+				     : "?");
+		err = tally__add(&where, location, g->end_ns - g->start_ns);
+		if (err)
+			goto cleanup;
+	}
+	if (!known) {
+		err = outcome__note(o, "%zu copies, none with its memory kind", copies);
+		goto cleanup;
+	}
+	o->ran = true;
+	share = p->duration_ns ? (double)pageable_ns / p->duration_ns : 0;
+	err = outcome__note(
+	    o, "%zu of %zu copies from or to pageable memory, %.1f%% of the time (fires at %.0f%%)",
+	    pageable, copies, 100 * share, 100 * PAGEABLE_MIN_SHARE);
+	if (err || share < PAGEABLE_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(
+	    a, o->rule, share, "GPU time",
+	    "Copies through pageable host memory: %zu copies, %.1f MiB, %.1f%% of the time",
+	    pageable, bytes / 1048576.0, 100 * share);
+	err = -ENOMEM;
+	if (!f || (where.nr && finding__locate(f, where.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence(f,
+			      "pageable copies ran at %.2f GB/s; they are staged through a bounce "
+			      "buffer and block the calling thread",
+			      pageable_ns ? bytes / (double)pageable_ns : 0))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, pageable_ns, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, "pin the host memory: DataLoader(pin_memory=True) or "
+				  "tensor.pin_memory(), then copy with .to(device, "
+				  "non_blocking=True) so the copy overlaps compute");
+cleanup:
+	tally__free(&where);
+	return err;
+}
+
+static bool nccl_filter(const struct profile *p, const struct gpu_activity *g)
+{
+	return is_nccl_kernel(p, g);
+}
+
+static bool compute_filter(const struct profile *p, const struct gpu_activity *g)
+{
+	return g->kind == GPU_KERNEL && !is_nccl_kernel(p, g);
+}
+
+static int exposed_communication(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	uint64_t comm_ns = 0, exposed_ns = 0;
+	uint32_t devices[64];
+	size_t nr_devices;
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	if (!a->has_gpu)
+		return outcome__note(o, "%s",
+				     "needs GPU activity with times (the profile has none)");
+	nr_devices = list_devices(p, devices, 64);
+	for (size_t d = 0; d < nr_devices; d++) {
+		struct intervals comm = {0}, compute = {0};
+
+		err = collect(p, devices[d], nccl_filter, &comm);
+		if (!err)
+			err = collect(p, devices[d], compute_filter, &compute);
+		if (!err) {
+			comm_ns += intervals__merge(&comm);
+			intervals__merge(&compute);
+			exposed_ns += intervals__uncovered(&comm, &compute);
+		}
+		free(comm.items);
+		free(compute.items);
+		if (err)
+			return err;
+	}
+	if (!comm_ns)
+		return outcome__note(o, "%s", "needs NCCL kernels (the profile has none)");
+	o->ran = true;
+	share =
+	    p->duration_ns && nr_devices ? (double)exposed_ns / (p->duration_ns * nr_devices) : 0;
+	err = outcome__note(o,
+			    "%.1f%% of the time the GPU communicated with no compute beside it "
+			    "(fires at %.0f%%)",
+			    100 * share, 100 * EXPOSED_MIN_SHARE);
+	if (err || share < EXPOSED_MIN_SHARE)
+		return err;
+	f = analysis__add_finding(a, o->rule, share, "GPU time",
+				  "Exposed communication: %.1f%% of the time the GPU only "
+				  "communicates",
+				  100 * share);
+	if (!f)
+		return -ENOMEM;
+	if (finding__evidence(
+		f,
+		"NCCL kernels ran %.3f s, %.3f s of it (%.0f%%) with no compute kernel "
+		"on the same device",
+		comm_ns / 1e9, exposed_ns / 1e9, 100.0 * exposed_ns / comm_ns))
+		return -ENOMEM;
+	return finding__suggest(f,
+				"overlap communication with compute: let DDP start all-reduces "
+				"during backward (bucket_cap_mb, gradient_as_bucket_view), use "
+				"FSDP's backward_prefetch/forward_prefetch, skip synchronisation "
+				"during gradient accumulation (no_sync), or give each GPU more "
+				"work per step");
+}
+
+const struct rule gpu_rules[] = {
+    {"gpu-idle", "time with no GPU work, and what the CPU did meanwhile", gpu_idle},
+    {"launch-bound", "many short kernels that cost more CPU to launch than GPU to run",
+     launch_bound},
+    {"pageable-copy", "host-device copies through pageable memory", pageable_copy},
+    {"exposed-communication", "NCCL kernels with no compute beside them", exposed_communication},
+};
+const size_t nr_gpu_rules = sizeof(gpu_rules) / sizeof(gpu_rules[0]);
