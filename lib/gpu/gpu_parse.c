@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The wire protocol (gpu_protocol.h) as the receiver reads it: one message
+ * at a time from a connection's reassembly buffer, checked, and stored as
+ * agent facts, GPU records and launch records.  Bad data ends that one
+ * connection, never the session.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "gpu/gpu_protocol.h"
+#include "gpu/gpu_session.h"
+#include "gpu/gpu_session_internal.h"
+#include "status.h"
+
+static int add_record(struct gpu_session *gs, const struct gpu_record *r)
+{
+	size_t max = gs->options.max_records ? gs->options.max_records : DEFAULT_MAX_RECORDS;
+
+	if (gs->nr_records >= max) {
+		gs->stats.dropped_records++;
+		return 0;
+	}
+	if (array__grow_zeroed((void **)&gs->records, &gs->cap_records, gs->nr_records + 1, sizeof(*r)))
+		return -ENOMEM;
+	gs->records[gs->nr_records++] = *r;
+	gs->stats.records = gs->nr_records;
+	if (r->kind == GPU_KERNEL)
+		gs->stats.kernels++;
+	else if (r->kind == GPU_MEMCPY)
+		gs->stats.memcpys++;
+	else
+		gs->stats.memsets++;
+	return 0;
+}
+
+static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
+{
+	size_t max = gs->options.max_records ? gs->options.max_records : DEFAULT_MAX_RECORDS;
+	int err;
+
+	if (gs->nr_launches >= max) {
+		gs->stats.dropped_records++;
+		return 0;
+	}
+	if (array__grow_zeroed((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1, sizeof(*l)))
+		return -ENOMEM;
+	err = launch_index__put(&gs->launch_index, launch_key(l->agent, l->correlation),
+				gs->nr_launches);
+	if (err)
+		return err;
+	gs->launches[gs->nr_launches++] = *l;
+	gs->stats.launches = gs->nr_launches;
+	gs->stats.probed += !!(l->flags & GPU_LAUNCH_PROBED);
+	gs->stats.outer_launches += !l->parent_correlation;
+	return 0;
+}
+
+static uint32_t kernel_name(const struct connection *c, uint32_t id)
+{
+	return id && id < c->nr_names && c->names[id] ? c->names[id] - 1 : NO_NAME;
+}
+
+static char *text_dup(const uint8_t *text, uint32_t len)
+{
+	return strndup((const char *)text, len);
+}
+
+static void read_comm(uint32_t pid, char comm[16])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	comm[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	comm[n] = '\0';
+	if (comm[n - 1] == '\n')
+		comm[n - 1] = '\0';
+}
+
+/*
+ * Checks one message at data and stores what it says.  Returns the bytes it
+ * took (> 0), 0 when more bytes are needed, -EBADMSG or -EPROTO for data
+ * that ends the connection, -ENOMEM.
+ */
+static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8_t *data,
+			     size_t len)
+{
+	struct connection *c = &gs->connections[agent];
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_launch_record l;
+	struct gpu_message_header h;
+	struct gpu_record r;
+	const uint8_t *body = data + sizeof(h);
+	size_t body_len;
+	int err = 0;
+
+	if (len < sizeof(h))
+		return 0;
+	memcpy(&h, data, sizeof(h));
+	if (h.length < sizeof(h) || h.length % 8 || h.length > GPU_MESSAGE_MAX)
+		return -EBADMSG;
+	if (len < h.length)
+		return 0;
+	body_len = h.length - sizeof(h);
+	if (!info->hello && h.type != GPU_MSG_HELLO)
+		return -EBADMSG;
+
+#define NEED(type_)                                                                                \
+	do {                                                                                       \
+		if (body_len < sizeof(type_))                                                      \
+			return -EBADMSG;                                                           \
+	} while (0)
+
+	switch (h.type) {
+	case GPU_MSG_HELLO: {
+		struct gpu_hello m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (info->hello || m.path_length > body_len - sizeof(m))
+			return -EBADMSG;
+		if (m.protocol_version != GPU_PROTOCOL_VERSION) {
+			report__warn("GPU agent of pid %u speaks protocol %u, llmprof %u: ignored",
+				     m.pid, m.protocol_version, GPU_PROTOCOL_VERSION);
+			return -EPROTO;
+		}
+		info->hello = true;
+		/* SO_PEERCRED's pid is in our pid namespace, the agent's may not be. */
+		if (!info->pid)
+			info->pid = m.pid;
+		info->cupti_version = m.cupti_version;
+		info->clock_mode = m.clock_mode;
+		info->clock_offset_ns = m.clock_offset_ns;
+		info->clock_error_ns = m.clock_error_ns;
+		info->mode = m.agent_mode;
+		memcpy(info->version, m.agent_version, sizeof(info->version));
+		info->version[sizeof(info->version) - 1] = '\0';
+		if (m.path_length) {
+			info->cupti_path = text_dup(body + sizeof(m), m.path_length);
+			if (!info->cupti_path)
+				return -ENOMEM;
+		}
+		read_comm(info->pid, info->comm);
+		report__debug("GPU agent %s of pid %u (%s) uses %s, clock %s", info->version,
+			      info->pid, info->comm, info->cupti_path ? info->cupti_path : "?",
+			      m.clock_mode == GPU_CLOCK_CALLBACK ? "callback" : "offset");
+		break;
+	}
+	case GPU_MSG_NAME: {
+		struct gpu_name m;
+		int64_t id;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (!m.id || m.id >= MAX_NAME_ID || m.length > body_len - sizeof(m))
+			return -EBADMSG;
+		if (m.id >= c->nr_names) {
+			size_t nr = c->nr_names;
+
+			if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1, sizeof(*c->names)))
+				return -ENOMEM;
+			c->nr_names = nr;
+		}
+		id = string_table__intern(&gs->names, (const char *)body + sizeof(m), m.length);
+		if (id < 0)
+			return id;
+		c->names[m.id] = id + 1;
+		break;
+	}
+	case GPU_MSG_KERNEL: {
+		struct gpu_kernel m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (!m.start_ns || m.end_ns < m.start_ns) {
+			info->incomplete++;
+			break;
+		}
+		r = (struct gpu_record){
+			.start_ns = m.start_ns,
+			.end_ns = m.end_ns,
+			.kind = GPU_KERNEL,
+			.device = m.device,
+			.context = m.context,
+			.stream = m.stream,
+			.correlation = m.correlation,
+			.graph_id = m.graph_id,
+			.name = kernel_name(c, m.name_id),
+			.agent = agent,
+		};
+		err = add_record(gs, &r);
+		break;
+	}
+	case GPU_MSG_MEMCPY: {
+		struct gpu_memcpy m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (!m.start_ns || m.end_ns < m.start_ns) {
+			info->incomplete++;
+			break;
+		}
+		r = (struct gpu_record){
+			.start_ns = m.start_ns,
+			.end_ns = m.end_ns,
+			.bytes = m.bytes,
+			.kind = GPU_MEMCPY,
+			.device = m.device,
+			.context = m.context,
+			.stream = m.stream,
+			.correlation = m.correlation,
+			.runtime_correlation = m.runtime_correlation,
+			.graph_id = m.graph_id,
+			.name = m.copy_kind,
+			.agent = agent,
+		};
+		err = add_record(gs, &r);
+		break;
+	}
+	case GPU_MSG_MEMSET: {
+		struct gpu_memset m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (!m.start_ns || m.end_ns < m.start_ns) {
+			info->incomplete++;
+			break;
+		}
+		r = (struct gpu_record){
+			.start_ns = m.start_ns,
+			.end_ns = m.end_ns,
+			.bytes = m.bytes,
+			.kind = GPU_MEMSET,
+			.device = m.device,
+			.context = m.context,
+			.stream = m.stream,
+			.correlation = m.correlation,
+			.graph_id = m.graph_id,
+			.name = NO_NAME,
+			.agent = agent,
+		};
+		err = add_record(gs, &r);
+		break;
+	}
+	case GPU_MSG_LAUNCH: {
+		struct gpu_launch m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		l = (struct gpu_launch_record){
+			.time_ns = m.time_ns,
+			.correlation = m.correlation,
+			.parent_correlation = m.parent_correlation,
+			.tid = m.tid,
+			.callback_id = m.callback_id,
+			.domain = m.domain,
+			.flags = m.flags,
+			.graph_exec_id = m.graph_exec_id,
+			.agent = agent,
+		};
+		err = add_launch(gs, &l);
+		break;
+	}
+	case GPU_MSG_DROPPED: {
+		struct gpu_dropped m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		info->dropped_activity = m.activity_records;
+		info->dropped_launches = m.launch_records;
+		info->dropped_messages = m.messages;
+		info->incomplete = m.incomplete;
+		break;
+	}
+	case GPU_MSG_OTHER_SUBSCRIBER: {
+		struct gpu_other_subscriber m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (m.length > body_len - sizeof(m))
+			return -EBADMSG;
+		if (!info->other_subscriber)
+			gs->stats.other_subscriber++;
+		info->other_subscriber = true;
+		free(info->other_tool);
+		info->other_tool = m.length ? text_dup(body + sizeof(m), m.length) : NULL;
+		report__warn(
+		    "CUPTI in pid %u is in use by %s: no GPU data from it, CPU only", info->pid,
+		    info->other_tool && info->other_tool[0] ? info->other_tool : "another tool");
+		break;
+	}
+	case GPU_MSG_ERROR: {
+		struct gpu_error m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (m.length > body_len - sizeof(m))
+			return -EBADMSG;
+		free(info->error);
+		info->error = text_dup(body + sizeof(m), m.length);
+		report__warn("GPU agent in pid %u: %s", info->pid,
+			     info->error ? info->error : "error");
+		break;
+	}
+	case GPU_MSG_GOODBYE: {
+		struct gpu_goodbye m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		info->goodbye = true;
+		info->sent_kernels = m.kernels;
+		info->sent_memcpys = m.memcpys;
+		info->sent_memsets = m.memsets;
+		info->sent_launches = m.launches;
+		break;
+	}
+	default:
+		/* A type this llmprof does not know: skip it. */
+		break;
+	}
+#undef NEED
+	return err ? err : (int64_t)h.length;
+}
+
+/* Parses what the connection's buffer holds; keeps a partial message. */
+int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent)
+{
+	struct connection *c = &gs->connections[agent];
+	size_t off = 0;
+	int64_t n = 0;
+
+	while (off < c->used) {
+		n = parse_message(gs, agent, c->data + off, c->used - off);
+		if (n <= 0)
+			break;
+		off += n;
+	}
+	if (off) {
+		memmove(c->data, c->data + off, c->used - off);
+		c->used -= off;
+	}
+	return n < 0 ? (int)n : 0;
+}
+
+void gpu_session__end_malformed(struct gpu_session *gs, uint32_t agent, int err)
+{
+	if (err == -ENOMEM)
+		report__warn("GPU agent of pid %u: out of memory, its data stops here",
+			     gs->agents[agent].pid);
+	else if (err != -EPROTO)
+		report__warn("GPU agent of pid %u sent malformed data: connection closed",
+			     gs->agents[agent].pid);
+	gs->agents[agent].malformed = true;
+	gs->stats.malformed++;
+	gpu_session__close_connection(gs, agent);
+}
+
+int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len)
+{
+	const uint8_t *bytes = data;
+	int64_t agent = gpu_session__add_agent(gs, -1);
+	int err = 0;
+
+	if (agent < 0)
+		return agent;
+	while (len) {
+		struct connection *c = &gs->connections[agent];
+		size_t chunk = 2 * GPU_MESSAGE_MAX - c->used;
+
+		if (chunk > len)
+			chunk = len;
+		memcpy(c->data + c->used, bytes, chunk);
+		c->used += chunk;
+		bytes += chunk;
+		len -= chunk;
+		err = gpu_session__parse_buffer(gs, agent);
+		if (err)
+			break;
+	}
+	if (!err && gs->connections[agent].used)
+		err = -EBADMSG; /* ends inside a message */
+	if (err) {
+		gs->agents[agent].malformed = true;
+		gs->stats.malformed++;
+	}
+	gpu_session__close_connection(gs, agent);
+	return err == -ENOMEM ? err : err ? -EBADMSG : 0;
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the injector's three parts share (x86-64 only): inject_target.c
+ * reads the target from /proc and its ELF files before anything is
+ * stopped, tracee.c holds the ptrace primitives on one borrowed thread,
+ * and inject.c is the plan that strings them together.
+ */
+#ifndef LLMPROF_INJECT_INTERNAL_H
+#define LLMPROF_INJECT_INTERNAL_H
+
+#if defined(__x86_64__)
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "gpu/inject.h"
+
+/* The kernel's internal restart codes, seen by a tracer in rax. */
+#define KERNEL_ERESTARTSYS 512
+#define KERNEL_ERESTARTNOINTR 513
+#define KERNEL_ERESTARTNOHAND 514
+#define KERNEL_ERESTART_RESTARTBLOCK 516
+
+#define X86_EFLAGS_DF 0x400UL
+#define X86_USER64_CS 0x33
+
+#define XSTATE_BUFFER_SIZE (64 * 1024)
+#define PRIVATE_STACK_SIZE (1024 * 1024)
+#define PRIVATE_GUARD_SIZE 4096
+#define STRINGS_AREA_SIZE (INJECT_MAX_ARGUMENT + 2048)
+#define MAX_HELD_SIGNALS 64
+#define MAX_CANDIDATES_PER_ROUND 4
+#define STOP_WAIT_MS 1000
+#define RECOVERY_MS 1000
+#define SCORE_QUIET_WAIT 100
+#define QUIET_WINDOW_MS 20
+#define STACK_SCAN_BYTES 512
+
+#define SIGNAL_BIT(sig) (1ULL << ((sig)-1))
+/* Faults that must reach the thread at once: never blocked during the calls. */
+#define SYNCHRONOUS_SIGNALS                                                                        \
+	(SIGNAL_BIT(SIGSEGV) | SIGNAL_BIT(SIGBUS) | SIGNAL_BIT(SIGILL) | SIGNAL_BIT(SIGFPE) |      \
+	 SIGNAL_BIT(SIGTRAP) | SIGNAL_BIT(SIGSYS))
+
+struct maps_entry {
+	unsigned long start;
+	unsigned long end;
+	unsigned long offset;
+	char perms[5];
+	char *path; /* NULL for anonymous memory */
+};
+
+struct process_maps {
+	struct maps_entry *entries;
+	size_t count;
+};
+
+/* What /proc/PID/status and /proc/PID/task/TID/status say. */
+struct proc_status {
+	char state;
+	int tracer_pid;
+	int seccomp;
+	bool shadow_stack;
+	uint64_t pending;	 /* SigPnd */
+	uint64_t shared_pending; /* ShdPnd */
+	uint64_t blocked;	 /* SigBlk */
+	uint64_t ignored;	 /* SigIgn */
+	uint64_t caught;	 /* SigCgt */
+};
+
+/* The target's functions, resolved from its own mapped libc (and libdl). */
+struct target_functions {
+	unsigned long errno_location;
+	unsigned long mmap;
+	unsigned long mprotect;
+	unsigned long munmap;
+	unsigned long close;
+	unsigned long memfd_create; /* 0: syscall(SYS_memfd_create) instead */
+	unsigned long syscall;
+	unsigned long dlopen;
+	unsigned long dlsym;
+	unsigned long dlerror;
+	unsigned long dlclose;
+};
+
+enum stop_kind {
+	STOP_INTERRUPT, /* PTRACE_EVENT_STOP from PTRACE_INTERRUPT */
+	STOP_GROUP,	/* group-stop (SIGSTOP and friends) */
+	STOP_SIGNAL,	/* signal-delivery-stop */
+};
+
+struct tracee {
+	pid_t pid;
+	pid_t tid;
+	int mem_fd;
+	unsigned long long deadline_ns;
+	unsigned long long seized_ns;
+	bool seized;
+	bool stopped;	  /* in a ptrace-stop we can restart it from */
+	bool signal_stop; /* ... and that stop is a signal-delivery-stop */
+
+	struct user_regs_struct saved;
+	bool regs_dirty;
+	unsigned char *fpu; /* saved NT_X86_XSTATE, or NT_PRFPREG */
+	size_t fpu_size;
+	int fpu_type;
+	bool fpu_dirty;
+	uint64_t saved_mask;
+	bool mask_dirty;
+	unsigned long errno_address;
+	int saved_errno;
+	bool errno_saved;
+
+	unsigned long thread_sp;    /* for calls on the thread's own stack */
+	unsigned long private_base; /* remote mmap: guard, stack, strings */
+	unsigned long private_sp;
+	unsigned long strings;
+	int remote_memfd;
+	bool abandoned; /* a call was cut off by the deadline */
+	bool restart_block_clobbered;
+
+	siginfo_t held[MAX_HELD_SIGNALS];
+	unsigned int held_count;
+	unsigned int held_lost;
+};
+
+struct injection {
+	pid_t pid;
+	const struct inject_request *request;
+	struct inject_result *result;
+	struct process_maps maps;
+	struct target_functions functions;
+	int err;
+};
+
+struct candidate {
+	pid_t tid;
+	int score;
+};
+
+unsigned long long inject__now_ns(void);
+void inject__sleep_us(unsigned int us);
+ssize_t inject_proc__read(const char *path, char **out);
+int target_status__read(pid_t pid, pid_t tid, struct proc_status *status);
+bool library_name__is_loader(const char *name);
+bool library_name__is_cuda(const char *name);
+bool library_name__is_unsafe_to_interrupt(const char *name);
+void target_maps__free(struct process_maps *maps);
+int target_maps__load(pid_t pid, struct process_maps *maps);
+const struct maps_entry *target_maps__find(const struct process_maps *maps, unsigned long address);
+void maps_entry__name(const struct maps_entry *entry, char *name, size_t size);
+int inject_image__check(const struct inject_request *request, struct inject_result *result);
+int target_functions__resolve(pid_t pid, const struct process_maps *maps,
+			      struct target_functions *functions, struct inject_result *result);
+bool syscall__may_hold_locks(long nr);
+bool target_stack__has_cuda_frame(int mem_fd, const struct process_maps *maps, unsigned long sp);
+int target_candidates__list(pid_t pid, const struct process_maps *maps, int mem_fd,
+			    struct candidate **out, size_t *count);
+void inject_result__say(struct inject_result *result, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+int ptrace__error(void);
+int tracee__read(struct tracee *tracee, unsigned long address, void *buf, size_t size);
+int tracee__write(struct tracee *tracee, unsigned long address, const void *buf, size_t size);
+int tracee__call_checked(struct tracee *tracee, struct inject_result *result, unsigned long fn,
+			 bool own_stack, const unsigned long *args, size_t nargs,
+			 unsigned long *ret);
+int tracee__remote_errno(struct tracee *tracee);
+void tracee__read_string(struct tracee *tracee, unsigned long address, char *buf, size_t size);
+int tracee__save_fpu(struct tracee *tracee);
+int tracee__clean_fpu(struct tracee *tracee);
+void tracee__release(struct tracee *tracee, struct inject_result *result);
+int tracee__seize(struct tracee *tracee, unsigned long long deadline_ns);
+int tracee__is_safe(struct tracee *tracee, const struct process_maps *maps,
+		    struct inject_result *result);
+int tracee__write_strings(struct tracee *tracee, const struct inject_request *request,
+			  unsigned long *name, unsigned long *symbol, unsigned long *argument,
+			  unsigned long *path);
+
+#endif /* __x86_64__ */
+
+#endif /* LLMPROF_INJECT_INTERNAL_H */
