@@ -61,6 +61,14 @@ struct sample {
 	uint32_t stack;	 /* stack id */
 };
 
+/* CUpti_ActivityMemoryKind's numbers for gpu_activity.src/dst_memory. */
+enum gpu_memory_kind {
+	GPU_MEMORY_UNKNOWN = 0,
+	GPU_MEMORY_PAGEABLE = 1,
+	GPU_MEMORY_PINNED = 2,
+	GPU_MEMORY_DEVICE = 3,
+};
+
 enum gpu_activity_kind {
 	GPU_KERNEL = 0,
 	GPU_MEMCPY,
@@ -75,6 +83,9 @@ struct gpu_activity {
 	uint32_t stream;
 	uint32_t correlation;
 	enum gpu_activity_kind kind;
+	uint64_t bytes;	    /* copies and sets: bytes moved; 0 when unknown */
+	uint8_t src_memory; /* copies: CUpti_ActivityMemoryKind of each side */
+	uint8_t dst_memory; /* (1 pageable, 2 pinned, 3 device); 0 unknown */
 	uint32_t frame; /* frame id of the "[gpu] name" leaf */
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
 };
