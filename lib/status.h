@@ -4,8 +4,8 @@
  * lines, all on stderr, each prefixed "llmprof: ".  Library code reports
  * through here and never exits.
  */
-#ifndef LLMPROF_REPORT_H
-#define LLMPROF_REPORT_H
+#ifndef LLMPROF_STATUS_H
+#define LLMPROF_STATUS_H
 
 #include <stdarg.h>
 
@@ -29,4 +29,4 @@ void report__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Unprefixed text for multi-line blocks such as the summary. */
 void report__text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#endif /* LLMPROF_REPORT_H */
+#endif /* LLMPROF_STATUS_H */

@@ -235,6 +235,8 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 			.graph_id = m.graph_id,
 			.name = m.copy_kind,
 			.agent = agent,
+			.src_memory = m.src_kind,
+			.dst_memory = m.dst_kind,
 		};
 		err = add_record(gs, &r);
 		break;

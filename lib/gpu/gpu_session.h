@@ -49,6 +49,7 @@ struct gpu_record {
 	uint32_t graph_id;
 	uint32_t name;	/* kernel: index for gpu_session__name(); memcpy: copy kind */
 	uint32_t agent; /* index of the connection it came on */
+	uint8_t src_memory, dst_memory; /* memcpy: CUpti_ActivityMemoryKind */
 };
 
 /* One launching API call. */
