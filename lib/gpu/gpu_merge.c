@@ -30,7 +30,7 @@ struct merge_state {
 	struct profile *profile;
 	const struct gpu_merge_options *options;
 	int64_t *kernel_frames; /* name index -> frame id + 1 */
-	int64_t memcpy_frames[GPU_MEMCPY_PTOP + 2];
+	int64_t memcpy_frames[GPU_MEMCPY_PTOP + 2][3]; /* by copy kind and host memory */
 	int64_t memset_frame, unknown_kernel_frame, unattributed_frame;
 	int64_t *process_frames; /* per agent, frame id + 1 */
 	uint64_t *stack_ns;	 /* per stack id */
@@ -83,8 +83,15 @@ static int64_t leaf_frame(struct merge_state *m, const struct gpu_record *r)
 	if (r->kind == GPU_MEMCPY) {
 		uint32_t kind = r->name <= GPU_MEMCPY_PTOP ? r->name : GPU_MEMCPY_UNKNOWN;
 
-		snprintf(name, sizeof(name), "memcpy %s", gpu_memcpy_kind__name(kind));
-		return intern_once(p, &m->memcpy_frames[kind], name, FRAME_GPU);
+		/* Pageable host memory is staged and blocks the caller: say
+		 * so in the frame, where every viewer shows it. */
+		int host = r->src_memory == 1 || r->dst_memory == 1   ? 1
+			   : r->src_memory == 2 || r->dst_memory == 2 ? 2
+								       : 0;
+
+		snprintf(name, sizeof(name), "memcpy %s%s", gpu_memcpy_kind__name(kind),
+			 host == 1 ? " (pageable)" : host == 2 ? " (pinned)" : "");
+		return intern_once(p, &m->memcpy_frames[kind][host], name, FRAME_GPU);
 	}
 	if (r->name == NO_NAME || r->name >= m->gs->names.nr)
 		return intern_once(p, &m->unknown_kernel_frame, "[unknown kernel]", FRAME_GPU);

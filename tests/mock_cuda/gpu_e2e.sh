@@ -37,6 +37,10 @@ for line in open(path):
     if not frames[-1].startswith("[gpu] "):
         continue
     leaf = frames[-1][6:]
+    # Copies name their host memory; the mock's is pageable.
+    if leaf.startswith("memcpy "):
+        assert leaf.endswith(" (pageable)"), leaf
+        leaf = leaf[: -len(" (pageable)")]
     total[leaf] = total.get(leaf, 0) + int(weight)
     if leaf in want and want[leaf][0] in frames:
         under[leaf] = under.get(leaf, 0) + int(weight)
