@@ -20,7 +20,8 @@ static const struct command commands[] = {
 	{ "record", do_record, "run a command and profile it until it exits" },
 	{ "diff", do_diff, "compare two profiles and report what grew" },
 	{ "convert", do_convert, "convert a profile between folded and speedscope" },
-	{ "report", do_report, "summarise a profile: top functions, GPU time" },
+	{ "report", do_report, "summarise a profile: top functions, GPU time, findings" },
+	{ "mcp", do_mcp, "serve the Model Context Protocol on stdio, for coding agents" },
 };
 
 static void usage(FILE *out)

@@ -53,16 +53,29 @@ static const char *const gil_calls[] = {
  * stands for the eval loop running its bytecode) is the interpreter's own
  * time, not the time of the work Python asked for. */
 static const char *const interpreter_functions[] = {
-	/* CPython's naming conventions for its own code (the API, object
-	 * types, the allocator, the collector), as its static functions show
-	 * in an executable without debug information. */
-	"_Py*", "Py*", "*libpython*", "pymalloc_*", "arena_*", "insert_to_usedpool",
-	"*_dealloc", "*_vectorcall*", "cfunction_*", "method_*", "meth_*", "builtin_*",
-	"object_*", "type_*", "slot_*", "lookdict*", "insertdict", "dict_*", "list_*",
-	"tuple*", "set_*", "long_*", "float_*", "unicode_*", "range_*", "rangeiter_*",
-	"gen_*", "frame_*", "func_*", "visit_*", "gc_*", "update_refs", "subtract_refs",
-	"move_unreachable", "siphash*", "x_add", "x_sub", "k_mul", "binary_op*",
-	NULL,
+    /* CPython's naming conventions for its own code (the API, object
+     * types, the allocator, the collector), as its static functions show
+     * in an executable without debug information. */
+    "_Py*",	     "Py*",
+    "*libpython*",   "pymalloc_*",
+    "arena_*",	     "insert_to_usedpool",
+    "*_dealloc",     "*_vectorcall*",
+    "cfunction_*",   "method_*",
+    "meth_*",	     "builtin_*",
+    "object_*",	     "type_*",
+    "slot_*",	     "lookdict*",
+    "insertdict",    "dict_*",
+    "list_*",	     "tuple*",
+    "set_*",	     "long_*",
+    "float_*",	     "unicode_*",
+    "range_*",	     "rangeiter_*",
+    "gen_*",	     "frame_*",
+    "func_*",	     "visit_*",
+    "gc_*",	     "update_refs",
+    "subtract_refs", "move_unreachable",
+    "siphash*",	     "x_add",
+    "x_sub",	     "k_mul",
+    "binary_op*",    NULL,
 };
 
 static bool frame_file_contains(const struct frame *f, const char *part)

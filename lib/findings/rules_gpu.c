@@ -20,6 +20,9 @@
 #define PAGEABLE_MIN_SHARE 0.01
 #define EXPOSED_MIN_SHARE 0.05
 #define EVIDENCE_TOP 5
+#define PAGEABLE_SUGGESTION                                                                        \
+	"pin the host memory: DataLoader(pin_memory=True) or tensor.pin_memory(), then copy "      \
+	"with .to(device, non_blocking=True) so the copy overlaps compute"
 
 static const char *const launch_calls[] = {
     "cudaLaunchKernel",		"cudaLaunchKernel_ptsz", "cudaLaunchKernelExC",
@@ -327,6 +330,61 @@ static bool is_pageable_copy(const struct gpu_activity *g)
 	       (g->src_memory == GPU_MEMORY_PAGEABLE || g->dst_memory == GPU_MEMORY_PAGEABLE);
 }
 
+/* From stack weights alone (folded input): the share of GPU time in copies
+ * whose frame says pageable. */
+static int pageable_copy_from_stacks(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	uint64_t gpu = 0, pageable = 0;
+	struct tally where = {0};
+	struct finding *f;
+	double share;
+	int err = 0;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		const char *leaf = analysis__leaf_name(p, i);
+		char location[512];
+
+		if (!a->is_gpu_stack[i])
+			continue;
+		gpu += s->weight;
+		if (strncmp(leaf, "memcpy ", 7) || !strstr(leaf, "(pageable)"))
+			continue;
+		pageable += s->weight;
+		if (!analysis__python_location(p, i, -1, location, sizeof(location)))
+			snprintf(location, sizeof(location), "%s",
+				 s->depth > 1 ? p->frames[s->frames[s->depth - 2]].name : "?");
+		err = tally__add(&where, location, s->weight);
+		if (err)
+			goto cleanup;
+	}
+	if (!gpu) {
+		err = outcome__note(o, "%s", "needs GPU activity (the profile has none)");
+		goto cleanup;
+	}
+	o->ran = true;
+	share = (double)pageable / gpu;
+	err = outcome__note(
+	    o, "%.1f%% of GPU time in copies through pageable memory (fires at %.0f%%)",
+	    100 * share, 100 * PAGEABLE_MIN_SHARE);
+	if (err || share < PAGEABLE_MIN_SHARE)
+		goto cleanup;
+	tally__sort(&where);
+	f = analysis__add_finding(a, o->rule, share, "GPU time",
+				  "Copies through pageable host memory: %.1f%% of GPU time",
+				  100 * share);
+	err = -ENOMEM;
+	if (!f || (where.nr && finding__locate(f, where.entries[0].key)))
+		goto cleanup;
+	if (finding__evidence_from_tally(f, &where, pageable, EVIDENCE_TOP))
+		goto cleanup;
+	err = finding__suggest(f, PAGEABLE_SUGGESTION);
+cleanup:
+	tally__free(&where);
+	return err;
+}
+
 static int pageable_copy(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
@@ -338,8 +396,7 @@ static int pageable_copy(struct analysis *a, struct rule_outcome *o)
 	int err = 0;
 
 	if (!a->has_gpu)
-		return outcome__note(o, "%s",
-				     "needs GPU activity with times (the profile has none)");
+		return pageable_copy_from_stacks(a, o);
 	for (size_t i = 0; i < p->nr_gpu; i++) {
 		const struct gpu_activity *g = &p->gpu[i];
 		char location[512];
@@ -394,9 +451,7 @@ static int pageable_copy(struct analysis *a, struct rule_outcome *o)
 		goto cleanup;
 	if (finding__evidence_from_tally(f, &where, pageable_ns, EVIDENCE_TOP))
 		goto cleanup;
-	err = finding__suggest(f, "pin the host memory: DataLoader(pin_memory=True) or "
-				  "tensor.pin_memory(), then copy with .to(device, "
-				  "non_blocking=True) so the copy overlaps compute");
+	err = finding__suggest(f, PAGEABLE_SUGGESTION);
 cleanup:
 	tally__free(&where);
 	return err;
