@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Each findings rule on profiles built with known contents: where it must
+ * fire, with the exact cost the contents imply, and a healthy profile where
+ * it must stay quiet.  The recorded profiles of real fixtures are checked
+ * by findings_e2e.sh.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "findings/findings.h"
+#include "profile/profile.h"
+
+static int failures;
+
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);                       \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+/* A stack from "frame;frame;..." names; "name (file:line)" is a Python
+ * frame, "[gpu] x" a GPU leaf. */
+static uint32_t stack_of(struct profile *p, const char *text)
+{
+	uint32_t frames[64];
+	size_t n = 0;
+	char *copy = strdup(text), *save = NULL;
+
+	for (char *name = strtok_r(copy, ";", &save); name; name = strtok_r(NULL, ";", &save)) {
+		enum frame_kind kind = n ? FRAME_NATIVE : FRAME_PROCESS;
+		char *file = NULL, *open = strstr(name, " (");
+		uint32_t line = 0;
+
+		if (!strncmp(name, "[gpu] ", 6)) {
+			name += 6;
+			kind = FRAME_GPU;
+		} else if (n && open && name[strlen(name) - 1] == ')') {
+			*open = '\0';
+			file = open + 2;
+			file[strlen(file) - 1] = '\0';
+			if (strchr(file, ':')) {
+				line = atoi(strchr(file, ':') + 1);
+				*strchr(file, ':') = '\0';
+			}
+			kind = FRAME_PYTHON;
+		}
+		frames[n++] = profile__intern_frame(p, name, file, line, kind);
+	}
+	free(copy);
+	return profile__intern_stack(p, frames, n);
+}
+
+static void weigh(struct profile *p, const char *stack, uint64_t weight)
+{
+	profile__add_weight(p, stack_of(p, stack), weight);
+}
+
+static void gpu(struct profile *p, enum gpu_activity_kind kind, const char *name, uint32_t device,
+		double start_ms, double end_ms)
+{
+	char leaf[256];
+	struct gpu_activity a = {
+		.start_ns = start_ms * 1e6,
+		.end_ns = end_ms * 1e6,
+		.device = device,
+		.kind = kind,
+	};
+
+	snprintf(leaf, sizeof(leaf), "app;main;launch;[gpu] %s", name);
+	a.stack = stack_of(p, leaf);
+	a.frame = p->stacks[a.stack].frames[p->stacks[a.stack].depth - 1];
+	profile__add_gpu(p, &a);
+	profile__add_weight(p, a.stack, (a.end_ns - a.start_ns) / 1000);
+}
+
+static struct profile *new_profile(enum profile_unit unit, double seconds)
+{
+	struct profile *p = profile__new();
+
+	p->unit = unit;
+	p->frequency = 1000;
+	p->duration_ns = seconds * 1e9;
+	return p;
+}
+
+static const struct finding *find(const struct findings *fs, const char *rule)
+{
+	for (size_t i = 0; i < fs->nr_items; i++)
+		if (!strcmp(fs->items[i].rule, rule))
+			return &fs->items[i];
+	return NULL;
+}
+
+static const struct rule_outcome *outcome(const struct findings *fs, const char *rule)
+{
+	for (size_t i = 0; i < fs->nr_rules; i++)
+		if (!strcmp(fs->rules[i].rule, rule))
+			return &fs->rules[i];
+	return NULL;
+}
+
+/* Runs the rules; checks that rule fired with cost (within 1e-6) or, with
+ * cost < 0, that it did not fire.  Returns the findings for more checks. */
+static struct findings *check(struct profile *p, const char *rule, double cost)
+{
+	struct findings *fs = NULL;
+	const struct finding *f;
+
+	if (findings__analyze(p, &fs)) {
+		EXPECT(0, "%s: analysis failed", rule);
+		return NULL;
+	}
+	f = find(fs, rule);
+	if (cost < 0) {
+		EXPECT(!f, "%s fired on a healthy profile: %s", rule, f ? f->title : "");
+	} else {
+		EXPECT(f, "%s did not fire: %s", rule,
+		       outcome(fs, rule) && outcome(fs, rule)->note ? outcome(fs, rule)->note : "");
+		if (f)
+			EXPECT(fabs(f->cost - cost) < 1e-6, "%s cost %.6f, want %.6f", rule, f->cost,
+			       cost);
+	}
+	return fs;
+}
+
+static bool evidence_has(const struct finding *f, const char *text)
+{
+	for (size_t i = 0; f && i < f->nr_evidence; i++)
+		if (strstr(f->evidence[i], text))
+			return true;
+	return false;
+}
+
+static void test_gpu_idle(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	struct findings *fs;
+	uint32_t waiting;
+
+	gpu(p, GPU_KERNEL, "gemm", 0, 0, 300);
+	gpu(p, GPU_KERNEL, "gemm", 0, 500, 600);
+	waiting = stack_of(p, "app;main;load_batch (train.py:12);read");
+	profile__add_thread(p, 1, 1, "app");
+	profile__add_sample(p, 0, waiting, 350e6, 1000);
+	profile__add_sample(p, 0, waiting, 800e6, 1000);
+	fs = check(p, "gpu-idle", 0.6);
+	EXPECT(evidence_has(find(fs, "gpu-idle"), "load_batch (train.py:12)"),
+	       "the CPU work in the gaps is not named");
+	EXPECT(find(fs, "gpu-idle") && find(fs, "gpu-idle")->location &&
+		       strstr(find(fs, "gpu-idle")->location, "train.py:12"),
+	       "no location");
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	gpu(p, GPU_KERNEL, "gemm", 0, 0, 950);
+	findings__free(check(p, "gpu-idle", -1));
+	profile__free(p);
+}
+
+static void test_exposed_communication(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+
+	gpu(p, GPU_KERNEL, "gemm", 0, 0, 400);
+	gpu(p, GPU_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 300, 500);
+	gpu(p, GPU_KERNEL, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 700, 800);
+	/* Compute on another device hides nothing on device 0. */
+	gpu(p, GPU_KERNEL, "gemm", 1, 0, 1000);
+	/* 200 ms exposed on device 0 of 2 devices x 1 s. */
+	findings__free(check(p, "exposed-communication", 0.1));
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	gpu(p, GPU_KERNEL, "gemm", 0, 0, 900);
+	gpu(p, GPU_KERNEL, "ncclDevKernel_AllGather_RING_LL", 0, 100, 800);
+	findings__free(check(p, "exposed-communication", -1));
+	profile__free(p);
+}
+
+static void test_launch_bound(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+
+	for (int i = 0; i < 300; i++)
+		gpu(p, GPU_KERNEL, "tiny", 0, i * 0.1, i * 0.1 + 0.005);
+	/* 300 kernels of 5 us: 1.5 ms of GPU; 30 ms of CPU launching. */
+	weigh(p, "app;main;step (model.py:40);cudaLaunchKernel", 30000);
+	weigh(p, "app;main;other", 970000);
+	findings__free(check(p, "launch-bound", 0.03));
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	for (int i = 0; i < 300; i++)
+		gpu(p, GPU_KERNEL, "big", 0, i * 3.0, i * 3.0 + 2.5);
+	weigh(p, "app;main;step (model.py:40);cudaLaunchKernel", 30000);
+	findings__free(check(p, "launch-bound", -1));
+	profile__free(p);
+}
+
+static void test_pageable_copy(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	struct findings *fs;
+
+	gpu(p, GPU_KERNEL, "gemm", 0, 0, 900);
+	for (int i = 0; i < 10; i++) {
+		gpu(p, GPU_MEMCPY, "memcpy HtoD (pageable)", 0, 900 + i * 10, 905 + i * 10);
+		p->gpu[p->nr_gpu - 1].src_memory = GPU_MEMORY_PAGEABLE;
+		p->gpu[p->nr_gpu - 1].dst_memory = GPU_MEMORY_DEVICE;
+		p->gpu[p->nr_gpu - 1].bytes = 1 << 20;
+	}
+	fs = check(p, "pageable-copy", 0.05);
+	findings__free(fs);
+	/* Folded input keeps only the frame names: the same from weights. */
+	p->nr_gpu = 0;
+	fs = check(p, "pageable-copy", 50000.0 / 950000);
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	gpu(p, GPU_MEMCPY, "memcpy HtoD (pinned)", 0, 0, 100);
+	p->gpu[0].src_memory = GPU_MEMORY_PINNED;
+	findings__free(check(p, "pageable-copy", -1));
+	profile__free(p);
+}
+
+static void test_host_sync(void)
+{
+	struct profile *p = new_profile(UNIT_SAMPLES, 1);
+	struct findings *fs;
+
+	weigh(p, "python;train (train.py:80);step (train.py:88);THPVariable_item;"
+		 "at::native::_local_scalar_dense;cudaMemcpyAsync;cudaStreamSynchronize",
+	      30);
+	weigh(p, "python;train (train.py:80);forward (model.py:10);at::native::mm;sgemm", 70);
+	fs = check(p, "host-sync", 0.3);
+	EXPECT(find(fs, "host-sync") && find(fs, "host-sync")->location &&
+		       strstr(find(fs, "host-sync")->location, "step (train.py:88)"),
+	       "host-sync not located at train.py:88");
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "python;train (train.py:80);step (train.py:88);cudaStreamSynchronize", 2);
+	weigh(p, "python;train (train.py:80);forward (model.py:10);at::native::mm;sgemm", 98);
+	findings__free(check(p, "host-sync", -1));
+	profile__free(p);
+}
+
+static void test_gil(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+
+	weigh(p, "python;worker (pool.py:5);PyEval_RestoreThread;take_gil;[off-cpu] futex", 200);
+	weigh(p, "python;main (run.py:3);compute (run.py:9)", 800);
+	findings__free(check(p, "gil-contention", 0.2));
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	weigh(p, "python;main (run.py:3);compute (run.py:9)", 800);
+	findings__free(check(p, "gil-contention", -1));
+	profile__free(p);
+}
+
+static void test_python_overhead(void)
+{
+	struct profile *p = new_profile(UNIT_SAMPLES, 1);
+
+	weigh(p, "python;main (loop.py:1);inner (loop.py:7)", 50);
+	weigh(p, "python;main (loop.py:1);inner (loop.py:7);PyNumber_Add", 10);
+	weigh(p, "python;main (loop.py:1);work (loop.py:12);THPVariable_mm;at::native::mm;sgemm",
+	      40);
+	findings__free(check(p, "python-overhead", 0.6));
+	profile__free(p);
+
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "python;main (loop.py:1);inner (loop.py:7)", 10);
+	weigh(p, "python;main (loop.py:1);work (loop.py:12);THPVariable_mm;at::native::mm;sgemm",
+	      90);
+	findings__free(check(p, "python-overhead", -1));
+	profile__free(p);
+
+	/* No Python frames: the rule says nothing, and why. */
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "app;main;burn", 100);
+	{
+		struct findings *fs = check(p, "python-overhead", -1);
+
+		EXPECT(fs && !outcome(fs, "python-overhead")->ran, "ran without Python frames");
+		findings__free(fs);
+	}
+	profile__free(p);
+}
+
+static void test_oversubscription(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+
+	weigh(p, "app;main;compute;[off-cpu] preempted", 300);
+	weigh(p, "app;main;compute", 700);
+	findings__free(check(p, "cpu-oversubscription", 0.3));
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	weigh(p, "app;main;compute;[off-cpu] preempted", 20);
+	weigh(p, "app;main;compute", 980);
+	findings__free(check(p, "cpu-oversubscription", -1));
+	profile__free(p);
+}
+
+static void test_straggler(void)
+{
+	struct profile *p = new_profile(UNIT_SAMPLES, 1);
+	struct findings *fs;
+
+	weigh(p, "python [rank 0];main;step", 100);
+	weigh(p, "python [rank 1];main;step", 100);
+	weigh(p, "python [rank 2];main;step", 200);
+	fs = check(p, "straggler", 0.5);
+	EXPECT(find(fs, "straggler") && strstr(find(fs, "straggler")->title, "[rank 2]"),
+	       "straggler not rank 2");
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "python [rank 0];main;step", 100);
+	weigh(p, "python [rank 1];main;step", 105);
+	weigh(p, "python [rank 2];main;step", 98);
+	findings__free(check(p, "straggler", -1));
+	profile__free(p);
+}
+
+static void test_data_loading(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	struct findings *fs;
+
+	weigh(p,
+	      "python;train (train.py:20);__next__ (torch/utils/data/dataloader.py:630);"
+	      "_get_data (torch/utils/data/dataloader.py:1100);get (multiprocessing/queues.py:113);"
+	      "[off-cpu] futex",
+	      400);
+	weigh(p, "python;train (train.py:20);step (train.py:30)", 200);
+	weigh(p, "python [worker 0];_worker_loop (worker.py:300);__getitem__ (data.py:15)", 200);
+	weigh(p, "python [worker 1];_worker_loop (worker.py:300);__getitem__ (data.py:15)", 200);
+	fs = check(p, "data-loading", 0.4);
+	EXPECT(evidence_has(find(fs, "data-loading"), "__getitem__ (data.py:15)"),
+	       "the workers' hot code is not named");
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	weigh(p, "python;train (train.py:20);step (train.py:30)", 900);
+	weigh(p,
+	      "python;train (train.py:20);__next__ (torch/utils/data/dataloader.py:630);"
+	      "[off-cpu] futex",
+	      20);
+	findings__free(check(p, "data-loading", -1));
+	profile__free(p);
+}
+
+/* Findings come largest cost first, and every writer accepts them. */
+static void test_order_and_writers(void)
+{
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	struct findings_write_options options = { .name = "t", .verbose = true };
+	struct findings *fs = NULL;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	weigh(p, "app;main;compute;[off-cpu] preempted", 300);
+	weigh(p, "python;worker (pool.py:5);take_gil;[off-cpu] futex", 100);
+	weigh(p, "python;main (run.py:3);compute (run.py:9)", 600);
+	EXPECT(!findings__analyze(p, &fs), "analysis failed");
+	EXPECT(fs && fs->nr_items >= 2 && fs->items[0].cost >= fs->items[1].cost,
+	       "findings out of order");
+	for (int format = TEXT_FORMAT_TEXT; format <= TEXT_FORMAT_MARKDOWN; format++) {
+		out = open_memstream(&text, &size);
+		EXPECT(!findings__write(fs, &options, format, out), "writer %d failed", format);
+		fclose(out);
+		EXPECT(strstr(text, "cpu-oversubscription"), "writer %d lacks a rule", format);
+		free(text);
+		text = NULL;
+	}
+	findings__free(fs);
+	profile__free(p);
+}
+
+int main(void)
+{
+	test_gpu_idle();
+	test_exposed_communication();
+	test_launch_bound();
+	test_pageable_copy();
+	test_host_sync();
+	test_gil();
+	test_python_overhead();
+	test_oversubscription();
+	test_straggler();
+	test_data_loading();
+	test_order_and_writers();
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("PASS\n");
+	return 0;
+}
