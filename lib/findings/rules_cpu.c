@@ -110,9 +110,43 @@ static bool is_worker(const char *process)
 	return strstr(process, "[worker ") != NULL;
 }
 
-static int host_sync(struct analysis *a, struct rule_outcome *o)
+/* Weighs the CPU stacks under a call that matches patterns, by where they
+ * are: the Python location above the call (with the call's name when
+ * name_call), else fallback.  *weight and *blocked (the part off the CPU)
+ * are added to. */
+static int tally_calls(struct analysis *a, const char *const *patterns, bool name_call,
+		       struct tally *where, uint64_t *weight, uint64_t *blocked)
 {
 	const struct profile *p = a->profile;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		char location[512], key[768];
+		int at, err;
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		at = analysis__stack_find(p, i, patterns);
+		if (at < 0)
+			continue;
+		*weight += p->stacks[i].weight;
+		if (a->is_off_cpu_stack[i])
+			*blocked += p->stacks[i].weight;
+		location_or(p, i, at, location, sizeof(location), "(no Python frame)");
+		if (name_call)
+			snprintf(key, sizeof(key), "%s in %s", location,
+				 p->frames[p->stacks[i].frames[at]].name);
+		else
+			snprintf(key, sizeof(key), "%s", location);
+		err = tally__add(where, key, p->stacks[i].weight);
+		if (err)
+			return err;
+	}
+	tally__sort(where);
+	return 0;
+}
+
+static int host_sync(struct analysis *a, struct rule_outcome *o)
+{
 	struct tally where = {0};
 	uint64_t weight = 0, blocked = 0;
 	struct finding *f;
@@ -120,31 +154,14 @@ static int host_sync(struct analysis *a, struct rule_outcome *o)
 	int err = 0;
 
 	o->ran = true;
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		char location[512], key[768];
-		int at;
-
-		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
-			continue;
-		at = analysis__stack_find(p, i, host_sync_calls);
-		if (at < 0)
-			continue;
-		weight += p->stacks[i].weight;
-		if (a->is_off_cpu_stack[i])
-			blocked += p->stacks[i].weight;
-		snprintf(key, sizeof(key), "%s in %s",
-			 location_or(p, i, at, location, sizeof(location), "(no Python frame)"),
-			 p->frames[p->stacks[i].frames[at]].name);
-		err = tally__add(&where, key, p->stacks[i].weight);
-		if (err)
-			goto cleanup;
-	}
+	err = tally_calls(a, host_sync_calls, true, &where, &weight, &blocked);
+	if (err)
+		goto cleanup;
 	share = analysis__cpu_share(a, weight);
 	err = outcome__note(o, "%.1f%% of %s in GPU synchronisation (fires at %.0f%%)", 100 * share,
 			    analysis__cpu_share_of(a), 100 * HOST_SYNC_MIN_SHARE);
 	if (err || share < HOST_SYNC_MIN_SHARE)
 		goto cleanup;
-	tally__sort(&where);
 	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
 				  "Threads wait for the GPU in host synchronisation: %.1f%% of %s",
 				  100 * share, analysis__cpu_share_of(a));
@@ -289,36 +306,21 @@ cleanup:
 
 static int gil_contention(struct analysis *a, struct rule_outcome *o)
 {
-	const struct profile *p = a->profile;
 	struct tally where = {0};
-	uint64_t weight = 0;
+	uint64_t weight = 0, blocked = 0;
 	struct finding *f;
 	double share;
 	int err = 0;
 
 	o->ran = true;
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		char location[512];
-		int at;
-
-		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
-			continue;
-		at = analysis__stack_find(p, i, gil_calls);
-		if (at < 0)
-			continue;
-		weight += p->stacks[i].weight;
-		err = tally__add(
-		    &where, location_or(p, i, at, location, sizeof(location), "(no Python frame)"),
-		    p->stacks[i].weight);
-		if (err)
-			goto cleanup;
-	}
+	err = tally_calls(a, gil_calls, false, &where, &weight, &blocked);
+	if (err)
+		goto cleanup;
 	share = analysis__cpu_share(a, weight);
 	err = outcome__note(o, "%.1f%% of %s waiting for the GIL (fires at %.0f%%)", 100 * share,
 			    analysis__cpu_share_of(a), 100 * GIL_MIN_SHARE);
 	if (err || share < GIL_MIN_SHARE)
 		goto cleanup;
-	tally__sort(&where);
 	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
 				  "Threads wait for the GIL: %.1f%% of %s", 100 * share,
 				  analysis__cpu_share_of(a));
