@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The profile readers' shared input: whole lines from a buffered stream or
+ * buffer, error messages with their line, frames interned from folded text.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/reader_input.h"
+
+/*
+ * Reads one line without its '\n' into *buf (NUL-terminated).  Returns 1, 0
+ * at the end of the input, or -errno.  A line past MAX_LINE_LENGTH is read to
+ * its end but not kept, and *too_long says so.
+ */
+int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap, bool *too_long)
+{
+	bool any = false;
+
+	*len = 0;
+	*too_long = false;
+	for (;;) {
+		const unsigned char *start, *newline;
+		size_t avail, n;
+
+		if (!input__fill(in)) {
+			if (in->error)
+				return in->error;
+			if (!any)
+				return 0;
+			break;
+		}
+		any = true;
+		start = in->data + in->pos;
+		avail = in->len - in->pos;
+		newline = memchr(start, '\n', avail);
+		n = newline ? (size_t)(newline - start) : avail;
+		in->pos += n + (newline ? 1 : 0);
+		if (*len + n > MAX_LINE_LENGTH)
+			*too_long = true;
+		if (!*too_long) {
+			if (*len + n + 1 > *cap) {
+				size_t new_cap = *cap ? *cap : 256;
+				char *p;
+
+				while (new_cap < *len + n + 1)
+					new_cap *= 2;
+				p = realloc(*buf, new_cap);
+				if (!p)
+					return -ENOMEM;
+				*buf = p;
+				*cap = new_cap;
+			}
+			memcpy(*buf + *len, start, n);
+			*len += n;
+		}
+		if (newline) {
+			in->line++;
+			break;
+		}
+	}
+	if (!*buf) {
+		*buf = malloc(256);
+		if (!*buf)
+			return -ENOMEM;
+		*cap = 256;
+	}
+	if (*too_long)
+		*len = 0;
+	(*buf)[*len] = '\0';
+	return 1;
+}
+
+void reader__set_message(struct profile_read_result *result, unsigned long line, const char *fmt,
+			 ...)
+{
+	va_list ap;
+
+	result->line = line;
+	va_start(ap, fmt);
+	vsnprintf(result->message, sizeof(result->message), fmt, ap);
+	va_end(ap);
+}
+
+int64_t reader__intern_folded_frame(struct profile *p, char *text, size_t len, const char *file,
+				    uint32_t line)
+{
+	size_t start, name_len;
+	enum frame_kind kind = profile_reader__frame_kind(text, len, &start, &name_len);
+	char saved = text[start + name_len];
+	int64_t id;
+
+	text[start + name_len] = '\0';
+	id = profile__intern_frame(p, text + start, file, line, kind);
+	text[start + name_len] = saved;
+	return id;
+}

@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The speedscope reader: the JSON document's frames, sampled and evented
+ * profiles, turned into the profile model token by token (json_reader.c), so
+ * that memory grows with distinct frames and stacks, not with the file.
+ * Profiles that llmprof wrote give back their threads and GPU streams.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "array.h"
+#include "profile/json_reader.h"
+#include "profile/reader_input.h"
+
+/* Scaled times and weights are int64 nanoseconds (or counts). */
+#define MAX_SCALED 9.0e18
+
+enum unit_class {
+	UNIT_CLASS_UNSET = 0,
+	UNIT_CLASS_COUNT, /* "none", "bytes": weights are counts */
+	UNIT_CLASS_TIME,  /* scaled to nanoseconds */
+};
+
+enum speedscope_type {
+	TYPE_UNSET = 0,
+	TYPE_SAMPLED,
+	TYPE_EVENTED,
+};
+
+struct raw_frame {
+	char *name;
+	char *file;
+	uint32_t line;
+};
+
+struct raw_event {
+	double at;
+	uint32_t frame;
+	bool open;
+};
+
+/* A span of the timeline, kept until the frames are known. */
+struct timeline_entry {
+	int64_t time; /* scaled, before the profile's origin is subtracted */
+	uint64_t weight;
+	uint32_t stack; /* raw stack id */
+	uint32_t thread;
+	uint32_t device, stream;
+	bool gpu;
+};
+
+/* One element of "profiles", kept until its closing '}' since members come
+ * in any order. */
+struct raw_profile {
+	enum speedscope_type type;
+	char *name;
+	double scale;
+	enum unit_class unit_class;
+	double start, end;
+	bool has_start, has_end, has_weights;
+	uint32_t *samples; /* raw stack ids */
+	size_t nr_samples, cap_samples;
+	double *weights;
+	size_t nr_weights, cap_weights;
+	struct raw_event *events;
+	size_t nr_events, cap_events;
+};
+
+struct speedscope_parser {
+	struct json_reader r; /* first: callbacks get &r back */
+	struct profile *profile;
+	/* Stacks of indices into "shared.frames", interned before the frames
+	 * themselves may have been seen. */
+	struct profile *raw;
+	const struct profile_read_options *options;
+
+	uint32_t *stack; /* scratch: the sample or open frames being read */
+	size_t cap_stack;
+	struct raw_frame *frames;
+	size_t nr_frames, cap_frames;
+	bool has_frames, has_profiles;
+	struct raw_profile current;
+	size_t nr_profiles;
+	enum unit_class unit_class;
+	struct timeline_entry *timeline;
+	size_t nr_timeline, cap_timeline;
+	int64_t origin; /* earliest scaled start of a profile */
+	bool has_origin;
+	uint64_t total;
+};
+
+static struct speedscope_parser *parser_of(struct json_reader *r)
+{
+	return (struct speedscope_parser *)((char *)r - offsetof(struct speedscope_parser, r));
+}
+static int frame_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_frame *f = ctx;
+	uint32_t line;
+	int err;
+
+	if (!strcmp(key, "name"))
+		return json__take_string(&j->r, "a frame's \"name\"", &f->name);
+	if (!strcmp(key, "file") && j->r.token != JSON_NULL)
+		return json__take_string(&j->r, "a frame's \"file\"", &f->file);
+	if (!strcmp(key, "line") && j->r.token != JSON_NULL) {
+		err = json__take_index(&j->r, "a frame's \"line\"", &line);
+		f->line = line;
+		return err;
+	}
+	return json__skip(&j->r);
+}
+
+static int frame_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_frame f = {0};
+	int err = json__object(&j->r, "a frame", frame_member, &f);
+
+	if (!err && !f.name)
+		err = json__error(&j->r, "frame %zu has no \"name\"", index);
+	if (!err &&
+	    array__grow((void **)&j->frames, &j->cap_frames, j->nr_frames + 1, sizeof(*j->frames)))
+		err = -ENOMEM;
+	if (err) {
+		free(f.name);
+		free(f.file);
+		return err;
+	}
+	j->frames[j->nr_frames++] = f;
+	return 0;
+}
+
+static int shared_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	if (strcmp(key, "frames"))
+		return json__skip(&j->r);
+	if (j->has_frames)
+		return json__error(&j->r, "more than one \"frames\" list");
+	j->has_frames = true;
+	return json__array(&j->r, "\"shared.frames\"", frame_element, NULL);
+}
+
+static int index_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	size_t *depth = ctx;
+
+	if (array__grow((void **)&j->stack, &j->cap_stack, *depth + 1, sizeof(*j->stack)))
+		return -ENOMEM;
+	return json__take_index(&j->r, "a frame index", &j->stack[(*depth)++]);
+}
+
+static int sample_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_profile *rp = &j->current;
+	size_t depth = 0;
+	int64_t id;
+	int err;
+
+	err = json__array(&j->r, "a sample", index_element, &depth);
+	if (err)
+		return err;
+	id = profile__intern_stack(j->raw, j->stack, depth);
+	if (id < 0)
+		return id;
+	if (array__grow((void **)&rp->samples, &rp->cap_samples, rp->nr_samples + 1,
+			sizeof(*rp->samples)))
+		return -ENOMEM;
+	rp->samples[rp->nr_samples++] = id;
+	return 0;
+}
+
+static int weight_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_profile *rp = &j->current;
+
+	if (array__grow((void **)&rp->weights, &rp->cap_weights, rp->nr_weights + 1,
+			sizeof(*rp->weights)))
+		return -ENOMEM;
+	return json__take_number(&j->r, "a weight", &rp->weights[rp->nr_weights++]);
+}
+
+struct event_fields {
+	struct raw_event event;
+	bool has_type, has_frame, has_at;
+};
+
+static int event_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct event_fields *e = ctx;
+
+	if (!strcmp(key, "type")) {
+		if (j->r.token != JSON_STRING || (strcmp(j->r.text, "O") && strcmp(j->r.text, "C")))
+			return json__error(&j->r, "an event's \"type\" must be \"O\" or \"C\"");
+		e->event.open = j->r.text[0] == 'O';
+		e->has_type = true;
+		return json__next(&j->r);
+	}
+	if (!strcmp(key, "frame")) {
+		e->has_frame = true;
+		return json__take_index(&j->r, "an event's \"frame\"", &e->event.frame);
+	}
+	if (!strcmp(key, "at")) {
+		e->has_at = true;
+		return json__take_number(&j->r, "an event's \"at\"", &e->event.at);
+	}
+	return json__skip(&j->r);
+}
+
+static int event_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_profile *rp = &j->current;
+	struct event_fields e = {0};
+	int err = json__object(&j->r, "an event", event_member, &e);
+
+	if (err)
+		return err;
+	if (!e.has_type || !e.has_frame || !e.has_at)
+		return json__error(&j->r, "event %zu needs \"type\", \"frame\" and \"at\"", index);
+	if (array__grow((void **)&rp->events, &rp->cap_events, rp->nr_events + 1,
+			sizeof(*rp->events)))
+		return -ENOMEM;
+	rp->events[rp->nr_events++] = e.event;
+	return 0;
+}
+
+static int unit_scale(const char *unit, double *scale, enum unit_class *unit_class)
+{
+	static const struct {
+		const char *name;
+		double scale;
+		enum unit_class unit_class;
+	} units[] = {
+	    {"none", 1, UNIT_CLASS_COUNT},	    {"bytes", 1, UNIT_CLASS_COUNT},
+	    {"nanoseconds", 1, UNIT_CLASS_TIME},    {"microseconds", 1e3, UNIT_CLASS_TIME},
+	    {"milliseconds", 1e6, UNIT_CLASS_TIME}, {"seconds", 1e9, UNIT_CLASS_TIME},
+	};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(unit, units[i].name)) {
+			*scale = units[i].scale;
+			*unit_class = units[i].unit_class;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int profile_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_profile *rp = &j->current;
+
+	if (!strcmp(key, "type")) {
+		if (j->r.token == JSON_STRING && !strcmp(j->r.text, "sampled"))
+			rp->type = TYPE_SAMPLED;
+		else if (j->r.token == JSON_STRING && !strcmp(j->r.text, "evented"))
+			rp->type = TYPE_EVENTED;
+		else
+			return json__error(&j->r,
+					   "a profile's \"type\" must be sampled or evented");
+		return json__next(&j->r);
+	}
+	if (!strcmp(key, "name") && j->r.token == JSON_STRING)
+		return json__take_string(&j->r, "a profile's \"name\"", &rp->name);
+	if (!strcmp(key, "unit")) {
+		if (j->r.token != JSON_STRING || unit_scale(j->r.text, &rp->scale, &rp->unit_class))
+			return json__error(&j->r,
+					   "unknown \"unit\" (expected none, bytes, nanoseconds, "
+					   "microseconds, milliseconds or seconds)");
+		return json__next(&j->r);
+	}
+	if (!strcmp(key, "startValue")) {
+		rp->has_start = true;
+		return json__take_number(&j->r, "\"startValue\"", &rp->start);
+	}
+	if (!strcmp(key, "endValue")) {
+		rp->has_end = true;
+		return json__take_number(&j->r, "\"endValue\"", &rp->end);
+	}
+	if (!strcmp(key, "samples")) {
+		rp->nr_samples = 0;
+		return json__array(&j->r, "\"samples\"", sample_element, NULL);
+	}
+	if (!strcmp(key, "weights")) {
+		rp->nr_weights = 0;
+		rp->has_weights = true;
+		return json__array(&j->r, "\"weights\"", weight_element, NULL);
+	}
+	if (!strcmp(key, "events")) {
+		rp->nr_events = 0;
+		return json__array(&j->r, "\"events\"", event_element, NULL);
+	}
+	return json__skip(&j->r);
+}
+
+static int scale_value(struct speedscope_parser *j, double value, double scale, int64_t *out)
+{
+	double scaled = value * scale;
+
+	*out = 0; /* callers read it on every path; keeps -O2 warnings quiet */
+	if (!isfinite(scaled) || fabs(scaled) > MAX_SCALED)
+		return json__error(&j->r, "time or weight %g out of range", value);
+	*out = llround(scaled);
+	return 0;
+}
+
+/* Where one span of a profile goes: a timeline entry, or straight onto the
+ * weight of its stack. */
+struct span_target {
+	bool timeline;
+	bool gpu;
+	uint32_t thread, device, stream;
+};
+
+static int add_span(struct speedscope_parser *j, const struct span_target *target, uint32_t stack,
+		    int64_t time, uint64_t weight)
+{
+	struct timeline_entry *e;
+
+	if (!weight || !j->raw->stacks[stack].depth)
+		return 0;
+	if (weight > UINT64_MAX - j->total)
+		return json__error(&j->r, "weights add up to more than 2^64");
+	j->total += weight;
+	if (!target->timeline) {
+		profile__add_weight(j->raw, stack, weight);
+		return 0;
+	}
+	if (array__grow((void **)&j->timeline, &j->cap_timeline, j->nr_timeline + 1,
+			sizeof(*j->timeline)))
+		return -ENOMEM;
+	e = &j->timeline[j->nr_timeline++];
+	*e = (struct timeline_entry){.time = time,
+				     .weight = weight,
+				     .stack = stack,
+				     .thread = target->thread,
+				     .device = target->device,
+				     .stream = target->stream,
+				     .gpu = target->gpu};
+	return 0;
+}
+
+/* A profile llmprof wrote for a thread is named "NAME (pid P, tid T)", one
+ * for a GPU stream "GPU D stream S". */
+static int span_target_for(struct speedscope_parser *j, const struct raw_profile *rp,
+			   struct span_target *target)
+{
+	const char *name = rp->name ? rp->name : "";
+	const char *paren = strrchr(name, '(');
+	unsigned int pid = 0, tid = j->nr_profiles, a, b;
+	char *thread_name = NULL;
+	int64_t thread;
+	int n = -1;
+
+	memset(target, 0, sizeof(*target));
+	if (!j->options->keep_timeline || rp->unit_class != UNIT_CLASS_TIME)
+		return 0;
+	target->timeline = true;
+	if (rp->type == TYPE_EVENTED && sscanf(name, "GPU %u stream %u%n", &a, &b, &n) == 2 &&
+	    n == (int)strlen(name)) {
+		target->gpu = true;
+		target->device = a;
+		target->stream = b;
+		return 0;
+	}
+	if (paren && paren > name && paren[-1] == ' ' &&
+	    sscanf(paren, "(pid %u, tid %u)%n", &a, &b, &n) == 2 && n == (int)strlen(paren)) {
+		pid = a;
+		tid = b;
+		thread_name = strndup(name, paren - 1 - name);
+		if (!thread_name)
+			return -ENOMEM;
+	}
+	thread = profile__add_thread(j->profile, pid, tid, thread_name ? thread_name : name);
+	free(thread_name);
+	if (thread < 0)
+		return thread;
+	target->thread = thread;
+	return 0;
+}
+
+static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
+			  const struct span_target *target, double *end)
+{
+	double cursor = rp->has_start ? rp->start : 0;
+	int err;
+
+	if (rp->has_weights && rp->nr_weights != rp->nr_samples)
+		return json__error(&j->r, "profile %zu has %zu samples but %zu weights",
+				   j->nr_profiles, rp->nr_samples, rp->nr_weights);
+	for (size_t i = 0; i < rp->nr_samples; i++) {
+		double weight = rp->has_weights ? rp->weights[i] : 1;
+		int64_t from, to;
+
+		if (!(weight >= 0))
+			return json__error(&j->r, "profile %zu: weight %zu is negative",
+					   j->nr_profiles, i);
+		/* Round positions, not weights, so rounding does not add up. */
+		err = scale_value(j, cursor, rp->scale, &from);
+		cursor += weight;
+		if (!err)
+			err = scale_value(j, cursor, rp->scale, &to);
+		/* Counts are samples already; in time units each entry is one. */
+		if (!err && j->raw->stacks[rp->samples[i]].depth)
+			j->profile->samples_taken +=
+			    rp->unit_class == UNIT_CLASS_COUNT ? (uint64_t)(to - from) : 1;
+		if (!err)
+			err = add_span(j, target, rp->samples[i], from, to - from);
+		if (err)
+			return err;
+	}
+	*end = cursor;
+	return 0;
+}
+
+static int finish_evented(struct speedscope_parser *j, struct raw_profile *rp,
+			  const struct span_target *target, double *end)
+{
+	double at = rp->nr_events ? rp->events[0].at : (rp->has_start ? rp->start : 0);
+	size_t depth = 0;
+	int64_t from, to;
+	int64_t stack;
+	int err = 0;
+
+	for (size_t i = 0; i < rp->nr_events; i++) {
+		const struct raw_event *e = &rp->events[i];
+
+		if (e->at < at)
+			return json__error(&j->r,
+					   "profile %zu: event %zu is earlier than the one before",
+					   j->nr_profiles, i);
+		if (depth && e->at > at) {
+			stack = profile__intern_stack(j->raw, j->stack, depth);
+			if (stack < 0)
+				return stack;
+			err = scale_value(j, at, rp->scale, &from);
+			if (!err)
+				err = scale_value(j, e->at, rp->scale, &to);
+			if (!err)
+				err = add_span(j, target, stack, from, to - from);
+			if (err)
+				return err;
+		}
+		at = e->at;
+		if (e->open) {
+			if (array__grow((void **)&j->stack, &j->cap_stack, depth + 1,
+					sizeof(*j->stack)))
+				return -ENOMEM;
+			j->stack[depth++] = e->frame;
+		} else if (!depth || j->stack[depth - 1] != e->frame) {
+			return json__error(&j->r,
+					   "profile %zu: event %zu closes frame %u, not the "
+					   "innermost open frame",
+					   j->nr_profiles, i, e->frame);
+		} else {
+			depth--;
+		}
+	}
+	/* Frames still open at the end run to the end of the profile. */
+	if (depth && rp->has_end && rp->end > at) {
+		stack = profile__intern_stack(j->raw, j->stack, depth);
+		if (stack < 0)
+			return stack;
+		err = scale_value(j, at, rp->scale, &from);
+		if (!err)
+			err = scale_value(j, rp->end, rp->scale, &to);
+		if (!err)
+			err = add_span(j, target, stack, from, to - from);
+		at = rp->end;
+	}
+	*end = at;
+	return err;
+}
+
+static int finish_profile(struct speedscope_parser *j)
+{
+	struct raw_profile *rp = &j->current;
+	struct span_target target;
+	int64_t start, stop;
+	double end = 0;
+	int err;
+
+	if (rp->type == TYPE_UNSET)
+		return json__error(&j->r, "profile %zu has no \"type\"", j->nr_profiles);
+	if (rp->unit_class == UNIT_CLASS_UNSET) {
+		rp->unit_class = UNIT_CLASS_COUNT;
+		rp->scale = 1;
+	}
+	if (j->unit_class != UNIT_CLASS_UNSET && j->unit_class != rp->unit_class)
+		return json__error(&j->r, "profile %zu: profiles mix units of time with counts",
+				   j->nr_profiles);
+	j->unit_class = rp->unit_class;
+	err = span_target_for(j, rp, &target);
+	if (err)
+		return err;
+	if (rp->type == TYPE_SAMPLED)
+		err = finish_sampled(j, rp, &target, &end);
+	else
+		err = finish_evented(j, rp, &target, &end);
+	if (err)
+		return err;
+	if (rp->has_end)
+		end = rp->end;
+	err = scale_value(j, rp->has_start ? rp->start : 0, rp->scale, &start);
+	if (!err)
+		err = scale_value(j, end, rp->scale, &stop);
+	if (err)
+		return err;
+	if (rp->unit_class == UNIT_CLASS_TIME) {
+		if (stop > start && (uint64_t)(stop - start) > j->profile->duration_ns)
+			j->profile->duration_ns = stop - start;
+		if (!j->has_origin || start < j->origin)
+			j->origin = start;
+		j->has_origin = true;
+	}
+	return 0;
+}
+
+static int profile_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct raw_profile *rp = &j->current;
+	int err;
+
+	free(rp->name);
+	rp->name = NULL;
+	rp->type = TYPE_UNSET;
+	rp->unit_class = UNIT_CLASS_UNSET;
+	rp->scale = 1;
+	rp->has_start = rp->has_end = rp->has_weights = false;
+	rp->nr_samples = rp->nr_weights = rp->nr_events = 0;
+	err = json__object(&j->r, "a profile", profile_member, NULL);
+	if (!err)
+		err = finish_profile(j);
+	j->nr_profiles++;
+	return err;
+}
+
+static int document_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	if (!strcmp(key, "shared"))
+		return json__object(&j->r, "\"shared\"", shared_member, NULL);
+	if (!strcmp(key, "profiles")) {
+		if (j->has_profiles)
+			return json__error(&j->r, "more than one \"profiles\" list");
+		j->has_profiles = true;
+		return json__array(&j->r, "\"profiles\"", profile_element, NULL);
+	}
+	if (!strcmp(key, "name") && j->r.token == JSON_STRING)
+		return json__take_string(&j->r, "\"name\"", &j->profile->name);
+	if (!strcmp(key, "exporter") && j->r.token == JSON_STRING)
+		return json__take_string(&j->r, "\"exporter\"", &j->profile->exporter);
+	return json__skip(&j->r);
+}
+
+static enum gpu_activity_kind gpu_kind(const char *name)
+{
+	if (!strncasecmp(name, "memcpy", 6))
+		return GPU_MEMCPY;
+	if (!strncasecmp(name, "memset", 6))
+		return GPU_MEMSET;
+	return GPU_KERNEL;
+}
+
+/* Turns the raw frames, stacks and timeline into the profile's own, now
+ * that every frame is known. */
+static int resolve_profiles(struct speedscope_parser *j)
+{
+	struct profile *p = j->profile;
+	uint32_t *frame_map = NULL, *stack_map = NULL;
+	int err = -ENOMEM;
+
+	j->r.token_line = 0;
+	frame_map = malloc((j->nr_frames ? j->nr_frames : 1) * sizeof(*frame_map));
+	stack_map = malloc((j->raw->nr_stacks ? j->raw->nr_stacks : 1) * sizeof(*stack_map));
+	if (!frame_map || !stack_map)
+		goto cleanup;
+	for (size_t i = 0; i < j->nr_frames; i++) {
+		const struct raw_frame *f = &j->frames[i];
+		int64_t id =
+		    reader__intern_folded_frame(p, f->name, strlen(f->name), f->file, f->line);
+
+		if (id < 0)
+			goto cleanup;
+		frame_map[i] = id;
+	}
+	for (size_t s = 0; s < j->raw->nr_stacks; s++) {
+		const struct stack *raw = &j->raw->stacks[s];
+		int64_t id;
+
+		if (array__grow((void **)&j->stack, &j->cap_stack, raw->depth + 1,
+				sizeof(*j->stack)))
+			goto cleanup;
+		for (uint32_t d = 0; d < raw->depth; d++) {
+			if (raw->frames[d] >= j->nr_frames) {
+				err = json__error(&j->r,
+						  "a sample or event refers to frame %u, but "
+						  "\"shared.frames\" has %zu",
+						  raw->frames[d], j->nr_frames);
+				goto cleanup;
+			}
+			j->stack[d] = frame_map[raw->frames[d]];
+		}
+		id = profile__intern_stack(p, j->stack, raw->depth);
+		if (id < 0)
+			goto cleanup;
+		stack_map[s] = id;
+		if (raw->weight)
+			profile__add_weight(p, id, raw->weight);
+	}
+	for (size_t i = 0; i < j->nr_timeline; i++) {
+		const struct timeline_entry *e = &j->timeline[i];
+		uint32_t stack = stack_map[e->stack];
+		const struct stack *st = &p->stacks[stack];
+		uint64_t time = e->time > j->origin ? e->time - j->origin : 0;
+
+		if (e->gpu && st->depth == 1 && p->frames[st->frames[0]].kind == FRAME_GPU) {
+			struct gpu_activity activity = {
+			    .start_ns = time,
+			    .end_ns = time + e->weight,
+			    .device = e->device,
+			    .stream = e->stream,
+			    .kind = gpu_kind(p->frames[st->frames[0]].name),
+			    .frame = st->frames[0],
+			    .stack = stack,
+			};
+
+			if (profile__add_gpu(p, &activity))
+				goto cleanup;
+			profile__add_weight(p, stack, e->weight);
+		} else if (e->gpu) {
+			profile__add_weight(p, stack, e->weight);
+		} else if (profile__add_sample(p, e->thread, stack, time, e->weight)) {
+			goto cleanup;
+		}
+	}
+	/* qsort() must not see the NULL array of a profile without samples. */
+	if (p->nr_samples)
+		profile__sort_samples(p);
+	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS : UNIT_SAMPLES;
+	err = 0;
+cleanup:
+	free(frame_map);
+	free(stack_map);
+	return err;
+}
+
+int speedscope_reader__parse(struct input *in, const struct profile_read_options *options,
+			     struct profile *p, struct profile_read_result *result)
+{
+	struct speedscope_parser j = {
+	    .r = {.in = in, .result = result}, .profile = p, .options = options};
+	int err = -ENOMEM;
+
+	j.raw = profile__new();
+	/* Never NULL, even for an empty first sample: the stack is memcpy'd. */
+	if (!j.raw || array__grow((void **)&j.stack, &j.cap_stack, 1, sizeof(*j.stack)))
+		goto cleanup;
+	err = json__next(&j.r);
+	if (!err)
+		err = json__object(&j.r, "the speedscope file", document_member, NULL);
+	if (!err && j.r.token != JSON_END)
+		err = json__error(&j.r, "unexpected %s after the JSON document",
+				  json_token__name(j.r.token));
+	if (!err && !j.has_profiles) {
+		j.r.token_line = 0;
+		err = json__error(&j.r, "no \"profiles\": not a speedscope file");
+	}
+	if (!err)
+		err = resolve_profiles(&j);
+	result->lines = in->line;
+cleanup:
+	if (err && err != -EINVAL && err != -ENOMEM && !result->message[0])
+		reader__set_message(result, j.r.token_line, "read error: %s", strerror(-err));
+	for (size_t i = 0; i < j.nr_frames; i++) {
+		free(j.frames[i].name);
+		free(j.frames[i].file);
+	}
+	free(j.frames);
+	free(j.r.text);
+	free(j.stack);
+	free(j.timeline);
+	free(j.current.name);
+	free(j.current.samples);
+	free(j.current.weights);
+	free(j.current.events);
+	profile__free(j.raw);
+	return err;
+}
