@@ -37,6 +37,8 @@ const struct python_layout *python_layout__find(unsigned int major, unsigned int
  * of _PyRuntime (bytes, len: a copy of it).  0, -ENOENT without the
  * "xdebugpy" cookie, -ENOTSUP for a version or build not understood. */
 int python_layout__from_debug_offsets(const void *bytes, size_t len, struct python_layout *out);
+/* How much of _PyRuntime python_layout__from_debug_offsets() reads. */
+#define PYTHON_DEBUG_OFFSETS_SIZE 568
 
 struct python_reader;
 
