@@ -16,6 +16,10 @@ enum sample_counter {
 	COUNTER_USER_STACK_ERROR,  /* user stack could not be read */
 	COUNTER_KERNEL_STACK_ERROR,
 	COUNTER_LOST_LAUNCH,	   /* ring buffer full: a GPU launch stack lost */
+	COUNTER_OFFCPU,		   /* off-CPU intervals recorded with their stacks */
+	COUNTER_OFFCPU_SHORT,	   /* blocks under min_block_ns: counted only */
+	COUNTER_OFFCPU_SHORT_NS,   /* their total time */
+	COUNTER_LOST_OFFCPU,	   /* ring buffer full: an off-CPU interval lost */
 	COUNTER_MAX,
 };
 

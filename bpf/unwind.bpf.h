@@ -18,9 +18,6 @@ const volatile __u32 stack_copy_bytes = 0;
 /* Extra bytes a sample record carries after struct sample_event. */
 #define STACK_COPY_RECORD_BYTES                                                                    \
 	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD : 0)
-/* Slack after the copy so a page-sized read at any offset up to the copy
- * size stays inside the record, as the verifier wants to see. */
-#define STACK_COPY_PAD 4096
 
 /* The end of each thread's stack mapping, for the samples whose own lookup
  * finds the mmap lock taken (a thread in mmap() or munmap()). */

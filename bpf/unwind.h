@@ -22,6 +22,9 @@ enum unwind_register {
 /* Largest user stack copy a sample can carry (perf allows 65528 too). */
 #define MAX_STACK_COPY 65528
 #define DEFAULT_STACK_COPY 16384
+/* Slack after the copy so a page-sized read at any offset up to the copy
+ * size stays inside the record, as the verifier wants to see. */
+#define STACK_COPY_PAD 4096
 
 /*
  * Follows struct sample_event in the ring-buffer record when the stack is

@@ -46,6 +46,9 @@ enum {
 	OPT_VIEW,
 	OPT_NO_GPU,
 	OPT_VERSION,
+	OPT_OFF_CPU,
+	OPT_OFF_CPU_MIN,
+	OPT_MODE,
 };
 
 static const struct option long_options[] = {
@@ -60,6 +63,9 @@ static const struct option long_options[] = {
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"unwind", required_argument, NULL, OPT_UNWIND},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"off-cpu", no_argument, NULL, OPT_OFF_CPU},
+    {"off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN},
     {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -90,12 +96,20 @@ static void usage(enum profile_mode mode, FILE *out)
 		"                         user stacks by fp (frame pointers), dwarf (CFI\n"
 		"                         over a BYTES copy of the stack, default 16384) or\n"
 		"                         auto (dwarf, completed by frame pointers; default)\n"
+		"      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
+		"                         threads wait, weighted by time blocked) or wall\n"
+		"                         (both, in microseconds: each thread sums to its\n"
+		"                         wall-clock time)\n"
+		"      --off-cpu          the same as --mode off-cpu\n"
+		"      --off-cpu-min USEC waits shorter than USEC microseconds are counted\n"
+		"                         but get no stack (default 10)\n"
 		"  -v, --verbose          more detail on stderr\n"
 		"  -h, --help             show this help\n"
 		"      --version          show the version\n");
 }
 
 #define MIN_STACK_COPY 512
+#define DEFAULT_OFF_CPU_MIN_US 10
 
 /* "fp", "dwarf" or "auto", the last two optionally ",BYTES" as perf's
  * --call-graph dwarf,SIZE.  0 or -EINVAL. */
@@ -130,6 +144,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	int opt;
 
 	env->session.frequency = 99;
+	env->session.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_US * 1000ULL;
 	env->session.kernel_stacks = true;
 	env->session.python = true;
 	env->format = FORMAT_FOLDED;
@@ -218,6 +233,32 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "cpu")) {
+				env->session.mode = SESSION_MODE_CPU;
+			} else if (!strcmp(optarg, "off-cpu")) {
+				env->session.mode = SESSION_MODE_OFF_CPU;
+			} else if (!strcmp(optarg, "wall")) {
+				env->session.mode = SESSION_MODE_WALL;
+			} else {
+				report__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
+					      "or wall",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_OFF_CPU:
+			env->session.mode = SESSION_MODE_OFF_CPU;
+			break;
+		case OPT_OFF_CPU_MIN:
+			if (parse_long(optarg, 0, 10000000, &value)) {
+				report__error("invalid time '%s' for --off-cpu-min: expected 0 to "
+					      "10000000 microseconds",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			env->session.off_cpu_min_ns = value * 1000ULL;
 			break;
 		case 'v':
 			report__set_level(REPORT_VERBOSE);

@@ -102,6 +102,11 @@ struct profile {
 	uint64_t samples_taken;
 	uint64_t samples_lost;
 	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */
+	/* Off-CPU intervals (--off-cpu, --mode wall): recorded with stacks,
+	 * too short to record (counted, with their total time), and lost. */
+	uint64_t off_cpu_intervals;
+	uint64_t off_cpu_short, off_cpu_short_ns;
+	uint64_t off_cpu_lost;
 
 	struct frame *frames;
 	size_t nr_frames, cap_frames;

@@ -1,9 +1,143 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The end-of-run summary: what was sampled, what was lost, where time went. */
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
 
 #include "status.h"
 #include "profile/summary.h"
+
+/* Waits whose meaning an ML engineer needs, by a frame on the waiting stack
+ * (prefix match); the first match from the leaf up names the wait. */
+static const struct {
+	const char *frame;
+	const char *meaning;
+} named_waits[] = {
+    {"cudaStreamSynchronize", "waiting for the GPU"},
+    {"cudaDeviceSynchronize", "waiting for the GPU"},
+    {"cudaEventSynchronize", "waiting for the GPU"},
+    {"cudaMemcpy", "waiting for a GPU copy"},
+    {"cuStreamSynchronize", "waiting for the GPU"},
+    {"cuCtxSynchronize", "waiting for the GPU"},
+    {"cuEventSynchronize", "waiting for the GPU"},
+    {"nccl", "waiting in a collective"},
+    {"take_gil", "waiting for the GIL"},
+    {"PyEval_RestoreThread", "waiting for the GIL"},
+    {"get (queue.py)", "waiting on a queue"},
+    {"get (multiprocessing/queues.py)", "waiting for a DataLoader worker"},
+    {"_poll (multiprocessing/connection.py)", "waiting for another process"},
+    {"recv_bytes (multiprocessing/connection.py)", "waiting for another process"},
+    {"wait (threading.py)", "waiting on a threading condition"},
+};
+
+struct wait_row {
+	uint32_t leaf;	 /* the [off-cpu] frame */
+	uint32_t caller; /* the nearest frame outside the kernel and libc */
+	int named;	 /* index into named_waits, or -1 */
+	uint64_t weight;
+};
+
+static bool is_off_cpu_leaf(const struct frame *f)
+{
+	return !strncmp(f->name, "[off-cpu] ", 10);
+}
+
+/* Frames that say nothing of who waits: kernel frames and the C library's
+ * system-call wrappers. */
+static bool is_plumbing(const struct profile *p, uint32_t id)
+{
+	const struct frame *f = &p->frames[id];
+
+	return f->kind == FRAME_KERNEL || f->name[0] == '_' || !strcmp(f->name, "syscall") ||
+	       !strcmp(f->name, "read") || !strcmp(f->name, "write") ||
+	       !strncmp(f->name, "pthread_", 8) || !strncmp(f->name, "clock_nanosleep", 15);
+}
+
+static int compare_waits(const void *a, const void *b)
+{
+	const struct wait_row *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->leaf != y->leaf ? (x->leaf < y->leaf ? -1 : 1)
+				  : (x->caller < y->caller ? -1 : x->caller > y->caller);
+}
+
+/* On-CPU against off-CPU time, and the longest waits with who waits. */
+static void print_waits(const struct profile *p, uint64_t total)
+{
+	struct wait_row *rows = NULL;
+	size_t nr_rows = 0, cap_rows = 0;
+	uint64_t off = 0;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		struct wait_row row = {.named = -1};
+		size_t k;
+
+		if (!s->depth || !s->weight ||
+		    !is_off_cpu_leaf(&p->frames[s->frames[s->depth - 1]]))
+			continue;
+		off += s->weight;
+		row.leaf = s->frames[s->depth - 1];
+		for (k = s->depth - 1; k-- > 0 && row.named < 0;) {
+			const char *name = p->frames[s->frames[k]].name;
+
+			for (size_t w = 0; w < sizeof(named_waits) / sizeof(named_waits[0]); w++)
+				if (!strncmp(name, named_waits[w].frame,
+					     strlen(named_waits[w].frame))) {
+					row.named = w;
+					break;
+				}
+		}
+		for (k = s->depth - 1; k-- > 0;)
+			if (!is_plumbing(p, s->frames[k]) &&
+			    p->frames[s->frames[k]].kind != FRAME_PROCESS &&
+			    p->frames[s->frames[k]].kind != FRAME_THREAD)
+				break;
+		/* No caller of its own (a kernel thread, an exit): the root. */
+		row.caller = k < s->depth ? s->frames[k] : s->frames[0];
+		row.weight = s->weight;
+		for (k = 0; k < nr_rows; k++)
+			if (rows[k].leaf == row.leaf && rows[k].caller == row.caller &&
+			    rows[k].named == row.named)
+				break;
+		if (k < nr_rows) {
+			rows[k].weight += row.weight;
+			continue;
+		}
+		if (array__grow((void **)&rows, &cap_rows, nr_rows + 1, sizeof(*rows)))
+			break;
+		rows[nr_rows++] = row;
+	}
+	report__info("off-CPU: %.1f%% of the time in %llu waits (%llu shorter than the minimum "
+		     "counted, %.1f ms in all; %llu lost)",
+		     total ? 100.0 * off / total : 0.0, (unsigned long long)p->off_cpu_intervals,
+		     (unsigned long long)p->off_cpu_short, p->off_cpu_short_ns / 1e6,
+		     (unsigned long long)p->off_cpu_lost);
+	if (p->off_cpu_lost)
+		report__warn("%llu off-CPU waits were lost (ring buffer full); raise --off-cpu-min",
+			     (unsigned long long)p->off_cpu_lost);
+	qsort(rows, nr_rows, sizeof(*rows), compare_waits);
+	if (nr_rows)
+		report__info("top waits:");
+	for (size_t i = 0; i < nr_rows && i < SUMMARY_TOP_WAITS; i++) {
+		const struct frame *caller = &p->frames[rows[i].caller];
+		const char *reason = p->frames[rows[i].leaf].name + 10;
+
+		if (rows[i].named >= 0)
+			report__text("  %6.2f%%  %s (%s, %s) under %s\n",
+				     100.0 * rows[i].weight / total,
+				     named_waits[rows[i].named].meaning,
+				     named_waits[rows[i].named].frame, reason, caller->name);
+		else
+			report__text("  %6.2f%%  %s under %s\n", 100.0 * rows[i].weight / total,
+				     reason, caller->name);
+	}
+	free(rows);
+}
 
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		    enum output_format format)
@@ -15,9 +149,17 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	for (size_t i = 0; i < p->nr_stacks; i++)
 		if (p->stacks[i].depth && !profile__stack_is_gpu(p, i))
 			total += p->stacks[i].weight;
-	report__info("profiled PID %d for %.2f s at %u Hz: %llu samples, %llu lost, %zu threads",
-		     pid, p->duration_ns / 1e9, p->frequency, (unsigned long long)p->samples_taken,
-		     (unsigned long long)p->samples_lost, p->nr_threads);
+	if (p->frequency)
+		report__info("profiled PID %d for %.2f s at %u Hz: %llu samples, %llu lost, "
+			     "%zu threads",
+			     pid, p->duration_ns / 1e9, p->frequency,
+			     (unsigned long long)p->samples_taken,
+			     (unsigned long long)p->samples_lost, p->nr_threads);
+	else
+		report__info("profiled PID %d for %.2f s: %zu threads", pid, p->duration_ns / 1e9,
+			     p->nr_threads);
+	if (p->off_cpu_intervals || p->off_cpu_short || p->off_cpu_lost)
+		print_waits(p, total);
 	if (p->samples_lost)
 		report__warn("%llu samples were lost (ring buffer full); try a lower -F",
 			     (unsigned long long)p->samples_lost);
@@ -28,7 +170,8 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	if (n > 0 && total) {
 		int shown = 0;
 
-		report__info("top functions by self time:");
+		report__info(p->unit == UNIT_SAMPLES ? "top functions by self time:"
+						     : "top functions by self time (wall clock):");
 		for (int64_t i = 0; i < n && shown < SUMMARY_TOP_FUNCTIONS; i++) {
 			const struct frame *f = &p->frames[shares[i].frame];
 
@@ -38,7 +181,8 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 			shown++;
 		}
 	} else if (!total) {
-		report__info("no samples of the target were taken (was it idle?)");
+		report__info(p->frequency ? "no samples of the target were taken (was it idle?)"
+					  : "the target's threads did not wait");
 	}
 	free(shares);
 	report__info("wrote %s to %s",

@@ -9,6 +9,7 @@
 #include "profile/profile.h"
 
 #define SUMMARY_TOP_FUNCTIONS 10
+#define SUMMARY_TOP_WAITS 5
 
 void summary__print(const struct profile *profile, pid_t pid, const char *output_path,
 		    enum output_format format);

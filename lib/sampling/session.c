@@ -17,6 +17,8 @@
 #include "array.h"
 #include "sampler.h"
 #include "targets.h"
+#include "offcpu.h"
+#include "sampling/offcpu_probe.h"
 #include "sampling/python_reader.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -44,6 +46,10 @@ struct raw_sample {
 	uint64_t time_ns;
 	uint32_t thread; /* index into session->threads */
 	uint32_t stack;	 /* index into session->raw_stacks */
+	/* Off-CPU intervals: how long, and what the leaf will say. */
+	uint64_t off_cpu_ns; /* 0 for a CPU sample */
+	int16_t syscall;
+	bool runnable;
 };
 
 /* A GPU launch seen by the USDT probe: its CPU stack, by correlation id. */
@@ -84,8 +90,9 @@ struct session {
 	struct record_handler handlers[SAMPLE_KIND_MAX];
 
 	struct symbolizer *symbolizer;
-	struct unwinder *unwinder; /* NULL with --unwind fp */
+	struct unwinder *unwinder;    /* NULL with --unwind fp */
 	struct python_reader *python; /* NULL with --no-python */
+	struct offcpu *offcpu;	      /* NULL in SESSION_MODE_CPU */
 	uint64_t last_refresh_ns;
 	bool unknown_since_refresh;
 	char process_name[TASK_COMM_LEN + 1];
@@ -159,7 +166,7 @@ int session__open(struct session **out, const struct session_options *options)
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
 	if (options->unwind != UNWIND_FP) {
 		s->skel->rodata->stack_copy_bytes =
-			options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
+		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
@@ -189,6 +196,11 @@ int session__open(struct session **out, const struct session_options *options)
 		if (err)
 			goto fail;
 	}
+	if (options->mode != SESSION_MODE_CPU) {
+		err = offcpu__open(&s->offcpu, s, options->off_cpu_min_ns);
+		if (err)
+			goto fail;
+	}
 	*out = s;
 	return 0;
 fail:
@@ -214,7 +226,8 @@ static int record_thread(struct session *s, uint32_t tid, const char *comm)
 			return i;
 		}
 	}
-	if (array__grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1, sizeof(*s->threads)))
+	if (array__grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1,
+			sizeof(*s->threads)))
 		return -ENOMEM;
 	s->threads[s->nr_threads].tid = tid;
 	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
@@ -365,6 +378,16 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	sample->time_ns = e->time_ns;
 	sample->thread = thread;
 	sample->stack = stack;
+	sample->off_cpu_ns = 0;
+	if (e->kind == SAMPLE_KIND_OFF_CPU) {
+		/* Never 0: that would make it a CPU sample. */
+		sample->off_cpu_ns = e->detail[OFFCPU_DETAIL_DURATION_NS] | 1;
+		sample->syscall = (int64_t)e->detail[OFFCPU_DETAIL_SYSCALL] < 0 ||
+					  e->detail[OFFCPU_DETAIL_SYSCALL] > INT16_MAX
+				      ? -1
+				      : (int16_t)e->detail[OFFCPU_DETAIL_SYSCALL];
+		sample->runnable = e->detail[OFFCPU_DETAIL_STATE] == 0;
+	}
 	return 0;
 fail:
 	s->drain_error = err;
@@ -403,7 +426,7 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 		}
 	}
 	if (array__grow((void **)&s->raw_stacks, &s->cap_raw_stacks, s->nr_raw_stacks + 1,
-		 sizeof(*s->raw_stacks)))
+			sizeof(*s->raw_stacks)))
 		return -ENOMEM;
 	r = &s->raw_stacks[s->nr_raw_stacks];
 	r->addrs = malloc((n ? n : 1) * sizeof(*addrs));
@@ -423,14 +446,14 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 int session__start(struct session *s)
 {
 	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		/* cpu-clock counts nanoseconds: a fixed period is an exact
-		 * rate, with no frequency ramp at the start. */
-		.sample_period = 1000000000ULL / s->options.frequency,
+	    .type = PERF_TYPE_SOFTWARE,
+	    .config = PERF_COUNT_SW_CPU_CLOCK,
+	    .size = sizeof(attr),
+	    /* cpu-clock counts nanoseconds: a fixed period is an exact
+	     * rate, with no frequency ramp at the start. */
+	    .sample_period = 1000000000ULL / s->options.frequency,
 	};
-	struct epoll_event event = { .events = EPOLLIN };
+	struct epoll_event event = {.events = EPOLLIN};
 	int err, opened = 0;
 
 	s->nr_cpus = libbpf_num_possible_cpus();
@@ -468,6 +491,15 @@ int session__start(struct session *s)
 	}
 
 	s->start_ns = monotonic_ns();
+	if (s->offcpu) {
+		err = offcpu__attach(s->offcpu);
+		if (err)
+			return err;
+		if (s->options.mode == SESSION_MODE_OFF_CPU) {
+			s->attached = true;
+			return 0;
+		}
+	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
 		if (s->perf_fds[cpu] < 0) {
@@ -477,8 +509,8 @@ int session__start(struct session *s)
 			report__debug("perf_event_open on CPU %d: %s", cpu, strerror(errno));
 			return err;
 		}
-		s->links[cpu] = bpf_program__attach_perf_event(s->skel->progs.sample_cpu,
-							       s->perf_fds[cpu]);
+		s->links[cpu] =
+		    bpf_program__attach_perf_event(s->skel->progs.sample_cpu, s->perf_fds[cpu]);
 		if (!s->links[cpu]) {
 			err = -errno;
 			s->links[cpu] = NULL;
@@ -496,9 +528,9 @@ int session__add_poll_fd(struct session *s, int fd, int (*handler)(void *ctx), v
 {
 	if (s->nr_sources == MAX_POLL_FDS)
 		return -E2BIG;
-	s->sources[s->nr_sources++] = (struct poll_source){ fd, handler, ctx };
+	s->sources[s->nr_sources++] = (struct poll_source){fd, handler, ctx};
 	if (s->epoll_fd >= 0) {
-		struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
+		struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
 
 		if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &event))
 			return -errno;
@@ -573,6 +605,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 
 static void detach(struct session *s)
 {
+	offcpu__detach(s->offcpu);
 	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -616,8 +649,8 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	/* Python frames take the place of the interpreter's eval frames. */
 	if (r->nr_python && s->python) {
 		k = python_reader__merge(s->python, s->symbolizer, p, r->addrs, r->nr_user,
-					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python,
-					 frames, max);
+					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python, frames,
+					 max);
 		if (k < 0)
 			return k;
 		n = k;
@@ -631,8 +664,8 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 		n += k;
 	}
 	for (int i = r->nr_kernel - 1; i >= 0 && n < max; i--) {
-		int64_t id = symbolizer__kernel_frame(s->symbolizer, p, r->addrs[r->nr_user + i],
-						      i != 0);
+		int64_t id =
+		    symbolizer__kernel_frame(s->symbolizer, p, r->addrs[r->nr_user + i], i != 0);
 
 		if (id < 0)
 			return id;
@@ -648,6 +681,38 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	return n;
 }
 
+/* The weight of a sample in the profile's unit: a count of CPU samples, or
+ * microseconds when off-CPU time is in the profile. */
+static uint64_t sample_weight(const struct session *s, const struct raw_sample *sample)
+{
+	if (s->options.mode == SESSION_MODE_CPU)
+		return 1;
+	if (sample->off_cpu_ns)
+		return sample->off_cpu_ns >= 1000 ? (sample->off_cpu_ns + 500) / 1000 : 1;
+	return (1000000 + s->options.frequency / 2) / s->options.frequency;
+}
+
+/* The "[off-cpu] REASON" leaf of an off-CPU interval whose symbolized
+ * stack is frames[0, n), root first. */
+static int64_t off_cpu_leaf(struct profile *p, const uint32_t *frames, size_t n,
+			    const struct raw_sample *sample)
+{
+	const char *kernel[MAX_STACK_DEPTH];
+	size_t nr_kernel = 0;
+	char name[64];
+
+	for (size_t i = n; i-- > 0 && nr_kernel < MAX_STACK_DEPTH;) {
+		const struct frame *f = &p->frames[frames[i]];
+
+		if (f->kind != FRAME_KERNEL)
+			break;
+		kernel[nr_kernel++] = f->name;
+	}
+	snprintf(name, sizeof(name), "[off-cpu] %s",
+		 offcpu__reason(kernel, nr_kernel, sample->syscall, sample->runnable ? 0 : 1));
+	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+}
+
 int session__finish(struct session *s, struct profile **out)
 {
 	uint64_t counters[COUNTER_MAX];
@@ -660,6 +725,9 @@ int session__finish(struct session *s, struct profile **out)
 
 	detach(s);
 	err = drain(s);
+	/* Threads still waiting count up to the end. */
+	if (!err && s->offcpu)
+		err = offcpu__flush(s->offcpu, s->end_ns, handle_sample, s);
 	if (err)
 		return err;
 	read_counters(s, counters);
@@ -667,20 +735,26 @@ int session__finish(struct session *s, struct profile **out)
 		unwinder__report(s->unwinder);
 
 	p = profile__new();
-	frames = malloc((MAX_FRAMES + 2) * sizeof(*frames));
+	frames = malloc((MAX_FRAMES + 3) * sizeof(*frames));
 	stack_of_raw = malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*stack_of_raw));
 	thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*thread_frame));
 	if (!p || !frames || !stack_of_raw || !thread_frame) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	p->unit = UNIT_SAMPLES;
+	p->unit = s->options.mode == SESSION_MODE_CPU ? UNIT_SAMPLES : UNIT_MICROSECONDS;
 	p->start_ns = s->start_ns;
 	p->duration_ns = s->end_ns - s->start_ns;
 	p->frequency = s->options.frequency;
 	p->samples_taken = counters[COUNTER_SAMPLES];
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
 	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];
+	p->off_cpu_intervals = counters[COUNTER_OFFCPU];
+	p->off_cpu_short = counters[COUNTER_OFFCPU_SHORT];
+	p->off_cpu_short_ns = counters[COUNTER_OFFCPU_SHORT_NS];
+	p->off_cpu_lost = counters[COUNTER_LOST_OFFCPU];
+	if (s->options.mode == SESSION_MODE_OFF_CPU)
+		p->frequency = 0;
 
 	if (!s->process_name[0] && s->nr_threads)
 		memcpy(s->process_name, s->threads[0].comm, TASK_COMM_LEN);
@@ -719,7 +793,7 @@ int session__finish(struct session *s, struct profile **out)
 			err = thread;
 			goto cleanup;
 		}
-		if (stack < 0 || s->options.per_thread) {
+		if (stack < 0 || s->options.per_thread || sample->off_cpu_ns) {
 			frames[prefix++] = process_frame;
 			if (s->options.per_thread)
 				frames[prefix++] = thread_frame[sample->thread];
@@ -729,7 +803,8 @@ int session__finish(struct session *s, struct profile **out)
 					err = n;
 					goto cleanup;
 				}
-				err = array__grow((void **)&pool, &cap_pool, nr_pool + n, sizeof(*pool));
+				err = array__grow((void **)&pool, &cap_pool, nr_pool + n,
+						  sizeof(*pool));
 				if (err)
 					goto cleanup;
 				memcpy(pool + nr_pool, frames + prefix, n * sizeof(*pool));
@@ -740,15 +815,34 @@ int session__finish(struct session *s, struct profile **out)
 				memcpy(frames + prefix, pool + r->symbolized,
 				       r->nr_frames * sizeof(*pool));
 			}
-			stack = profile__intern_stack(p, frames, prefix + r->nr_frames);
+			n = r->nr_frames;
+			if (sample->off_cpu_ns) {
+				int64_t leaf;
+
+				/* The stack was taken inside the probe: its own
+				 * frames are not where the thread waits. */
+				while (n &&
+				       p->frames[frames[prefix + n - 1]].kind == FRAME_KERNEL &&
+				       !strncmp(p->frames[frames[prefix + n - 1]].name, "bpf_", 4))
+					n--;
+				leaf = off_cpu_leaf(p, frames + prefix, n, sample);
+
+				if (leaf < 0) {
+					err = leaf;
+					goto cleanup;
+				}
+				frames[prefix + n++] = leaf;
+			}
+			stack = profile__intern_stack(p, frames, prefix + n);
 			if (stack < 0) {
 				err = stack;
 				goto cleanup;
 			}
-			if (!s->options.per_thread)
+			if (!s->options.per_thread && !sample->off_cpu_ns)
 				stack_of_raw[sample->stack] = stack;
 		}
-		err = profile__add_sample(p, thread, stack, sample->time_ns - s->start_ns, 1);
+		err = profile__add_sample(p, thread, stack, sample->time_ns - s->start_ns,
+					  sample_weight(s, sample));
 		if (err)
 			goto cleanup;
 	}
@@ -773,6 +867,7 @@ void session__close(struct session *s)
 		return;
 	detach(s);
 	ring_buffer__free(s->ring);
+	offcpu__close(s->offcpu);
 	sampler_bpf__destroy(s->skel);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
@@ -838,7 +933,7 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 			  uint32_t *frames, size_t max, size_t *depth)
 {
 	struct session *s = ctx;
-	struct raw_launch key = { .correlation = correlation }, *launch;
+	struct raw_launch key = {.correlation = correlation}, *launch;
 	struct raw_stack trimmed;
 	size_t lo = 0, hi;
 
@@ -923,7 +1018,7 @@ static int stack_frames(struct session *s, uint32_t thread, const struct raw_sta
 
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)
 {
-	struct target_info info = { .flags = flags, .parent = parent };
+	struct target_info info = {.flags = flags, .parent = parent};
 	uint32_t key = pid;
 
 	if (bpf_map__update_elem(s->skel->maps.targets, &key, sizeof(key), &info, sizeof(info),
@@ -936,7 +1031,8 @@ int session__share_maps(const struct session *s, struct bpf_object *object)
 {
 	struct bpf_map *map;
 
-	bpf_object__for_each_map(map, object) {
+	bpf_object__for_each_map(map, object)
+	{
 		const char *name = bpf_map__name(map);
 		struct bpf_map *own;
 		int err;
@@ -968,6 +1064,6 @@ int session__set_record_handler(struct session *s, enum sample_kind kind, sessio
 		return -EINVAL;
 	if (s->handlers[kind].fn && fn)
 		return -EEXIST;
-	s->handlers[kind] = (struct record_handler){ fn, ctx };
+	s->handlers[kind] = (struct record_handler){fn, ctx};
 	return 0;
 }

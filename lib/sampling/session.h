@@ -26,6 +26,14 @@ enum unwind_mode {
 	UNWIND_DWARF,
 };
 
+/* What a session records: CPU samples, off-CPU intervals, or both on one
+ * scale of microseconds (every thread then sums to its wall-clock time). */
+enum session_mode {
+	SESSION_MODE_CPU = 0,
+	SESSION_MODE_OFF_CPU,
+	SESSION_MODE_WALL,
+};
+
 struct session_options {
 	pid_t pid;		/* target process (thread group id) */
 	unsigned int frequency; /* samples per second per CPU */
@@ -35,6 +43,8 @@ struct session_options {
 	bool python;		/* Python frames (off with --no-python) */
 	enum unwind_mode unwind;
 	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, auto); 0: 16 KiB */
+	enum session_mode mode;
+	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 };
 
 struct session;

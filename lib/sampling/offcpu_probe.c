@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The off-CPU probe family's userspace half; see offcpu_probe.h. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offcpu.h"
+#include "sampler.h"
+#include "sampling/offcpu_probe.h"
+#include "sampling/session.h"
+#include "unwind.h"
+
+#include "offcpu.skel.h"
+
+struct offcpu {
+	struct offcpu_bpf *skel;
+	struct bpf_link *link;
+	size_t record_bytes;
+};
+
+int offcpu__open(struct offcpu **out, const struct session *session, uint64_t min_block_ns)
+{
+	struct capture_settings settings;
+	struct offcpu *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	o->skel = offcpu_bpf__open();
+	if (!o->skel) {
+		err = -errno;
+		goto fail;
+	}
+	session__capture_settings(session, &settings);
+	o->skel->rodata->collect_kernel = settings.collect_kernel;
+	o->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
+	o->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes;
+	o->skel->rodata->min_block_ns = min_block_ns;
+	/* The record as the ring carries it: the same layout as a CPU sample
+	 * (STACK_COPY_RECORD_BYTES in unwind.bpf.h). */
+	o->record_bytes = sizeof(struct sample_event);
+	if (settings.stack_copy_bytes)
+		o->record_bytes +=
+		    sizeof(struct user_stack_copy) + settings.stack_copy_bytes + STACK_COPY_PAD;
+	err = bpf_map__set_value_size(o->skel->maps.offcpu_pending, o->record_bytes);
+	if (!err)
+		err = session__share_maps(session, o->skel->obj);
+	if (!err)
+		err = offcpu_bpf__load(o->skel);
+	if (err)
+		goto fail;
+	*out = o;
+	return 0;
+fail:
+	offcpu__close(o);
+	return err;
+}
+
+int offcpu__attach(struct offcpu *o)
+{
+	o->link = bpf_program__attach(o->skel->progs.offcpu_switch);
+	return o->link ? 0 : -errno;
+}
+
+void offcpu__detach(struct offcpu *o)
+{
+	if (!o)
+		return;
+	bpf_link__destroy(o->link);
+	o->link = NULL;
+}
+
+int offcpu__flush(struct offcpu *o, uint64_t end_ns,
+		  int (*emit)(void *ctx, void *data, size_t size), void *ctx)
+{
+	int fd = bpf_map__fd(o->skel->maps.offcpu_pending);
+	struct sample_event *event = malloc(o->record_bytes);
+	__u32 key, next;
+	bool first = true;
+	int err = 0;
+
+	if (!event)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, event) || !event->time_ns ||
+		    event->time_ns > end_ns)
+			continue;
+		event->detail[OFFCPU_DETAIL_DURATION_NS] = end_ns - event->time_ns;
+		event->detail[OFFCPU_DETAIL_OPEN] = 1;
+		err = emit(ctx, event, o->record_bytes);
+		if (err)
+			break;
+	}
+	free(event);
+	return err;
+}
+
+void offcpu__close(struct offcpu *o)
+{
+	if (!o)
+		return;
+	offcpu__detach(o);
+	offcpu_bpf__destroy(o->skel);
+	free(o);
+}
+
+/* Kernel functions that say what a thread waits for, matched as prefixes
+ * from the leaf up: the first match names the wait. */
+static const struct {
+	const char *function;
+	const char *reason;
+} kernel_waits[] = {
+    {"futex_wait", "futex"},
+    {"futex_", "futex"},
+    {"do_nanosleep", "nanosleep"},
+    {"hrtimer_nanosleep", "nanosleep"},
+    {"pipe_read", "read pipe"},
+    {"anon_pipe_read", "read pipe"},
+    {"fifo_pipe_read", "read pipe"},
+    {"anon_pipe_write", "write pipe"},
+    {"pipe_write", "write pipe"},
+    {"ep_poll", "epoll_wait"},
+    {"do_sys_poll", "poll"},
+    {"do_select", "select"},
+    {"unix_stream_read", "recv unix socket"},
+    {"unix_dgram_recvmsg", "recv unix socket"},
+    {"tcp_recvmsg", "recv tcp"},
+    {"sk_wait_data", "recv socket"},
+    {"inet_csk_accept", "accept"},
+    {"sk_stream_wait_memory", "send socket"},
+    {"n_tty_read", "read tty"},
+    {"do_wait", "wait child"},
+    {"do_sigtimedwait", "signal wait"},
+    {"sigsuspend", "signal wait"},
+    {"io_schedule", "io"},
+    {"folio_wait", "io"},
+    {"wait_on_page", "io"},
+    {"blk_", "io"},
+    {"rwsem_down", "kernel lock"},
+    {"__mutex_lock", "kernel lock"},
+    {"schedule_timeout", "sleep"},
+};
+
+/* x86-64 syscall numbers of the common blocking calls, for stacks without
+ * kernel frames (--no-kernel). */
+static const struct {
+	int64_t nr;
+	const char *reason;
+} syscall_waits[] = {
+    {0, "read"},	 {1, "write"},	     {7, "poll"},	  {23, "select"},
+    {24, "sched_yield"}, {35, "nanosleep"},  {43, "accept"},	  {45, "recv"},
+    {47, "recv"},	 {61, "wait child"}, {202, "futex"},	  {230, "nanosleep"},
+    {232, "epoll_wait"}, {270, "select"},    {271, "poll"},	  {281, "epoll_wait"},
+    {288, "accept"},	 {299, "recv"},	     {441, "epoll_wait"},
+};
+
+const char *offcpu__reason(const char *const *kernel_frames, size_t nr_frames, int64_t syscall,
+			   uint64_t state)
+{
+	if (state == 0)
+		return syscall == 24 ? "sched_yield" : "preempted";
+	for (size_t i = 0; i < nr_frames; i++)
+		for (size_t k = 0; k < sizeof(kernel_waits) / sizeof(kernel_waits[0]); k++)
+			if (!strncmp(kernel_frames[i], kernel_waits[k].function,
+				     strlen(kernel_waits[k].function)))
+				return kernel_waits[k].reason;
+	for (size_t k = 0; k < sizeof(syscall_waits) / sizeof(syscall_waits[0]); k++)
+		if (syscall_waits[k].nr == syscall)
+			return syscall_waits[k].reason;
+	return "blocked";
+}
