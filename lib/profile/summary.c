@@ -9,8 +9,9 @@
 #include "status.h"
 #include "profile/summary.h"
 
-/* Waits whose meaning an ML engineer needs, by a frame on the waiting stack
- * (prefix match); the first match from the leaf up names the wait. */
+/* Waits whose meaning an ML engineer needs, by a frame on the waiting stack;
+ * the outermost match names the wait (Queue.get over the Condition.wait
+ * inside it). */
 static const struct {
 	const char *frame;
 	const char *meaning;
@@ -25,12 +26,39 @@ static const struct {
     {"nccl", "waiting in a collective"},
     {"take_gil", "waiting for the GIL"},
     {"PyEval_RestoreThread", "waiting for the GIL"},
-    {"get (queue.py)", "waiting on a queue"},
-    {"get (multiprocessing/queues.py)", "waiting for a DataLoader worker"},
-    {"_poll (multiprocessing/connection.py)", "waiting for another process"},
-    {"recv_bytes (multiprocessing/connection.py)", "waiting for another process"},
-    {"wait (threading.py)", "waiting on a threading condition"},
+    {"_next_data (torch/utils/data/dataloader.py)", "waiting for a DataLoader worker"},
+    {".get (queue.py)", "waiting on a queue"},
+    {".get (multiprocessing/queues.py)", "waiting for another process"},
+    {".recv_bytes (multiprocessing/connection.py)", "waiting for another process"},
+    {"._wait_for_tstate_lock (threading.py)", "waiting for a thread to end"},
+    {".wait (threading.py)", "waiting on a threading condition"},
+    {".acquire (threading.py)", "waiting on a lock"},
+    /* Not a frame: Python code straight into a condition wait, which is
+     * how a GIL wait looks where the interpreter has no symbols. */
+    {"[GIL]", "waiting for the GIL"},
 };
+
+#define GIL_WAIT (sizeof(named_waits) / sizeof(named_waits[0]) - 1)
+
+/* Which named wait frames[k] of a waiting stack is, or -1. */
+static int named_wait(const struct profile *p, const struct stack *s, size_t k)
+{
+	const struct frame *f = &p->frames[s->frames[k]];
+
+	for (size_t w = 0; w < GIL_WAIT; w++) {
+		const char *at = strstr(f->name, named_waits[w].frame);
+
+		/* Native names match from the start, Python ones anywhere
+		 * (a qualified name ends with the method). */
+		if (at && (at == f->name || f->kind == FRAME_PYTHON))
+			return w;
+	}
+	if (f->kind == FRAME_PYTHON && k + 1 < s->depth &&
+	    !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13) &&
+	    !strstr(f->name, "(threading.py)") && !strstr(f->name, "queue"))
+		return GIL_WAIT;
+	return -1;
+}
 
 struct wait_row {
 	uint32_t leaf;	 /* the [off-cpu] frame */
@@ -82,16 +110,8 @@ static void print_waits(const struct profile *p, uint64_t total)
 			continue;
 		off += s->weight;
 		row.leaf = s->frames[s->depth - 1];
-		for (k = s->depth - 1; k-- > 0 && row.named < 0;) {
-			const char *name = p->frames[s->frames[k]].name;
-
-			for (size_t w = 0; w < sizeof(named_waits) / sizeof(named_waits[0]); w++)
-				if (!strncmp(name, named_waits[w].frame,
-					     strlen(named_waits[w].frame))) {
-					row.named = w;
-					break;
-				}
-		}
+		for (k = 0; k + 1 < s->depth && row.named < 0; k++)
+			row.named = named_wait(p, s, k);
 		for (k = s->depth - 1; k-- > 0;)
 			if (!is_plumbing(p, s->frames[k]) &&
 			    p->frames[s->frames[k]].kind != FRAME_PROCESS &&
@@ -127,7 +147,11 @@ static void print_waits(const struct profile *p, uint64_t total)
 		const struct frame *caller = &p->frames[rows[i].caller];
 		const char *reason = p->frames[rows[i].leaf].name + 10;
 
-		if (rows[i].named >= 0)
+		if (rows[i].named == (int)GIL_WAIT)
+			report__text("  %6.2f%%  %s (%s) under %s\n",
+				     100.0 * rows[i].weight / total,
+				     named_waits[rows[i].named].meaning, reason, caller->name);
+		else if (rows[i].named >= 0)
 			report__text("  %6.2f%%  %s (%s, %s) under %s\n",
 				     100.0 * rows[i].weight / total,
 				     named_waits[rows[i].named].meaning,

@@ -170,6 +170,10 @@ int session__open(struct session **out, const struct session_options *options)
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
+	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
+	if (options->mode != SESSION_MODE_CPU)
+		while (ring_bytes < 1000 * (record_bytes + 4096) && ring_bytes < (64u << 20))
+			ring_bytes <<= 1;
 	s->skel->rodata->wakeup_bytes = ring_bytes / 2;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
