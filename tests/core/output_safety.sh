@@ -61,6 +61,19 @@ cmp -s target.folded in.folded || fail "the link's target does not have the prof
 [ "$(stat -c %u:%g target.folded)" = 4321:4322 ] ||
 	fail "owner 4321:4322 became $(stat -c %u:%g target.folded)"
 
+# As for '>', a file the user may not write is refused, and stays as it was.
+chmod 0755 "$WORK"
+mkdir -m 1777 shared
+echo "kept 1" >shared/readonly.folded
+chown 65534 shared/readonly.folded
+chmod 0444 shared/readonly.folded
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$LLMPROF" convert -f folded -o shared/readonly.folded in.folded 2>ro-user.err
+[ $? = 1 ] || fail "an unprivileged user replaced a read-only file"
+grep -q "Permission denied" ro-user.err || fail "read-only file for a user: '$(cat ro-user.err)'"
+[ "$(cat shared/readonly.folded)" = "kept 1" ] && [ -z "$(ls -A shared | grep -v readonly)" ] ||
+	fail "the read-only file changed or a temporary file stayed: $(ls -A shared)"
+
 # A relative link from another directory, a chain of two, and a dangling
 # link, which creates its target as '>' does.
 mkdir -p a/b real
@@ -124,6 +137,7 @@ grep -qi "read-only file system" ro.err || fail "read-only file system not named
 mkdir keep
 TMPDIR="$WORK/keep" "$LLMPROF" record --no-gpu -o /dev/full -- "$GT" 0.3 >/dev/null 2>keep.err
 [ $? = 1 ] || fail "record -o /dev/full: exit status not 1"
+grep -q "No space left on device" keep.err || fail "record -o /dev/full: '$(cat keep.err)'"
 kept=$(ls keep/llmprof-*.folded 2>/dev/null)
 [ -n "$kept" ] || fail "no profile kept: $(cat keep.err)"
 grep -qF "$kept" keep.err || fail "stderr does not say where the profile is: $(cat keep.err)"
