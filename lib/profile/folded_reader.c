@@ -273,9 +273,10 @@ int folded_reader__parse(struct input *in, const struct profile_read_options *op
 				reader__set_message(result, 0, "line %lu is longer than %d MiB",
 						    result->lines + 1, MAX_LINE_LENGTH >> 20);
 			else
-				reader__set_message(
-				    result, 0, "binary data, not a profile (a NUL byte in line %lu)",
-				    result->lines + 1);
+				reader__set_message(result, 0,
+						    "binary data, not a profile (a NUL byte in "
+						    "line %lu)",
+						    result->lines + 1);
 			err = -EINVAL;
 			goto cleanup;
 		}

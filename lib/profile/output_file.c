@@ -218,12 +218,15 @@ static void remove_stale_temps(const char *dir, const char *base)
 
 		if (!is_temp_name(entry->d_name, base))
 			continue;
-		fd = openat(dirfd(d), entry->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		fd =
+		    openat(dirfd(d), entry->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_mtime < now - STALE_TEMP_AGE_S &&
-		    !flock(fd, LOCK_EX | LOCK_NB) && !unlinkat(dirfd(d), entry->d_name, 0))
-			report__debug("removed %s/%s, left by a killed llmprof", dir, entry->d_name);
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    st.st_mtime < now - STALE_TEMP_AGE_S && !flock(fd, LOCK_EX | LOCK_NB) &&
+		    !unlinkat(dirfd(d), entry->d_name, 0))
+			report__debug("removed %s/%s, left by a killed llmprof", dir,
+				      entry->d_name);
 		close(fd);
 	}
 	closedir(d);
