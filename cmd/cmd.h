@@ -20,7 +20,10 @@ int do_mcp(int argc, char **argv);
 
 /* Parses a whole decimal number in [min, max]; returns 0 or -EINVAL. */
 int parse_long(const char *text, long min, long max, long *value);
-/* Parses a non-negative decimal number of seconds (fractions allowed). */
+/* The longest duration a command accepts: a year. */
+#define MAX_DURATION_S 31536000
+/* Parses a positive decimal number of seconds (fractions allowed), at most
+ * MAX_DURATION_S. */
 int parse_seconds(const char *text, double *value);
 
 /* Flushes stdout and turns a write error into an error message; returns the

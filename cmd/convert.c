@@ -95,8 +95,7 @@ int do_convert(int argc, char **argv)
 	if (status)
 		goto cleanup;
 	err = output__write(profile, format, VIEW_ALL, output.stream);
-	if (!err)
-		err = output_file__commit(&output);
+	err = output_file__commit(&output, err);
 	if (err) {
 		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));

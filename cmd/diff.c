@@ -164,8 +164,7 @@ int do_diff(int argc, char **argv)
 	labels.base_format = profile_format__name(base_format);
 	labels.new_format = profile_format__name(new_format);
 	err = profile_diff__write(diff, format, &labels, output.stream);
-	if (!err)
-		err = output_file__commit(&output);
+	err = output_file__commit(&output, err);
 	if (err) {
 		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));

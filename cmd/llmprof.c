@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* llmprof: the front end; dispatches to one do_<cmd>() per subcommand. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "status.h"
@@ -54,7 +56,7 @@ int parse_seconds(const char *text, double *value)
 
 	errno = 0;
 	v = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > 31536000)
+	if (errno || end == text || *end || !isfinite(v) || v <= 0 || v > MAX_DURATION_S)
 		return -EINVAL;
 	*value = v;
 	return 0;
@@ -69,10 +71,34 @@ int finish_stdout(int status)
 	return status;
 }
 
+/*
+ * A closed 0, 1 or 2 would be the next descriptor llmprof opens: the profile,
+ * a BPF map or a socket would become the recorded command's standard output.
+ * Each closed one is held by /dev/null, open for the other direction so that
+ * using it fails as a closed one does, and close-on-exec so that the command
+ * finds it closed, as it was given.
+ */
+static void occupy_standard_descriptors(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int null;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		null = open("/dev/null", (fd ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+		/* The lowest free number is fd itself, those below being open. */
+		if (null >= 0 && null != fd) {
+			dup3(null, fd, O_CLOEXEC);
+			close(null);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name;
 
+	occupy_standard_descriptors();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -113,10 +113,12 @@ static int run_self(char **argv, const char *command_output, struct child_result
 		goto cleanup;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
-		int command_fd = command_output
-				     ? open(command_output, O_WRONLY | O_CREAT | O_TRUNC, 0644)
-				     : out_fd;
+		/* Close-on-exec: only the copies on 0, 1 and 2 go on. */
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int command_fd =
+		    command_output
+			? open(command_output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+			: out_fd;
 
 		if (null < 0 || command_fd < 0 || dup2(null, 0) < 0 || dup2(command_fd, 1) < 0 ||
 		    dup2(err_fd, 2) < 0)

@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -170,8 +172,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case 'd':
 			if (parse_seconds(optarg, &env->session.duration)) {
 				report__error("invalid duration '%s' for -d: expected a positive "
-					      "number of seconds",
-					      optarg);
+					      "number of seconds, at most %d (a year)",
+					      optarg, MAX_DURATION_S);
 				return EXIT_USAGE;
 			}
 			break;
@@ -418,6 +420,36 @@ static uid_t target_uid(const struct profile_env *env)
 	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
 
+/*
+ * A profile that could not be written where it was asked for is the result
+ * of a whole run, often one that cannot be repeated: it is kept in $TMPDIR
+ * (else /tmp) as llmprof-PID-YYYYmmdd-HHMMSS.folded (or .speedscope.json).
+ */
+static void keep_profile(const struct profile_env *env, const struct profile *profile)
+{
+	const char *dir = getenv("TMPDIR");
+	struct output_file kept;
+	char path[PATH_MAX], stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int err;
+
+	if (!dir || !dir[0])
+		dir = "/tmp";
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(path, sizeof(path), "%s/llmprof-%d-%s.%s", dir, env->session.pid, stamp,
+		 env->format == FORMAT_SPEEDSCOPE ? "speedscope.json" : "folded");
+	err = output_file__open(&kept, path);
+	if (!err)
+		err = output_file__commit(
+		    &kept, output__write(profile, env->format, env->view, kept.stream));
+	if (err)
+		report__error("cannot keep the profile in %s either: %s", path, strerror(-err));
+	else
+		report__warn("the profile is kept in %s", path);
+}
+
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
@@ -513,11 +545,11 @@ static int run_profile(struct profile_env *env)
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, end == SESSION_END_STOPPED);
 	err = output__write(profile, env->format, env->view, output.stream);
-	if (!err)
-		err = output_file__commit(&output);
+	err = output_file__commit(&output, err);
 	if (err) {
 		report__error("cannot write the profile%s%s: %s", env->output_path ? " to " : "",
 			      env->output_path ? env->output_path : "", strerror(-err));
+		keep_profile(env, profile);
 		goto cleanup;
 	}
 	summary__print(profile, env->session.pid, env->output_path, env->format);

@@ -141,8 +141,7 @@ int do_report(int argc, char **argv)
 		err = write_findings(profile, &options, verbose, format, output.stream);
 	else
 		err = profile_report__write(profile, &options, format, output.stream);
-	if (!err)
-		err = output_file__commit(&output);
+	err = output_file__commit(&output, err);
 	if (err) {
 		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));

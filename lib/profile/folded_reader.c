@@ -38,7 +38,6 @@ struct folded_parser {
 	struct profile *profile;
 	char *line, *prev; /* the current line; the last one that parsed */
 	size_t line_len, line_cap, prev_cap;
-	bool too_long;
 	/* Frames of the current and the previous line: sorted folded files
 	 * repeat long prefixes, and comparing bytes is cheaper than hashing. */
 	struct segment *segments, *prev_segments;
@@ -167,8 +166,6 @@ static int folded_parse_line(struct folded_parser *fp)
 	bool same = true;
 	int64_t id;
 
-	if (fp->too_long)
-		return malformed(fp, "line longer than %d bytes", MAX_LINE_LENGTH);
 	/* Windows line endings and trailing blanks are not part of the count. */
 	while (len && (s[len - 1] == '\r' || is_blank(s[len - 1])))
 		len--;
@@ -269,7 +266,20 @@ int folded_reader__parse(struct input *in, const struct profile_read_options *op
 	int err;
 
 	for (;;) {
-		err = input__read_line(in, &fp.line, &fp.line_len, &fp.line_cap, &fp.too_long);
+		err = input__read_line(in, &fp.line, &fp.line_len, &fp.line_cap);
+		/* Not a profile at all: refused even when lenient. */
+		if (err == -EFBIG || err == -EILSEQ) {
+			if (err == -EFBIG)
+				reader__set_message(result, 0, "line %lu is longer than %d MiB",
+						    result->lines + 1, MAX_LINE_LENGTH >> 20);
+			else
+				reader__set_message(result, 0,
+						    "binary data, not a profile (a NUL byte in "
+						    "line %lu)",
+						    result->lines + 1);
+			err = -EINVAL;
+			goto cleanup;
+		}
 		if (err < 0) {
 			if (err != -ENOMEM)
 				reader__set_message(result, result->lines + 1, "read error: %s",

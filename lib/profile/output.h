@@ -6,6 +6,7 @@
 #ifndef LLMPROF_OUTPUT_H
 #define LLMPROF_OUTPUT_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "profile/profile.h"
@@ -32,21 +33,39 @@ int output__parse_format(const char *text, enum output_format *format);
 
 /*
  * An output that appears whole or not at all: data goes to a temporary file
- * beside the destination and is renamed over it on commit.  With a NULL path
- * it writes to stdout.
+ * beside the destination and is renamed over it on commit.  A symbolic link
+ * is written through (the temporary file is made beside its target), and an
+ * existing file keeps its mode (and, for root, its owner).  Standard output
+ * (a NULL path or "-"), a name for an open descriptor (/dev/stdout,
+ * /dev/fd/N, /proc/.../fd/N) and anything not a regular file (a device, a
+ * FIFO) are written in place.
+ *
+ * The temporary file is ".NAME.llmprof-tmp-XXXXXX", or ".llmprof-tmp-XXXXXX"
+ * where that name would be too long; one left by a killed llmprof (older
+ * than a minute, held open by no one) is removed by the next open of the
+ * same destination.
  */
 struct output_file {
 	FILE *stream;
-	char *path;
+	int fd;		 /* what stream writes to; -1 when closed */
+	int write_error; /* -errno of the first failed write, else 0 */
+	bool own_fd;	 /* fd is closed at the end (not standard output) */
+	char *path;	 /* the destination, links resolved; NULL in place */
 	char *temp_path;
 };
 
-/* Creates the temporary file now, so an unwritable destination fails before
- * any profiling starts.  Returns 0 or -errno. */
+/* Below this much free space at the destination, open warns. */
+#define OUTPUT_LOW_SPACE (1024 * 1024)
+
+/* Creates the temporary file now, so an unwritable destination (a read-only
+ * file system, a missing directory, a file we may not write) fails before any
+ * profiling starts.  Every descriptor is close-on-exec.  Returns 0 or -errno. */
 int output_file__open(struct output_file *file, const char *path);
-/* Flushes, checks for write errors, fsyncs and renames.  Returns 0 or -errno;
- * on failure the temporary file is removed. */
-int output_file__commit(struct output_file *file);
+/* Ends the output after its writer returned write_err (0 or -errno).  With
+ * no error: flushes, fsyncs and renames.  Returns 0 or -errno, the errno of
+ * the write that failed (ENOSPC, not the writer's EIO) where one did; on
+ * failure the temporary file is removed. */
+int output_file__commit(struct output_file *file, int write_err);
 /* Removes the temporary file; safe after commit and on a zeroed struct. */
 void output_file__abort(struct output_file *file);
 

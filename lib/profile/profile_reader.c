@@ -139,7 +139,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 int profile_reader__read_file(const char *path, const struct profile_read_options *options,
 			      struct profile **out, struct profile_read_result *result)
 {
-	FILE *stream = fopen(path, "r");
+	FILE *stream = fopen(path, "re");
 	const char *base;
 	int err;
 

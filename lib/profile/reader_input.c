@@ -11,15 +11,15 @@
 
 /*
  * Reads one line without its '\n' into *buf (NUL-terminated).  Returns 1, 0
- * at the end of the input, or -errno.  A line past MAX_LINE_LENGTH is read to
- * its end but not kept, and *too_long says so.
+ * at the end of the input, or -errno: -EFBIG for a line past MAX_LINE_LENGTH
+ * and -EILSEQ for a NUL byte, found as soon as they are read, so that
+ * /dev/zero or a binary file is refused at once rather than read to its end.
  */
-int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap, bool *too_long)
+int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap)
 {
 	bool any = false;
 
 	*len = 0;
-	*too_long = false;
 	for (;;) {
 		const unsigned char *start, *newline;
 		size_t avail, n;
@@ -37,24 +37,24 @@ int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap, boo
 		newline = memchr(start, '\n', avail);
 		n = newline ? (size_t)(newline - start) : avail;
 		in->pos += n + (newline ? 1 : 0);
+		if (memchr(start, '\0', n))
+			return -EILSEQ;
 		if (*len + n > MAX_LINE_LENGTH)
-			*too_long = true;
-		if (!*too_long) {
-			if (*len + n + 1 > *cap) {
-				size_t new_cap = *cap ? *cap : 256;
-				char *p;
+			return -EFBIG;
+		if (*len + n + 1 > *cap) {
+			size_t new_cap = *cap ? *cap : 256;
+			char *p;
 
-				while (new_cap < *len + n + 1)
-					new_cap *= 2;
-				p = realloc(*buf, new_cap);
-				if (!p)
-					return -ENOMEM;
-				*buf = p;
-				*cap = new_cap;
-			}
-			memcpy(*buf + *len, start, n);
-			*len += n;
+			while (new_cap < *len + n + 1)
+				new_cap *= 2;
+			p = realloc(*buf, new_cap);
+			if (!p)
+				return -ENOMEM;
+			*buf = p;
+			*cap = new_cap;
 		}
+		memcpy(*buf + *len, start, n);
+		*len += n;
 		if (newline) {
 			in->line++;
 			break;
@@ -66,8 +66,6 @@ int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap, boo
 			return -ENOMEM;
 		*cap = 256;
 	}
-	if (*too_long)
-		*len = 0;
 	(*buf)[*len] = '\0';
 	return 1;
 }

@@ -63,10 +63,11 @@ static inline int input__next(struct input *in)
 
 /*
  * Reads one line without its '\n' into *buf (NUL-terminated).  Returns 1, 0
- * at the end of the input, or -errno.  A line past MAX_LINE_LENGTH is read to
- * its end but not kept, and *too_long says so.
+ * at the end of the input, or -errno: -EFBIG for a line past MAX_LINE_LENGTH
+ * and -EILSEQ for a NUL byte, found as soon as they are read, so that
+ * /dev/zero or a binary file is refused at once rather than read to its end.
  */
-int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap, bool *too_long);
+int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap);
 
 void __attribute__((format(printf, 3, 4)))
 reader__set_message(struct profile_read_result *result, unsigned long line, const char *fmt, ...);

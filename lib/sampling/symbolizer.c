@@ -475,7 +475,7 @@ static int report_modules(struct symbolizer *s)
 
 		if (m->dwfl_module || m->fd < 0 || !m->bias_known)
 			continue;
-		fd = dup(m->fd);
+		fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
 		/* libdwfl owns fd from here on. */
