@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # A CPython process (threads contending for the GIL, the main thread in
-# time.sleep) is injected ten times and finishes normally.
+# time.sleep) is injected ten times and finishes normally.  It lives long
+# enough for ten injections on a loaded machine (each starts a process).
 . "$INJECT_TESTS/common.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-start_target python3 "$INJECT_TESTS/target_python.py" 4 "$WORK/ready"
+start_target python3 "$INJECT_TESTS/target_python.py" 7 "$WORK/ready"
 wait_file "$WORK/ready"
 for i in $(seq 10); do
 	sleep 0.1

@@ -4,9 +4,10 @@
 # invariants) is injected five times: a thread quietly blocked in a sleep is
 # preferred and a spinner never chosen; all invariants hold, and a thread
 # the payload starts inherits a mask that blocks the application's signals.
+# The target lives long enough for five injections on a loaded machine.
 . "$INJECT_TESTS/common.sh"
 
-start_target "$TARGETS/target_threads" 5000 "$WORK/ready"
+start_target "$TARGETS/target_threads" 8000 "$WORK/ready"
 wait_file "$WORK/ready"
 spinners=" $(sed -n 's/^spinner //p' "$WORK/ready" | tr '\n' ' ')"
 in_sleeper=0
