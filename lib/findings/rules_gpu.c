@@ -388,7 +388,7 @@ cleanup:
 static int pageable_copy(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
-	uint64_t copy_ns = 0, pageable_ns = 0, bytes = 0;
+	uint64_t pageable_ns = 0, bytes = 0;
 	struct tally where = {0};
 	size_t copies = 0, known = 0, pageable = 0;
 	struct finding *f;
@@ -404,7 +404,6 @@ static int pageable_copy(struct analysis *a, struct rule_outcome *o)
 		if (g->kind != GPU_MEMCPY)
 			continue;
 		copies++;
-		copy_ns += g->end_ns - g->start_ns;
 		if (g->src_memory || g->dst_memory)
 			known++;
 		if (!is_pageable_copy(g))
