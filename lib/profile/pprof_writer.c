@@ -505,6 +505,16 @@ static uint64_t wall_start_ns(const struct profile *p)
 	return real_ns - (mono_ns - p->start_ns);
 }
 
+static const char *profile_name(const struct profile *p)
+{
+	if (p->name)
+		return p->name;
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (p->frames[i].kind == FRAME_PROCESS)
+			return p->frames[i].name;
+	return "llmprof";
+}
+
 /* Everything but the string table, which comes last as every other part
  * adds to it. */
 static int encode_profile(struct pprof_writer *w)
@@ -539,8 +549,9 @@ static int encode_profile(struct pprof_writer *w)
 		return err;
 
 	/* One mapping that says the functions are resolved, so pprof does not
-	 * try to symbolize addresses it has not got. */
-	mapping_name = string_id(w, p->name ? p->name : "llmprof");
+	 * try to symbolize addresses it has not got.  Its file is what pprof
+	 * shows as the profile's: the name, else the process. */
+	mapping_name = string_id(w, profile_name(p));
 	if (mapping_name < 0)
 		return -ENOMEM;
 	pb_uint(&w->sub, MAPPING_ID, 1);
