@@ -347,6 +347,8 @@ static int compare_ids(const void *a, const void *b)
 static int sort_by_id(struct pprof_parser *pp, void *table, size_t nr, size_t elem,
 		      const char *what)
 {
+	if (nr < 2)
+		return 0;
 	qsort(table, nr, elem, compare_ids);
 	for (size_t i = 1; i < nr; i++)
 		if (!compare_ids((char *)table + (i - 1) * elem, (char *)table + i * elem))

@@ -30,6 +30,8 @@ struct pb_buffer {
 
 static void pb_put(struct pb_buffer *b, const void *bytes, size_t n)
 {
+	if (!n)
+		return;
 	if (b->failed || array__grow((void **)&b->data, &b->cap, b->len + n, 1)) {
 		b->failed = true;
 		return;
@@ -302,7 +304,8 @@ static int collect_entries(struct pprof_writer *w, enum output_view view)
 		    add_entry(w, order[i], NO_THREAD, s->weight - on_timeline[order[i]]))
 			goto cleanup;
 	}
-	qsort_r(w->entries, w->nr_entries, sizeof(*w->entries), compare_entries, w);
+	if (w->nr_entries)
+		qsort_r(w->entries, w->nr_entries, sizeof(*w->entries), compare_entries, w);
 	for (size_t i = 0; i < w->nr_entries; i++) {
 		if (merged && w->entries[merged - 1].stack == w->entries[i].stack &&
 		    w->entries[merged - 1].thread == w->entries[i].thread)
