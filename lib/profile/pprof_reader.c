@@ -31,7 +31,7 @@ struct span {
 struct pb_field {
 	uint32_t number;
 	enum pb_wire_type wire;
-	uint64_t value;	 /* PB_VARINT, PB_FIXED64, PB_FIXED32 */
+	uint64_t value;	  /* PB_VARINT, PB_FIXED64, PB_FIXED32 */
 	struct span data; /* PB_LENGTH */
 };
 
@@ -175,8 +175,8 @@ struct pprof_parser {
 	size_t cap_text;
 };
 
-static int __attribute__((format(printf, 2, 3))) malformed(struct pprof_parser *pp,
-							   const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3)))
+malformed(struct pprof_parser *pp, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -199,8 +199,8 @@ static int push(void **array, size_t *nr, size_t *cap, size_t elem, const void *
 	return 0;
 }
 
-#define PUSH(pp, name, value)                                                                 \
-	push((void **)&(pp)->name, &(pp)->nr_##name, &(pp)->cap_##name, sizeof(*(pp)->name),  \
+#define PUSH(pp, name, value)                                                                      \
+	push((void **)&(pp)->name, &(pp)->nr_##name, &(pp)->cap_##name, sizeof(*(pp)->name),       \
 	     (value))
 
 /* Reads a message's varint fields: values[number] for number < nr; other
@@ -352,8 +352,9 @@ static int sort_by_id(struct pprof_parser *pp, void *table, size_t nr, size_t el
 	qsort(table, nr, elem, compare_ids);
 	for (size_t i = 1; i < nr; i++)
 		if (!compare_ids((char *)table + (i - 1) * elem, (char *)table + i * elem))
-			return malformed(pp, "two %ss with id %llu", what,
-					 (unsigned long long)*(uint64_t *)((char *)table + i * elem));
+			return malformed(
+			    pp, "two %ss with id %llu", what,
+			    (unsigned long long)*(uint64_t *)((char *)table + i * elem));
 	return 0;
 }
 
@@ -401,11 +402,10 @@ static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *
 		return malformed(pp, "a location refers to function %llu, which is not there",
 				 (unsigned long long)line->function);
 	if (fn->filename >= pp->nr_strings || fn->name >= pp->nr_strings)
-		return malformed(pp, "function %llu names string %llu of %zu",
-				 (unsigned long long)fn->id,
-				 (unsigned long long)(fn->name >= pp->nr_strings ? fn->name
-										 : fn->filename),
-				 pp->nr_strings);
+		return malformed(
+		    pp, "function %llu names string %llu of %zu", (unsigned long long)fn->id,
+		    (unsigned long long)(fn->name >= pp->nr_strings ? fn->name : fn->filename),
+		    pp->nr_strings);
 	if (pp->strings[fn->filename].len) {
 		file = strdup(string_at(pp, fn->filename) ?: "");
 		if (!file)
@@ -533,8 +533,8 @@ static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, siz
 				return malformed(pp, "bad label in sample %zu", index + 1);
 			if (string_is(pp, v[LABEL_KEY], "process") && v[LABEL_STR] &&
 			    v[LABEL_STR] < pp->nr_strings) {
-				process = profile__intern_frame(p, string_at(pp, v[LABEL_STR]) ?: "",
-								NULL, 0, FRAME_PROCESS);
+				process = profile__intern_frame(
+				    p, string_at(pp, v[LABEL_STR]) ?: "", NULL, 0, FRAME_PROCESS);
 				if (process < 0)
 					return process;
 			}
@@ -564,12 +564,12 @@ static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, siz
 		pp->stack[depth++] = process;
 	}
 	for (size_t k = pp->nr_location_ids; k-- > 0;) {
-		const struct location_entry *loc =
-		    find_id(pp->locations, pp->nr_locations, sizeof(*pp->locations),
-			    pp->location_ids[k]);
+		const struct location_entry *loc = find_id(
+		    pp->locations, pp->nr_locations, sizeof(*pp->locations), pp->location_ids[k]);
 
 		if (!loc)
-			return malformed(pp, "sample %zu refers to location %llu, which is not there",
+			return malformed(pp,
+					 "sample %zu refers to location %llu, which is not there",
 					 index + 1, (unsigned long long)pp->location_ids[k]);
 		if (array__grow((void **)&pp->stack, &pp->cap_stack, depth + loc->nr_frames,
 				sizeof(*pp->stack)))
@@ -646,8 +646,7 @@ static void parser_free(struct pprof_parser *pp)
 	free(pp->text);
 }
 
-static int parse_proto(struct span data, struct profile **out, char *message,
-		       size_t message_size)
+static int parse_proto(struct span data, struct profile **out, char *message, size_t message_size)
 {
 	struct pprof_parser pp = {.message = message, .message_size = message_size};
 	int err = -ENOMEM;
@@ -660,8 +659,7 @@ static int parse_proto(struct span data, struct profile **out, char *message,
 		err = sort_by_id(&pp, pp.functions, pp.nr_functions, sizeof(*pp.functions),
 				 "function");
 	if (!err)
-		err = sort_by_id(&pp, pp.mappings, pp.nr_mappings, sizeof(*pp.mappings),
-				 "mapping");
+		err = sort_by_id(&pp, pp.mappings, pp.nr_mappings, sizeof(*pp.mappings), "mapping");
 	if (!err)
 		err = sort_by_id(&pp, pp.locations, pp.nr_locations, sizeof(*pp.locations),
 				 "location");
@@ -756,8 +754,7 @@ bool pprof_reader__detect(const void *data, size_t size)
 	 * sample type message, which a text's leading '\n' is not. */
 	if (size >= 2 && in.data[0] == (PROFILE_SAMPLE << 3 | PB_LENGTH))
 		return true;
-	if (!size || in.data[0] != (PROFILE_SAMPLE_TYPE << 3 | PB_LENGTH) ||
-	    pb_next(&in, &f) <= 0)
+	if (!size || in.data[0] != (PROFILE_SAMPLE_TYPE << 3 | PB_LENGTH) || pb_next(&in, &f) <= 0)
 		return false;
 	while (pb_next(&f.data, &f) > 0)
 		if (f.wire != PB_VARINT || f.number > VALUE_TYPE_UNIT)

@@ -399,8 +399,8 @@ static int64_t stack_locations(struct pprof_writer *w, const struct stack *s)
 	return nr;
 }
 
-static void add_label(struct pb_buffer *sample, struct pb_buffer *label, int64_t key,
-		      int64_t str, uint64_t num)
+static void add_label(struct pb_buffer *sample, struct pb_buffer *label, int64_t key, int64_t str,
+		      uint64_t num)
 {
 	pb_uint(label, LABEL_KEY, key);
 	pb_uint(label, LABEL_STR, str);
@@ -584,8 +584,9 @@ static int encode_profile(struct pprof_writer *w)
 		pb_bytes(&w->out, PROFILE_STRING_TABLE, text, len);
 	}
 	return w->out.failed || w->sample.failed || w->sub.failed || w->line.failed ||
-	       w->location.failed
-		   ? -ENOMEM : 0;
+		       w->location.failed
+		   ? -ENOMEM
+		   : 0;
 }
 
 /* gzip with zlib's default header: no name, modification time 0. */
