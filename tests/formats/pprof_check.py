@@ -12,6 +12,8 @@ llmprof itself says of the same profile.
       flat shares in `pprof -top` within N points of the expected ones
   pprof_check.py tags PPROF PROFILE KEY=VALUE...
       `pprof -tags` lists each label value
+  pprof_check.py ratio PPROF PROFILE NAME_A NAME_B RATIO TOLERANCE
+      NAME_A's flat weight over NAME_B's is RATIO, within TOLERANCE
 """
 import json
 import re
@@ -178,6 +180,16 @@ def check_tags(pprof, profile, specs):
     print(f"pprof -tags has {', '.join(specs)}")
 
 
+def check_ratio(pprof, profile, a, b, ratio, tolerance):
+    rows, _ = pprof_top(pprof, profile)
+    if a not in rows or b not in rows:
+        sys.exit(f"pprof -top lacks {a!r} or {b!r}: {sorted(rows)[:30]}")
+    got = rows[a][0] / rows[b][0]
+    print(f"{a} / {b} flat: {got:.3f} (expected {ratio})")
+    if abs(got - float(ratio)) > float(tolerance):
+        sys.exit(1)
+
+
 def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
@@ -190,6 +202,8 @@ def main():
         check_shares(pprof, profile, rest)
     elif command == "tags" and rest:
         check_tags(pprof, profile, rest)
+    elif command == "ratio" and len(rest) == 4:
+        check_ratio(pprof, profile, *rest)
     else:
         sys.exit(__doc__)
 
