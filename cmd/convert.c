@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof convert: rewrites a profile as folded stacks or speedscope JSON. */
+/* llmprof convert: rewrites a profile as folded stacks, speedscope JSON or pprof. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +26,12 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
 		"\n"
-		"Convert a profile (folded stacks or speedscope JSON, told apart by content)\n"
-		"to folded stacks or speedscope JSON.  INPUT '-' is standard input.\n"
+		"Convert a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
+		"content) to folded stacks, speedscope JSON or pprof.  INPUT '-' is standard\n"
+		"input.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded or speedscope (required)\n"
+		"  -f, --format FORMAT  folded, speedscope or pprof (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
@@ -58,8 +59,8 @@ int do_convert(int argc, char **argv)
 		switch (c) {
 		case 'f':
 			if (output__parse_format(optarg, &format))
-				return usage_error("unknown format '%s' (expected folded or "
-						   "speedscope)",
+				return usage_error("unknown format '%s' (expected folded, "
+						   "speedscope or pprof)",
 						   optarg);
 			has_format = true;
 			break;
@@ -79,13 +80,13 @@ int do_convert(int argc, char **argv)
 		}
 	}
 	if (!has_format)
-		return usage_error("%s", "-f folded or -f speedscope is required");
+		return usage_error("%s", "-f folded, -f speedscope or -f pprof is required");
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
-	/* Timelines survive a speedscope-to-speedscope conversion; folded
-	 * output has no use for them. */
-	read_options.keep_timeline = format == FORMAT_SPEEDSCOPE;
+	/* Timelines survive a conversion to speedscope, and their threads
+	 * become pprof labels; folded output has no use for them. */
+	read_options.keep_timeline = format != FORMAT_FOLDED;
 	err = output_file__open(&output, output_path);
 	if (err) {
 		report__error("cannot create %s: %s", output_path, strerror(-err));

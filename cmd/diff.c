@@ -41,8 +41,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: llmprof diff [OPTIONS] BASE NEW\n"
 		"\n"
-		"Compare two profiles: folded stacks or speedscope JSON, told apart by\n"
-		"content.  Each is normalised to its own total, then every function's self\n"
+		"Compare two profiles: folded stacks, speedscope JSON or pprof, told apart\n"
+		"by content.  Each is normalised to its own total, then every function's self\n"
 		"and total share and every stack's share are compared.  Exit status: 0 when\n"
 		"no share grew by more than the threshold, 1 when one did, 2 on any error.\n"
 		"\n"

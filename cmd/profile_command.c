@@ -87,7 +87,7 @@ static void usage(enum profile_mode mode, FILE *out)
 		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
 		"                         target exits)\n"
 		"  -F, --frequency HZ     samples per second per CPU (default 99)\n"
-		"  -f, --format FORMAT    folded or speedscope (default folded)\n"
+		"  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
 		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
 		"      --no-kernel        user-space frames only\n"
 		"      --per-thread       a frame per thread under the process\n"
@@ -188,8 +188,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case 'f':
 			if (output__parse_format(optarg, &env->format)) {
-				report__error("invalid format '%s' for -f: expected folded or "
-					      "speedscope",
+				report__error("invalid format '%s' for -f: expected folded, "
+					      "speedscope or pprof",
 					      optarg);
 				return EXIT_USAGE;
 			}

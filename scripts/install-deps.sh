@@ -11,6 +11,7 @@ packages=(
 	systemtap-sdt-dev
 	python3 python3-jsonschema python3-torch libc6-dbg
 	linux-perf bpfcc-tools
+	golang-go golang-github-google-pprof-dev
 )
 
 missing=()

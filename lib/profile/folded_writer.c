@@ -96,6 +96,8 @@ int output__parse_format(const char *text, enum output_format *format)
 		*format = FORMAT_FOLDED;
 	else if (!strcmp(text, "speedscope"))
 		*format = FORMAT_SPEEDSCOPE;
+	else if (!strcmp(text, "pprof"))
+		*format = FORMAT_PPROF;
 	else
 		return -EINVAL;
 	return 0;
@@ -106,5 +108,19 @@ int output__write(const struct profile *p, enum output_format format, enum outpu
 {
 	if (format == FORMAT_SPEEDSCOPE)
 		return speedscope__write(p, view, out);
+	if (format == FORMAT_PPROF)
+		return pprof__write(p, view, out);
 	return folded__write(p, view, out);
+}
+
+const char *output_format__description(enum output_format format)
+{
+	switch (format) {
+	case FORMAT_SPEEDSCOPE:
+		return "speedscope JSON";
+	case FORMAT_PPROF:
+		return "a pprof profile";
+	default:
+		return "folded stacks";
+	}
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writers for a profile (folded stacks, speedscope JSON) and the atomic
- * output file they write into.
+ * Writers for a profile (folded stacks, speedscope JSON, pprof) and the
+ * atomic output file they write into.
  */
 #ifndef LLMPROF_OUTPUT_H
 #define LLMPROF_OUTPUT_H
@@ -14,6 +14,7 @@
 enum output_format {
 	FORMAT_FOLDED = 0,
 	FORMAT_SPEEDSCOPE,
+	FORMAT_PPROF,
 };
 
 /* Which stacks are written: CPU samples, GPU activity, or both. */
@@ -26,10 +27,15 @@ enum output_view {
 /* Returns 0 or -errno (a write error on out included). */
 int folded__write(const struct profile *profile, enum output_view view, FILE *out);
 int speedscope__write(const struct profile *profile, enum output_view view, FILE *out);
+/* A gzip'ed profile.proto: sample types samples/count and cpu/nanoseconds
+ * (with a known frequency), or cpu (wall with GPU time) nanoseconds. */
+int pprof__write(const struct profile *profile, enum output_view view, FILE *out);
 int output__write(const struct profile *profile, enum output_format format,
 		  enum output_view view, FILE *out);
-/* Parses "folded" or "speedscope"; returns 0 or -EINVAL. */
+/* Parses "folded", "speedscope" or "pprof"; returns 0 or -EINVAL. */
 int output__parse_format(const char *text, enum output_format *format);
+/* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
+const char *output_format__description(enum output_format format);
 
 /*
  * An output that appears whole or not at all: data goes to a temporary file

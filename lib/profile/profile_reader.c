@@ -8,12 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/pprof_reader.h"
 #include "profile/profile_reader.h"
 #include "profile/reader_input.h"
 
 const char *profile_format__name(enum profile_format format)
 {
-	return format == PROFILE_FORMAT_SPEEDSCOPE ? "speedscope" : "folded";
+	static const char *const names[] = {"folded", "speedscope", "pprof"};
+
+	return format < sizeof(names) / sizeof(names[0]) ? names[format] : "folded";
 }
 
 enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t *name_start,
@@ -63,6 +66,12 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	memset(result, 0, sizeof(*result));
 	if (!options)
 		options = &defaults;
+	/* pprof is binary and read whole, by its own reader. */
+	if (input_fill(in) && pprof_reader__detect(in->data + in->pos, in->len - in->pos)) {
+		result->format = PROFILE_FORMAT_PPROF;
+		return pprof_reader__read(in->data + in->pos, in->len - in->pos, in->stream, out,
+					  result->message, sizeof(result->message));
+	}
 	p = profile__new();
 	if (!p) {
 		reader__set_message(result, 0, "out of memory");

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Reading a profile from a file: folded stacks (llmprof's own,
- * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw) or speedscope
- * JSON (sampled and evented), told apart by content.
+ * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw), speedscope
+ * JSON (sampled and evented) or pprof (pprof_reader.h), told apart by
+ * content.
  */
 #ifndef LLMPROF_PROFILE_READER_H
 #define LLMPROF_PROFILE_READER_H
@@ -17,6 +18,7 @@
 enum profile_format {
 	PROFILE_FORMAT_FOLDED = 0,
 	PROFILE_FORMAT_SPEEDSCOPE,
+	PROFILE_FORMAT_PPROF,
 };
 
 struct profile_read_options {
@@ -55,7 +57,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 				const struct profile_read_options *options, struct profile **out,
 				struct profile_read_result *result);
 
-/* "folded" or "speedscope". */
+/* "folded", "speedscope" or "pprof". */
 const char *profile_format__name(enum profile_format format);
 
 /*

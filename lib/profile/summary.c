@@ -209,7 +209,6 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 					  : "the target's threads did not wait");
 	}
 	free(shares);
-	report__info("wrote %s to %s",
-		     format == FORMAT_SPEEDSCOPE ? "speedscope JSON" : "folded stacks",
+	report__info("wrote %s to %s", output_format__description(format),
 		     output_path ? output_path : "standard output");
 }

@@ -27,6 +27,7 @@ static void exercise(const struct profile *p)
 	folded__write(p, VIEW_ALL, sink);
 	speedscope__write(p, VIEW_ALL, sink);
 	speedscope__write(p, VIEW_GPU, sink);
+	pprof__write(p, VIEW_ALL, sink);
 	profile_report__write(p, &report, TEXT_FORMAT_TEXT, sink);
 	profile_report__write(p, &report, TEXT_FORMAT_JSON, sink);
 	if (!profile_diff__compute(p, p, &options, &diff)) {

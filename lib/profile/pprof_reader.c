@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pprof input: gunzips (zlib) and decodes profile.proto without a protobuf
+ * library.  The top level is read once into spans, then the functions,
+ * mappings and locations into tables by id, then every sample into a stack:
+ * pprof lists locations leaf first and a location's inlined lines innermost
+ * first, the profile model wants them root first.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "array.h"
+#include "profile/pprof_proto.h"
+#include "profile/pprof_reader.h"
+#include "profile/profile_reader.h"
+
+#define MAX_DECOMPRESSED (1ULL << 30)
+#define READ_CHUNK (64 * 1024)
+
+struct span {
+	const uint8_t *data;
+	size_t len;
+};
+
+/* ---- protobuf decoding ------------------------------------------------ */
+
+struct pb_field {
+	uint32_t number;
+	enum pb_wire_type wire;
+	uint64_t value;	  /* PB_VARINT, PB_FIXED64, PB_FIXED32 */
+	struct span data; /* PB_LENGTH */
+};
+
+static bool pb_varint(struct span *in, uint64_t *value)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t byte;
+
+		if (!in->len)
+			return false;
+		byte = *in->data++;
+		in->len--;
+		v |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*value = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* 1 and the next field, 0 at the end, -EINVAL when malformed. */
+static int pb_next(struct span *in, struct pb_field *f)
+{
+	uint64_t tag, n;
+
+	if (!in->len)
+		return 0;
+	if (!pb_varint(in, &tag) || tag >> 3 == 0 || tag >> 3 > UINT32_MAX)
+		return -EINVAL;
+	f->number = tag >> 3;
+	f->wire = tag & 7;
+	switch (f->wire) {
+	case PB_VARINT:
+		return pb_varint(in, &f->value) ? 1 : -EINVAL;
+	case PB_FIXED64:
+	case PB_FIXED32:
+		n = f->wire == PB_FIXED64 ? 8 : 4;
+		if (in->len < n)
+			return -EINVAL;
+		f->value = 0;
+		for (unsigned i = 0; i < n; i++)
+			f->value |= (uint64_t)in->data[i] << (8 * i);
+		in->data += n;
+		in->len -= n;
+		return 1;
+	case PB_LENGTH:
+		if (!pb_varint(in, &n) || n > in->len)
+			return -EINVAL;
+		f->data = (struct span){in->data, n};
+		in->data += n;
+		in->len -= n;
+		return 1;
+	default:
+		return -EINVAL; /* groups are not in profile.proto */
+	}
+}
+
+/* A repeated integer field is packed (PB_LENGTH) or one value per field;
+ * calls add for each value.  0 or -EINVAL / the error of add. */
+static int pb_repeated(const struct pb_field *f, int (*add)(void *ctx, uint64_t v), void *ctx)
+{
+	struct span packed = f->data;
+	uint64_t v;
+	int err;
+
+	if (f->wire == PB_VARINT)
+		return add(ctx, f->value);
+	if (f->wire != PB_LENGTH)
+		return -EINVAL;
+	while (packed.len) {
+		if (!pb_varint(&packed, &v))
+			return -EINVAL;
+		err = add(ctx, v);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- the parser ------------------------------------------------------- */
+
+struct value_type {
+	uint64_t type, unit; /* string indexes */
+};
+
+struct function_entry {
+	uint64_t id, name, filename;
+};
+
+struct mapping_entry {
+	uint64_t id, start, offset, filename;
+};
+
+struct line_entry {
+	uint64_t function;
+	uint64_t line;
+};
+
+struct location_entry {
+	uint64_t id, mapping, address;
+	size_t first_line, nr_lines;
+	/* Frame ids, root first, in parser.location_frames. */
+	size_t first_frame, nr_frames;
+};
+
+struct pprof_parser {
+	struct profile *profile;
+	char *message;
+	size_t message_size;
+
+	struct span *strings;
+	size_t nr_strings, cap_strings;
+	struct span *samples;
+	size_t nr_samples, cap_samples;
+	struct value_type *sample_types;
+	size_t nr_sample_types, cap_sample_types;
+	struct function_entry *functions;
+	size_t nr_functions, cap_functions;
+	struct mapping_entry *mappings;
+	size_t nr_mappings, cap_mappings;
+	struct location_entry *locations;
+	size_t nr_locations, cap_locations;
+	struct line_entry *lines;
+	size_t nr_lines, cap_lines;
+	uint32_t *location_frames;
+	size_t nr_location_frames, cap_location_frames;
+	struct value_type period_type;
+	uint64_t period, duration_ns, default_sample_type;
+
+	/* The sample being read. */
+	uint64_t *location_ids;
+	size_t nr_location_ids, cap_location_ids;
+	int64_t *values;
+	size_t nr_values, cap_values;
+	uint32_t *stack;
+	size_t cap_stack;
+	char *text; /* a NUL-terminated copy of one string */
+	size_t cap_text;
+};
+
+static int __attribute__((format(printf, 2, 3)))
+malformed(struct pprof_parser *pp, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(pp->message, pp->message_size, "not a valid pprof profile: ");
+	if (n < 0 || (size_t)n >= pp->message_size)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(pp->message + n, pp->message_size - n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int push(void **array, size_t *nr, size_t *cap, size_t elem, const void *value)
+{
+	if (array__grow(array, cap, *nr + 1, elem))
+		return -ENOMEM;
+	memcpy((char *)*array + *nr * elem, value, elem);
+	(*nr)++;
+	return 0;
+}
+
+#define PUSH(pp, name, value)                                                                      \
+	push((void **)&(pp)->name, &(pp)->nr_##name, &(pp)->cap_##name, sizeof(*(pp)->name),       \
+	     (value))
+
+/* Reads a message's varint fields: values[number] for number < nr; other
+ * fields are skipped.  0 or -EINVAL. */
+static int read_scalars(struct span message, uint64_t *values, size_t nr)
+{
+	struct pb_field f;
+	int ret;
+
+	memset(values, 0, nr * sizeof(*values));
+	while ((ret = pb_next(&message, &f)) > 0)
+		if (f.number < nr && f.wire == PB_VARINT)
+			values[f.number] = f.value;
+	return ret;
+}
+
+static int read_value_type(struct pprof_parser *pp, struct span data, struct value_type *vt)
+{
+	uint64_t v[3];
+
+	if (read_scalars(data, v, 3))
+		return malformed(pp, "bad value type");
+	vt->type = v[VALUE_TYPE_TYPE];
+	vt->unit = v[VALUE_TYPE_UNIT];
+	return 0;
+}
+
+static int read_location(struct pprof_parser *pp, struct span data)
+{
+	struct location_entry loc = {.first_line = pp->nr_lines};
+	struct pb_field f;
+	int ret;
+
+	while ((ret = pb_next(&data, &f)) > 0) {
+		uint64_t v[3];
+
+		if (f.wire == PB_VARINT && f.number == LOCATION_ID)
+			loc.id = f.value;
+		else if (f.wire == PB_VARINT && f.number == LOCATION_MAPPING_ID)
+			loc.mapping = f.value;
+		else if (f.wire == PB_VARINT && f.number == LOCATION_ADDRESS)
+			loc.address = f.value;
+		else if (f.wire == PB_LENGTH && f.number == LOCATION_LINE) {
+			struct line_entry line;
+
+			if (read_scalars(f.data, v, 3))
+				return malformed(pp, "bad line in location %llu",
+						 (unsigned long long)loc.id);
+			line.function = v[LINE_FUNCTION_ID];
+			line.line = v[LINE_LINE];
+			if (PUSH(pp, lines, &line))
+				return -ENOMEM;
+			loc.nr_lines++;
+		}
+	}
+	if (ret)
+		return malformed(pp, "bad location");
+	if (!loc.id)
+		return malformed(pp, "a location without an id");
+	return PUSH(pp, locations, &loc);
+}
+
+static int read_top_level(struct pprof_parser *pp, struct span data)
+{
+	struct pb_field f;
+	int ret = 0, err = 0;
+
+	while (!err && (ret = pb_next(&data, &f)) > 0) {
+		uint64_t v[6];
+
+		if (f.wire == PB_VARINT) {
+			if (f.number == PROFILE_PERIOD)
+				pp->period = f.value;
+			else if (f.number == PROFILE_DURATION_NANOS)
+				pp->duration_ns = f.value;
+			else if (f.number == PROFILE_DEFAULT_SAMPLE_TYPE)
+				pp->default_sample_type = f.value;
+			continue;
+		}
+		if (f.wire != PB_LENGTH)
+			continue;
+		switch (f.number) {
+		case PROFILE_SAMPLE_TYPE: {
+			struct value_type vt;
+
+			err = read_value_type(pp, f.data, &vt);
+			if (!err)
+				err = PUSH(pp, sample_types, &vt);
+			break;
+		}
+		case PROFILE_SAMPLE:
+			err = PUSH(pp, samples, &f.data);
+			break;
+		case PROFILE_MAPPING: {
+			struct mapping_entry m;
+
+			if (read_scalars(f.data, v, 6))
+				return malformed(pp, "bad mapping");
+			m = (struct mapping_entry){.id = v[MAPPING_ID],
+						   .start = v[MAPPING_MEMORY_START],
+						   .offset = v[MAPPING_FILE_OFFSET],
+						   .filename = v[MAPPING_FILENAME]};
+			err = PUSH(pp, mappings, &m);
+			break;
+		}
+		case PROFILE_LOCATION:
+			err = read_location(pp, f.data);
+			break;
+		case PROFILE_FUNCTION: {
+			struct function_entry fn;
+
+			if (read_scalars(f.data, v, 5))
+				return malformed(pp, "bad function");
+			fn = (struct function_entry){.id = v[FUNCTION_ID],
+						     .name = v[FUNCTION_NAME],
+						     .filename = v[FUNCTION_FILENAME]};
+			if (!fn.id)
+				return malformed(pp, "a function without an id");
+			err = PUSH(pp, functions, &fn);
+			break;
+		}
+		case PROFILE_STRING_TABLE:
+			err = PUSH(pp, strings, &f.data);
+			break;
+		case PROFILE_PERIOD_TYPE:
+			err = read_value_type(pp, f.data, &pp->period_type);
+			break;
+		}
+	}
+	if (err)
+		return err;
+	return ret ? malformed(pp, "truncated or corrupt field") : 0;
+}
+
+static int compare_ids(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each table's entries start with their uint64_t id: sorted for bsearch,
+ * and an id twice is an error. */
+static int sort_by_id(struct pprof_parser *pp, void *table, size_t nr, size_t elem,
+		      const char *what)
+{
+	if (nr < 2)
+		return 0;
+	qsort(table, nr, elem, compare_ids);
+	for (size_t i = 1; i < nr; i++)
+		if (!compare_ids((char *)table + (i - 1) * elem, (char *)table + i * elem))
+			return malformed(
+			    pp, "two %ss with id %llu", what,
+			    (unsigned long long)*(uint64_t *)((char *)table + i * elem));
+	return 0;
+}
+
+static void *find_id(void *table, size_t nr, size_t elem, uint64_t id)
+{
+	return nr ? bsearch(&id, table, nr, elem, compare_ids) : NULL;
+}
+
+/* The string at index as NUL-terminated text in pp->text (valid until the
+ * next call), or NULL when the index is out of the table. */
+static const char *string_at(struct pprof_parser *pp, uint64_t index)
+{
+	const struct span *s;
+
+	if (index >= pp->nr_strings)
+		return NULL;
+	s = &pp->strings[index];
+	if (array__grow((void **)&pp->text, &pp->cap_text, s->len + 1, 1))
+		return NULL;
+	memcpy(pp->text, s->data, s->len);
+	pp->text[s->len] = '\0';
+	return pp->text;
+}
+
+static bool string_is(const struct pprof_parser *pp, uint64_t index, const char *text)
+{
+	size_t len = strlen(text);
+
+	return index < pp->nr_strings && pp->strings[index].len == len &&
+	       !memcmp(pp->strings[index].data, text, len);
+}
+
+/* A frame from a function: the folded markers ("_[k]", "[gpu] ") give
+ * the kind; lines inlined into a caller are inline frames. */
+static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *line, bool inlined)
+{
+	const struct function_entry *fn =
+	    find_id(pp->functions, pp->nr_functions, sizeof(*pp->functions), line->function);
+	size_t start, len;
+	enum frame_kind kind;
+	char *name, *file = NULL;
+	int64_t id;
+
+	if (!fn)
+		return malformed(pp, "a location refers to function %llu, which is not there",
+				 (unsigned long long)line->function);
+	if (fn->filename >= pp->nr_strings || fn->name >= pp->nr_strings)
+		return malformed(
+		    pp, "function %llu names string %llu of %zu", (unsigned long long)fn->id,
+		    (unsigned long long)(fn->name >= pp->nr_strings ? fn->name : fn->filename),
+		    pp->nr_strings);
+	if (pp->strings[fn->filename].len) {
+		file = strdup(string_at(pp, fn->filename) ?: "");
+		if (!file)
+			return -ENOMEM;
+	}
+	name = (char *)string_at(pp, fn->name);
+	if (!name) {
+		free(file);
+		return -ENOMEM;
+	}
+	kind = profile_reader__frame_kind(name, strlen(name), &start, &len);
+	if (inlined && kind == FRAME_NATIVE)
+		kind = FRAME_INLINE;
+	name[start + len] = '\0';
+	id = profile__intern_frame(pp->profile, name + start, file,
+				   line->line > UINT32_MAX ? 0 : line->line, kind);
+	free(file);
+	return id;
+}
+
+/* A location without lines: "[module+0xOFFSET]" as the symbolizer names
+ * an address it cannot resolve. */
+static int64_t address_frame(struct pprof_parser *pp, const struct location_entry *loc)
+{
+	const struct mapping_entry *m =
+	    find_id(pp->mappings, pp->nr_mappings, sizeof(*pp->mappings), loc->mapping);
+	const char *module = m ? string_at(pp, m->filename) : NULL;
+	uint64_t offset = loc->address;
+	char name[512];
+
+	if (module && strrchr(module, '/'))
+		module = strrchr(module, '/') + 1;
+	if (m && offset >= m->start)
+		offset = offset - m->start + m->offset;
+	snprintf(name, sizeof(name), "[%s+0x%llx]", module && *module ? module : "unknown",
+		 (unsigned long long)offset);
+	return profile__intern_frame(pp->profile, name, NULL, 0, FRAME_UNKNOWN);
+}
+
+static int resolve_locations(struct pprof_parser *pp)
+{
+	for (size_t i = 0; i < pp->nr_locations; i++) {
+		struct location_entry *loc = &pp->locations[i];
+
+		loc->first_frame = pp->nr_location_frames;
+		if (!loc->nr_lines) {
+			int64_t id = address_frame(pp, loc);
+			uint32_t frame = id;
+
+			if (id < 0 || PUSH(pp, location_frames, &frame))
+				return -ENOMEM;
+		}
+		/* The last line is the caller the others were inlined into. */
+		for (size_t k = loc->nr_lines; k-- > 0;) {
+			int64_t id = function_frame(pp, &pp->lines[loc->first_line + k],
+						    k + 1 < loc->nr_lines);
+			uint32_t frame = id;
+
+			if (id < 0)
+				return id;
+			if (PUSH(pp, location_frames, &frame))
+				return -ENOMEM;
+		}
+		loc->nr_frames = pp->nr_location_frames - loc->first_frame;
+	}
+	return 0;
+}
+
+static int add_location_id(void *ctx, uint64_t id)
+{
+	struct pprof_parser *pp = ctx;
+
+	return PUSH(pp, location_ids, &id);
+}
+
+static int add_value(void *ctx, uint64_t v)
+{
+	struct pprof_parser *pp = ctx;
+	int64_t value = (int64_t)v;
+
+	return PUSH(pp, values, &value);
+}
+
+struct weight_scale {
+	enum profile_unit unit;
+	uint64_t multiply;
+};
+
+static struct weight_scale unit_scale(const struct pprof_parser *pp, uint64_t unit)
+{
+	if (string_is(pp, unit, "nanoseconds"))
+		return (struct weight_scale){UNIT_NANOSECONDS, 1};
+	if (string_is(pp, unit, "microseconds"))
+		return (struct weight_scale){UNIT_MICROSECONDS, 1};
+	if (string_is(pp, unit, "milliseconds"))
+		return (struct weight_scale){UNIT_NANOSECONDS, 1000000};
+	if (string_is(pp, unit, "seconds"))
+		return (struct weight_scale){UNIT_NANOSECONDS, 1000000000};
+	/* count, bytes, or anything else: weights as they are */
+	return (struct weight_scale){UNIT_SAMPLES, 1};
+}
+
+/* One sample: its process label, then its locations from the root. */
+static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, size_t counted,
+		       struct weight_scale scale)
+{
+	struct span data = pp->samples[index];
+	struct profile *p = pp->profile;
+	int64_t process = -1, stack;
+	size_t depth = 0;
+	struct pb_field f;
+	uint64_t weight;
+	int ret = 0, err = 0;
+
+	pp->nr_location_ids = pp->nr_values = 0;
+	while (!err && (ret = pb_next(&data, &f)) > 0) {
+		uint64_t v[3];
+
+		if (f.number == SAMPLE_LOCATION_ID)
+			err = pb_repeated(&f, add_location_id, pp);
+		else if (f.number == SAMPLE_VALUE)
+			err = pb_repeated(&f, add_value, pp);
+		else if (f.number == SAMPLE_LABEL && f.wire == PB_LENGTH) {
+			if (read_scalars(f.data, v, 3))
+				return malformed(pp, "bad label in sample %zu", index + 1);
+			if (string_is(pp, v[LABEL_KEY], "process") && v[LABEL_STR] &&
+			    v[LABEL_STR] < pp->nr_strings) {
+				process = profile__intern_frame(
+				    p, string_at(pp, v[LABEL_STR]) ?: "", NULL, 0, FRAME_PROCESS);
+				if (process < 0)
+					return process;
+			}
+		}
+	}
+	if (err == -ENOMEM)
+		return err;
+	if (err || ret)
+		return malformed(pp, "sample %zu is truncated or corrupt", index + 1);
+	if (pp->nr_values != pp->nr_sample_types)
+		return malformed(pp, "sample %zu has %zu values for %zu sample types", index + 1,
+				 pp->nr_values, pp->nr_sample_types);
+	if (pp->values[chosen] < 0)
+		return malformed(pp, "sample %zu has a negative value (a diff of two profiles?)",
+				 index + 1);
+	if (counted < pp->nr_values && pp->values[counted] > 0)
+		p->samples_taken += pp->values[counted];
+	if (!pp->values[chosen])
+		return 0;
+	if (__builtin_mul_overflow((uint64_t)pp->values[chosen], scale.multiply, &weight) ||
+	    weight > INT64_MAX)
+		return malformed(pp, "sample %zu's value is out of range", index + 1);
+
+	if (process >= 0) {
+		if (array__grow((void **)&pp->stack, &pp->cap_stack, 1, sizeof(*pp->stack)))
+			return -ENOMEM;
+		pp->stack[depth++] = process;
+	}
+	for (size_t k = pp->nr_location_ids; k-- > 0;) {
+		const struct location_entry *loc = find_id(
+		    pp->locations, pp->nr_locations, sizeof(*pp->locations), pp->location_ids[k]);
+
+		if (!loc)
+			return malformed(pp,
+					 "sample %zu refers to location %llu, which is not there",
+					 index + 1, (unsigned long long)pp->location_ids[k]);
+		if (array__grow((void **)&pp->stack, &pp->cap_stack, depth + loc->nr_frames,
+				sizeof(*pp->stack)))
+			return -ENOMEM;
+		memcpy(pp->stack + depth, pp->location_frames + loc->first_frame,
+		       loc->nr_frames * sizeof(*pp->stack));
+		depth += loc->nr_frames;
+	}
+	if (!depth)
+		return 0;
+	stack = profile__intern_stack(p, pp->stack, depth);
+	if (stack < 0)
+		return stack;
+	profile__add_weight(p, stack, weight);
+	return 0;
+}
+
+static int read_samples(struct pprof_parser *pp)
+{
+	struct profile *p = pp->profile;
+	size_t chosen = 0, counted = SIZE_MAX;
+	struct weight_scale scale;
+	int err;
+
+	if (!pp->nr_sample_types && pp->nr_samples)
+		return malformed(pp, "samples but no sample types");
+	for (size_t i = 0; i < pp->nr_sample_types; i++) {
+		const struct value_type *vt = &pp->sample_types[i];
+
+		if (vt->type >= pp->nr_strings || vt->unit >= pp->nr_strings)
+			return malformed(pp, "sample type %zu names a string that is not there",
+					 i + 1);
+		if (pp->default_sample_type && vt->type == pp->default_sample_type)
+			chosen = i;
+		if (counted == SIZE_MAX && string_is(pp, vt->type, "samples") &&
+		    string_is(pp, vt->unit, "count"))
+			counted = i;
+	}
+	scale = pp->nr_sample_types ? unit_scale(pp, pp->sample_types[chosen].unit)
+				    : (struct weight_scale){UNIT_SAMPLES, 1};
+	p->unit = scale.unit;
+	for (size_t i = 0; i < pp->nr_samples; i++) {
+		err = read_sample(pp, i, chosen, counted, scale);
+		if (err)
+			return err;
+	}
+	/* The first mapping is the main binary's, or llmprof's profile name. */
+	if (pp->nr_mappings && pp->mappings[0].filename &&
+	    pp->mappings[0].filename < pp->nr_strings) {
+		p->name = strdup(string_at(pp, pp->mappings[0].filename) ?: "");
+		if (!p->name)
+			return -ENOMEM;
+	}
+	if (string_is(pp, pp->period_type.unit, "nanoseconds") && pp->period &&
+	    pp->period <= 1000000000)
+		p->frequency = (1000000000 + pp->period / 2) / pp->period;
+	p->duration_ns = pp->duration_ns;
+	return 0;
+}
+
+static void parser_free(struct pprof_parser *pp)
+{
+	free(pp->strings);
+	free(pp->samples);
+	free(pp->sample_types);
+	free(pp->functions);
+	free(pp->mappings);
+	free(pp->locations);
+	free(pp->lines);
+	free(pp->location_frames);
+	free(pp->location_ids);
+	free(pp->values);
+	free(pp->stack);
+	free(pp->text);
+}
+
+static int parse_proto(struct span data, struct profile **out, char *message, size_t message_size)
+{
+	struct pprof_parser pp = {.message = message, .message_size = message_size};
+	int err = -ENOMEM;
+
+	pp.profile = profile__new();
+	if (!pp.profile)
+		goto cleanup;
+	err = read_top_level(&pp, data);
+	if (!err)
+		err = sort_by_id(&pp, pp.functions, pp.nr_functions, sizeof(*pp.functions),
+				 "function");
+	if (!err)
+		err = sort_by_id(&pp, pp.mappings, pp.nr_mappings, sizeof(*pp.mappings), "mapping");
+	if (!err)
+		err = sort_by_id(&pp, pp.locations, pp.nr_locations, sizeof(*pp.locations),
+				 "location");
+	if (!err)
+		err = resolve_locations(&pp);
+	if (!err)
+		err = read_samples(&pp);
+	if (!err) {
+		*out = pp.profile;
+		pp.profile = NULL;
+	}
+cleanup:
+	if (err == -ENOMEM)
+		snprintf(message, message_size, "out of memory");
+	profile__free(pp.profile);
+	parser_free(&pp);
+	return err;
+}
+
+/* Inflates gzip (or zlib) data whole.  0, -EINVAL or -ENOMEM. */
+static int gunzip(struct span in, uint8_t **out, size_t *out_len, char *message,
+		  size_t message_size)
+{
+	z_stream z = {0};
+	size_t cap = 0, len = 0;
+	uint8_t *buf = NULL;
+	int ret, err = 0;
+
+	if (inflateInit2(&z, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (uint8_t *)in.data;
+	do {
+		size_t step = in.len > (1u << 30) ? 1u << 30 : in.len;
+
+		z.avail_in = step;
+		in.len -= step;
+		do {
+			if (len >= MAX_DECOMPRESSED) {
+				snprintf(message, message_size,
+					 "pprof data inflates to more than %llu MiB",
+					 MAX_DECOMPRESSED >> 20);
+				err = -EINVAL;
+				goto cleanup;
+			}
+			if (array__grow((void **)&buf, &cap, len + READ_CHUNK, 1)) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			z.next_out = buf + len;
+			z.avail_out = cap - len > (1u << 30) ? 1u << 30 : cap - len;
+			{
+				size_t room = z.avail_out;
+
+				ret = inflate(&z, Z_NO_FLUSH);
+				len += room - z.avail_out;
+			}
+			if (ret == Z_STREAM_END)
+				goto done;
+			if (ret == Z_MEM_ERROR) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			if (ret != Z_OK && ret != Z_BUF_ERROR) {
+				snprintf(message, message_size, "corrupt gzip data (%s)",
+					 z.msg ? z.msg : "bad stream");
+				err = -EINVAL;
+				goto cleanup;
+			}
+		} while (z.avail_out == 0);
+	} while (in.len);
+	snprintf(message, message_size, "truncated gzip data");
+	err = -EINVAL;
+	goto cleanup;
+done:
+	*out = buf;
+	*out_len = len;
+	buf = NULL;
+cleanup:
+	inflateEnd(&z);
+	free(buf);
+	return err;
+}
+
+bool pprof_reader__detect(const void *data, size_t size)
+{
+	struct span in = {data, size};
+	struct pb_field f;
+
+	if (size >= 2 && in.data[0] == 0x1f && in.data[1] == 0x8b)
+		return true;
+	/* Raw: a sample (a control character no text starts with), or a whole
+	 * sample type message, which a text's leading '\n' is not. */
+	if (size >= 2 && in.data[0] == (PROFILE_SAMPLE << 3 | PB_LENGTH))
+		return true;
+	if (!size || in.data[0] != (PROFILE_SAMPLE_TYPE << 3 | PB_LENGTH) || pb_next(&in, &f) <= 0)
+		return false;
+	while (pb_next(&f.data, &f) > 0)
+		if (f.wire != PB_VARINT || f.number > VALUE_TYPE_UNIT)
+			return false;
+	return !f.data.len;
+}
+
+int pprof_reader__parse(const void *data, size_t size, struct profile **out, char *message,
+			size_t message_size)
+{
+	struct span in = {data, size};
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int err;
+
+	message[0] = '\0';
+	if (size >= 2 && in.data[0] == 0x1f && in.data[1] == 0x8b) {
+		err = gunzip(in, &raw, &raw_len, message, message_size);
+		if (err) {
+			if (err == -ENOMEM)
+				snprintf(message, message_size, "out of memory");
+			return err;
+		}
+		in = (struct span){raw, raw_len};
+	}
+	err = parse_proto(in, out, message, message_size);
+	free(raw);
+	return err;
+}
+
+int pprof_reader__read(const void *head, size_t head_size, FILE *stream, struct profile **out,
+		       char *message, size_t message_size)
+{
+	uint8_t *all = NULL;
+	size_t len = head_size, cap = 0;
+	int err;
+
+	if (!stream)
+		return pprof_reader__parse(head, head_size, out, message, message_size);
+	if (array__grow((void **)&all, &cap, len + READ_CHUNK, 1))
+		goto nomem;
+	memcpy(all, head, head_size);
+	for (;;) {
+		size_t n = fread(all + len, 1, cap - len, stream);
+
+		len += n;
+		if (len < cap)
+			break;
+		if (len >= MAX_DECOMPRESSED) {
+			snprintf(message, message_size, "pprof input is over %llu MiB",
+				 MAX_DECOMPRESSED >> 20);
+			free(all);
+			return -EINVAL;
+		}
+		if (array__grow((void **)&all, &cap, len + READ_CHUNK, 1))
+			goto nomem;
+	}
+	if (ferror(stream)) {
+		err = errno ? -errno : -EIO;
+		snprintf(message, message_size, "read error: %s", strerror(-err));
+		free(all);
+		return err;
+	}
+	err = pprof_reader__parse(all, len, out, message, message_size);
+	free(all);
+	return err;
+nomem:
+	free(all);
+	snprintf(message, message_size, "out of memory");
+	return -ENOMEM;
+}
