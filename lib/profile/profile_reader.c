@@ -67,7 +67,7 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	if (!options)
 		options = &defaults;
 	/* pprof is binary and read whole, by its own reader. */
-	if (input_fill(in) && pprof_reader__detect(in->data + in->pos, in->len - in->pos)) {
+	if (input__fill(in) && pprof_reader__detect(in->data + in->pos, in->len - in->pos)) {
 		result->format = PROFILE_FORMAT_PPROF;
 		return pprof_reader__read(in->data + in->pos, in->len - in->pos, in->stream, out,
 					  result->message, sizeof(result->message));
