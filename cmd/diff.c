@@ -23,6 +23,7 @@ enum {
 	OPT_MIN_SHARE,
 	OPT_TOP,
 	OPT_LENIENT,
+	OPT_CONFIDENCE,
 };
 
 static const struct option long_options[] = {
@@ -30,6 +31,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
 	{ "help", no_argument, NULL, 'h' },
@@ -43,8 +45,11 @@ static void usage(FILE *out)
 		"\n"
 		"Compare two profiles: folded stacks or speedscope JSON, told apart by\n"
 		"content.  Each is normalised to its own total, then every function's self\n"
-		"and total share and every stack's share are compared.  Exit status: 0 when\n"
-		"no share grew by more than the threshold, 1 when one did, 2 on any error.\n"
+		"and total share and every stack's share are compared.  A share regressed\n"
+		"when it grew by more than the threshold and by more than sampling noise\n"
+		"explains (a two-proportion z-test on the sample counts, Holm-corrected over\n"
+		"every share compared).  Exit status: 0 when no share regressed, 1 when one\n"
+		"did, 2 on any error.\n"
 		"\n"
 		"Options:\n"
 		"  -f, --format FORMAT  text (default), json, markdown, or folded (lines of\n"
@@ -53,6 +58,8 @@ static void usage(FILE *out)
 		"      --threshold PCT  percentage points a share may grow by (default 1)\n"
 		"      --min-share PCT  ignore shares under PCT percent in both profiles\n"
 		"                       (default 0)\n"
+		"      --confidence PCT confidence of the noise test, over 50 and under 100\n"
+		"                       (default 99)\n"
 		"      --top N          rows per table in text and markdown; regressions are\n"
 		"                       always listed (default 10, 0 for all)\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
@@ -66,7 +73,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 int do_diff(int argc, char **argv)
 {
-	struct diff_options options = { .threshold = 1.0, .min_share = 0.0 };
+	struct diff_options options = { .threshold = 1.0, .min_share = 0.0, .confidence = 99.0 };
 	struct profile_read_options read_options = { 0 };
 	struct diff_labels labels = { .top = 10 };
 	enum text_format format = TEXT_FORMAT_TEXT;
@@ -102,6 +109,13 @@ int do_diff(int argc, char **argv)
 			if (parse_percent(optarg, &options.min_share))
 				return usage_error("--min-share: '%s' is not a number from 0 "
 						   "to 100",
+						   optarg);
+			break;
+		case OPT_CONFIDENCE:
+			if (parse_percent(optarg, &options.confidence) ||
+			    !(options.confidence > 50 && options.confidence < 100))
+				return usage_error("--confidence: '%s' is not a percentage over 50 "
+						   "and under 100",
 						   optarg);
 			break;
 		case OPT_TOP:
@@ -175,11 +189,17 @@ int do_diff(int argc, char **argv)
 	/* The text table ends with the verdict; other formats are for
 	 * machines and reviewers, so the log gets it on stderr. */
 	if (format != TEXT_FORMAT_TEXT || output_path) {
+		const char *noise = diff->significance == SIGNIFICANCE_TESTED ?
+					    " beyond sampling noise" :
+					    "";
+
 		if (regressions)
-			report__info("regression: %zu share%s grew by more than %.2f points",
-				     regressions, regressions == 1 ? "" : "s", options.threshold);
+			report__info("regression: %zu share%s grew by more than %.2f points%s",
+				     regressions, regressions == 1 ? "" : "s", options.threshold,
+				     noise);
 		else
-			report__info("no share grew by more than %.2f points", options.threshold);
+			report__info("no share grew by more than %.2f points%s", options.threshold,
+				     noise);
 	}
 	status = regressions ? EXIT_REGRESSION : EXIT_OK;
 cleanup:
