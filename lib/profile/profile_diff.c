@@ -21,6 +21,8 @@ struct profile_diff *profile_diff__new(const struct diff_options *options)
 	if (!d)
 		return NULL;
 	d->options = *options;
+	if (!(d->options.confidence > 0 && d->options.confidence < 100))
+		d->options.confidence = 99;
 	d->merged = profile__new();
 	if (!d->merged) {
 		free(d);

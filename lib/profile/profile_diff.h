@@ -20,7 +20,7 @@
 struct diff_options {
 	double threshold; /* percentage points a share may grow by */
 	double min_share; /* percent; shares under it in both profiles are noise */
-	double confidence; /* percent, in (50, 100): of the significance test */
+	double confidence; /* percent, of the significance test; 0 for 99 */
 };
 
 /* Whether the significance test could be made, and if not why. */
