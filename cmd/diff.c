@@ -24,6 +24,7 @@ enum {
 	OPT_TOP,
 	OPT_LENIENT,
 	OPT_CONFIDENCE,
+	OPT_UNIT,
 };
 
 static const struct option long_options[] = {
@@ -34,6 +35,7 @@ static const struct option long_options[] = {
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -63,6 +65,9 @@ static void usage(FILE *out)
 		"      --top N          rows per table in text and markdown; regressions are\n"
 		"                       always listed (default 10, 0 for all)\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"      --unit UNIT      what the numbers of folded input count: samples\n"
+		"                       (default), us or ns (stackcollapse-perf.pl of a\n"
+		"                       profile weighted by period)\n"
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -81,6 +86,7 @@ int do_diff(int argc, char **argv)
 	struct profile *profile = NULL;
 	struct output_file output = { 0 };
 	struct profile_diff *diff = NULL;
+	enum profile_unit folded_unit = UNIT_SAMPLES;
 	const char *output_path = NULL;
 	size_t regressions;
 	long top;
@@ -128,6 +134,12 @@ int do_diff(int argc, char **argv)
 		case OPT_LENIENT:
 			read_options.lenient = true;
 			break;
+		case OPT_UNIT:
+			if (profile_input__parse_unit(optarg, &folded_unit))
+				return usage_error("--unit: unknown unit '%s' (expected samples, "
+						   "us or ns)",
+						   optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -158,6 +170,7 @@ int do_diff(int argc, char **argv)
 	 * freed before the next is read. */
 	if (profile_input__load(argv[optind], &read_options, &profile, &base_format))
 		goto cleanup;
+	profile_input__set_unit(profile, base_format, folded_unit);
 	if (!profile__total_weight(profile))
 		report__warn("%s has no samples", labels.base_name);
 	err = profile_diff__add(diff, DIFF_BASE, profile);
@@ -165,6 +178,8 @@ int do_diff(int argc, char **argv)
 	profile = NULL;
 	if (!err && profile_input__load(argv[optind + 1], &read_options, &profile, &new_format))
 		goto cleanup;
+	if (!err)
+		profile_input__set_unit(profile, new_format, folded_unit);
 	if (!err && !profile__total_weight(profile))
 		report__warn("%s has no samples", labels.new_name);
 	if (!err)
