@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "array.h"
+#include "profile/perf_script_reader.h"
 #include "profile/profile_reader.h"
 
 #define READ_BLOCK_SIZE (64 * 1024)
@@ -140,6 +141,8 @@ set_message(struct profile_read_result *result, unsigned long line, const char *
 
 const char *profile_format__name(enum profile_format format)
 {
+	if (format == PROFILE_FORMAT_PERF_SCRIPT)
+		return "perf script";
 	return format == PROFILE_FORMAT_SPEEDSCOPE ? "speedscope" : "folded";
 }
 
@@ -1582,6 +1585,16 @@ cleanup:
 
 /* ---- detection -------------------------------------------------------- */
 
+/* perf_script_reader.c takes its lines through this. */
+static int perf_script_line(void *ctx, char **line, size_t *len)
+{
+	struct folded_parser *fp = ctx;
+	int err = input_read_line(fp->in, &fp->line, len, &fp->line_cap, &fp->too_long);
+
+	*line = fp->line;
+	return err > 0 && fp->too_long ? -EINVAL : err;
+}
+
 static int read_input(struct input *in, const struct profile_read_options *options,
 		      struct profile **out, struct profile_read_result *result)
 {
@@ -1622,7 +1635,14 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		break;
 	}
 	result->format = json ? PROFILE_FORMAT_SPEEDSCOPE : PROFILE_FORMAT_FOLDED;
-	if (json)
+	if (!json && perf_script_reader__detect((const char *)in->data + in->pos, in->len - in->pos)) {
+		struct folded_parser lines = {.in = in};
+
+		result->format = PROFILE_FORMAT_PERF_SCRIPT;
+		err = perf_script_reader__read(perf_script_line, &lines, p, result->message,
+					       sizeof(result->message), &result->line);
+		free(lines.line);
+	} else if (json)
 		err = speedscope_parse(in, options, p, result);
 	else
 		err = folded_parse(in, options, p, result);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Reading a profile from a file: folded stacks (llmprof's own,
- * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw) or speedscope
- * JSON (sampled and evented), told apart by content.
+ * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw), speedscope
+ * JSON (sampled and evented) or `perf script` output, told apart by content.
  */
 #ifndef LLMPROF_PROFILE_READER_H
 #define LLMPROF_PROFILE_READER_H
@@ -17,6 +17,7 @@
 enum profile_format {
 	PROFILE_FORMAT_FOLDED = 0,
 	PROFILE_FORMAT_SPEEDSCOPE,
+	PROFILE_FORMAT_PERF_SCRIPT, /* perf_script_reader.c */
 };
 
 struct profile_read_options {
@@ -55,7 +56,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 				const struct profile_read_options *options, struct profile **out,
 				struct profile_read_result *result);
 
-/* "folded" or "speedscope". */
+/* "folded", "speedscope" or "perf script". */
 const char *profile_format__name(enum profile_format format);
 
 /*
