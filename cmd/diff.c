@@ -23,6 +23,8 @@ enum {
 	OPT_MIN_SHARE,
 	OPT_TOP,
 	OPT_LENIENT,
+	OPT_CONFIDENCE,
+	OPT_UNIT,
 };
 
 static const struct option long_options[] = {
@@ -30,8 +32,10 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
+	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -41,10 +45,13 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: llmprof diff [OPTIONS] BASE NEW\n"
 		"\n"
-		"Compare two profiles: folded stacks, speedscope JSON or pprof, told apart\n"
-		"by content.  Each is normalised to its own total, then every function's self\n"
-		"and total share and every stack's share are compared.  Exit status: 0 when\n"
-		"no share grew by more than the threshold, 1 when one did, 2 on any error.\n"
+		"Compare two profiles: folded stacks, speedscope JSON, pprof or perf script\n"
+		"output, told apart by content.  Each is normalised to its own total, then every function's self\n"
+		"and total share and every stack's share are compared.  A share regressed\n"
+		"when it grew by more than the threshold and by more than sampling noise\n"
+		"explains (a two-proportion z-test on the sample counts, Holm-corrected over\n"
+		"every share compared).  Exit status: 0 when no share regressed, 1 when one\n"
+		"did, 2 on any error.\n"
 		"\n"
 		"Options:\n"
 		"  -f, --format FORMAT  text (default), json, markdown, or folded (lines of\n"
@@ -53,9 +60,14 @@ static void usage(FILE *out)
 		"      --threshold PCT  percentage points a share may grow by (default 1)\n"
 		"      --min-share PCT  ignore shares under PCT percent in both profiles\n"
 		"                       (default 0)\n"
+		"      --confidence PCT confidence of the noise test, over 50 and under 100\n"
+		"                       (default 99)\n"
 		"      --top N          rows per table in text and markdown; regressions are\n"
 		"                       always listed (default 10, 0 for all)\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"      --unit UNIT      what the numbers of folded input count: samples\n"
+		"                       (default), us or ns (stackcollapse-perf.pl of a\n"
+		"                       profile weighted by period)\n"
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -66,7 +78,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 int do_diff(int argc, char **argv)
 {
-	struct diff_options options = { .threshold = 1.0, .min_share = 0.0 };
+	struct diff_options options = { .threshold = 1.0, .min_share = 0.0, .confidence = 99.0 };
 	struct profile_read_options read_options = { 0 };
 	struct diff_labels labels = { .top = 10 };
 	enum text_format format = TEXT_FORMAT_TEXT;
@@ -74,6 +86,7 @@ int do_diff(int argc, char **argv)
 	struct profile *profile = NULL;
 	struct output_file output = { 0 };
 	struct profile_diff *diff = NULL;
+	enum profile_unit folded_unit = UNIT_SAMPLES;
 	const char *output_path = NULL;
 	size_t regressions;
 	long top;
@@ -104,6 +117,13 @@ int do_diff(int argc, char **argv)
 						   "to 100",
 						   optarg);
 			break;
+		case OPT_CONFIDENCE:
+			if (parse_percent(optarg, &options.confidence) ||
+			    !(options.confidence > 50 && options.confidence < 100))
+				return usage_error("--confidence: '%s' is not a percentage over 50 "
+						   "and under 100",
+						   optarg);
+			break;
 		case OPT_TOP:
 			if (parse_long(optarg, 0, 1000000, &top))
 				return usage_error("--top: '%s' is not a whole number from 0 to "
@@ -113,6 +133,12 @@ int do_diff(int argc, char **argv)
 			break;
 		case OPT_LENIENT:
 			read_options.lenient = true;
+			break;
+		case OPT_UNIT:
+			if (profile_input__parse_unit(optarg, &folded_unit))
+				return usage_error("--unit: unknown unit '%s' (expected samples, "
+						   "us or ns)",
+						   optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -144,6 +170,7 @@ int do_diff(int argc, char **argv)
 	 * freed before the next is read. */
 	if (profile_input__load(argv[optind], &read_options, &profile, &base_format))
 		goto cleanup;
+	profile_input__set_unit(profile, base_format, folded_unit);
 	if (!profile__total_weight(profile))
 		report__warn("%s has no samples", labels.base_name);
 	err = profile_diff__add(diff, DIFF_BASE, profile);
@@ -151,6 +178,8 @@ int do_diff(int argc, char **argv)
 	profile = NULL;
 	if (!err && profile_input__load(argv[optind + 1], &read_options, &profile, &new_format))
 		goto cleanup;
+	if (!err)
+		profile_input__set_unit(profile, new_format, folded_unit);
 	if (!err && !profile__total_weight(profile))
 		report__warn("%s has no samples", labels.new_name);
 	if (!err)
@@ -174,11 +203,17 @@ int do_diff(int argc, char **argv)
 	/* The text table ends with the verdict; other formats are for
 	 * machines and reviewers, so the log gets it on stderr. */
 	if (format != TEXT_FORMAT_TEXT || output_path) {
+		const char *noise = diff->significance == SIGNIFICANCE_TESTED ?
+					    " beyond sampling noise" :
+					    "";
+
 		if (regressions)
-			report__info("regression: %zu share%s grew by more than %.2f points",
-				     regressions, regressions == 1 ? "" : "s", options.threshold);
+			report__info("regression: %zu share%s grew by more than %.2f points%s",
+				     regressions, regressions == 1 ? "" : "s", options.threshold,
+				     noise);
 		else
-			report__info("no share grew by more than %.2f points", options.threshold);
+			report__info("no share grew by more than %.2f points%s", options.threshold,
+				     noise);
 	}
 	status = regressions ? EXIT_REGRESSION : EXIT_OK;
 cleanup:

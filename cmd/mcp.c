@@ -526,7 +526,7 @@ static json_t *tool_diff(json_t *args, struct request_error *e)
 		goto cleanup;
 	}
 	if (asprintf(&text, "%s\n%s",
-		     r.status ? "REGRESSION: a share grew past the threshold (listed with !)"
+		     r.status ? "REGRESSION: a share grew past the threshold and beyond sampling noise (listed with !)"
 			      : "no regression: no share grew past the threshold",
 		     r.out) < 0) {
 		fail_request(e, JSONRPC_INTERNAL_ERROR, "out of memory");

@@ -42,6 +42,28 @@ int profile_input__load(const char *path, const struct profile_read_options *opt
 	return EXIT_OK;
 }
 
+int profile_input__parse_unit(const char *text, enum profile_unit *unit)
+{
+	if (!strcmp(text, "samples"))
+		*unit = UNIT_SAMPLES;
+	else if (!strcmp(text, "us"))
+		*unit = UNIT_MICROSECONDS;
+	else if (!strcmp(text, "ns"))
+		*unit = UNIT_NANOSECONDS;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+void profile_input__set_unit(struct profile *p, enum profile_format format, enum profile_unit unit)
+{
+	if (format != PROFILE_FORMAT_FOLDED)
+		return;
+	p->unit = unit;
+	if (unit != UNIT_SAMPLES)
+		p->samples_taken = 0;
+}
+
 int parse_percent(const char *text, double *value)
 {
 	char *end;

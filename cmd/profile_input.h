@@ -22,6 +22,16 @@ const char *profile_input__display_name(const char *path);
  * being fmt with arg; returns EXIT_USAGE. */
 int command_usage_error(const char *command, const char *fmt, const char *arg);
 
+/*
+ * The unit a --unit option gives folded input, whose lines carry a number and
+ * no unit: "samples", "us" or "ns".  Returns 0 or -EINVAL.
+ */
+int profile_input__parse_unit(const char *text, enum profile_unit *unit);
+/* Gives a profile read from folded stacks that unit; other formats say
+ * their own.  In time, the sum of the weights is no longer a sample count. */
+void profile_input__set_unit(struct profile *profile, enum profile_format format,
+			     enum profile_unit unit);
+
 /* Parses a decimal percentage in [0, 100]; returns 0 or -EINVAL. */
 int parse_percent(const char *text, double *value);
 

@@ -16,6 +16,7 @@ enum {
 	OPT_TOP = 256,
 	OPT_LENIENT,
 	OPT_FINDINGS,
+	OPT_UNIT,
 };
 
 static const struct option long_options[] = {
@@ -23,6 +24,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "findings", no_argument, NULL, OPT_FINDINGS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -44,6 +46,8 @@ static void usage(FILE *out)
 		"  -o, --output FILE    write to FILE instead of standard output\n"
 		"      --top N          rows per table (default 10, 0 for all)\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"      --unit UNIT      what the numbers of folded input count: samples\n"
+		"                       (default), us or ns\n"
 		"      --findings       what is wrong and what to change, ranked by the share of\n"
 		"                       time it costs, instead of the tables\n"
 		"  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
@@ -83,6 +87,7 @@ int do_report(int argc, char **argv)
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
 	bool findings = false, verbose = false;
+	enum profile_unit folded_unit = UNIT_SAMPLES;
 	long top;
 	int c, err, status;
 
@@ -108,6 +113,12 @@ int do_report(int argc, char **argv)
 			break;
 		case OPT_LENIENT:
 			read_options.lenient = true;
+			break;
+		case OPT_UNIT:
+			if (profile_input__parse_unit(optarg, &folded_unit))
+				return usage_error("--unit: unknown unit '%s' (expected samples, "
+						   "us or ns)",
+						   optarg);
 			break;
 		case OPT_FINDINGS:
 			findings = true;
@@ -135,6 +146,7 @@ int do_report(int argc, char **argv)
 	status = profile_input__load(argv[optind], &read_options, &profile, &input_format);
 	if (status)
 		goto cleanup;
+	profile_input__set_unit(profile, input_format, folded_unit);
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);
 	if (findings)

@@ -7,6 +7,7 @@
 
 #include "array.h"
 #include "profile/profile_diff.h"
+#include "profile/share_test.h"
 
 /* Shares are computed in floating point; a delta within this of the
  * threshold counts as equal to it, so "grew by more than" is exact for
@@ -20,12 +21,29 @@ struct profile_diff *profile_diff__new(const struct diff_options *options)
 	if (!d)
 		return NULL;
 	d->options = *options;
+	if (!(d->options.confidence > 0 && d->options.confidence < 100))
+		d->options.confidence = 99;
 	d->merged = profile__new();
 	if (!d->merged) {
 		free(d);
 		return NULL;
 	}
 	return d;
+}
+
+/* Samples per unit of weight: time weights are 1e6/F microseconds (or
+ * 1e9/F nanoseconds) a sample at F Hz; 0 when that is not known. */
+static double count_scale(const struct profile *p)
+{
+	switch (p->unit) {
+	case UNIT_SAMPLES:
+		return 1;
+	case UNIT_MICROSECONDS:
+		return p->frequency / 1e6;
+	case UNIT_NANOSECONDS:
+		return p->frequency / 1e9;
+	}
+	return 0;
 }
 
 int profile_diff__add(struct profile_diff *d, enum diff_side side, const struct profile *p)
@@ -83,7 +101,18 @@ int profile_diff__add(struct profile_diff *d, enum diff_side side, const struct 
 		d->stack_weights[side][id] += s->weight;
 	}
 	d->weight[side] += profile__total_weight(p);
+	{
+		double scale = count_scale(p);
+
+		/* Profiles of one side that count differently cannot be
+		 * turned back into one count. */
+		if (d->nr_added[side] && scale != d->count_scale[side])
+			d->mixed = true;
+		d->count_scale[side] = scale;
+	}
+	d->nr_added[side]++;
 	d->unit[side] = p->unit;
+	d->frequency[side] = p->frequency;
 	err = 0;
 cleanup:
 	free(name_map);
@@ -121,10 +150,135 @@ static struct function_share function_weight(const struct profile_diff *d, enum 
 	return i < d->cap_function_weights[side] ? d->function_weights[side][i] : none;
 }
 
+/* Whether the test can be made, and the sample count of each side. */
+static enum diff_significance significance_counts(struct profile_diff *d)
+{
+	if (d->mixed)
+		return SIGNIFICANCE_MIXED;
+	for (int side = 0; side < 2; side++) {
+		if (!d->count_scale[side])
+			return SIGNIFICANCE_NO_RATE;
+		d->samples[side] = d->weight[side] * d->count_scale[side];
+		d->samples_estimated |= d->unit[side] != UNIT_SAMPLES;
+	}
+	for (int side = 0; side < 2; side++)
+		if (d->samples[side] <= 0)
+			return SIGNIFICANCE_EMPTY;
+	return SIGNIFICANCE_TESTED;
+}
+
+/* One share to test: its weights and where its answer goes. */
+struct share_case {
+	uint64_t base, new;
+	double *p;
+	bool *significant;
+};
+
+static int add_case(struct share_case **cases, size_t *nr, size_t *cap,
+		    const struct profile_diff *d, uint64_t base, uint64_t new, double *p,
+		    bool *significant)
+{
+	double s0 = d->count_scale[DIFF_BASE], s1 = d->count_scale[DIFF_NEW];
+
+	*p = NAN;
+	*significant = false;
+	if (!share_test__defined(base * s0, d->samples[DIFF_BASE], new * s1, d->samples[DIFF_NEW]))
+		return 0;
+	if (array__grow((void **)cases, cap, *nr + 1, sizeof(**cases)))
+		return -ENOMEM;
+	(*cases)[(*nr)++] = (struct share_case){ base, new, p, significant };
+	return 0;
+}
+
+/*
+ * Every share listed (at or over min_share) whose pooled share is neither 0
+ * nor 100 % is tested, in all three tables: that is the family Holm's
+ * correction is over, so a profile with more functions needs a larger
+ * change to make one of them count.
+ */
+static int test_shares(struct profile_diff *d)
+{
+	double alpha = 1 - d->options.confidence / 100;
+	struct share_case *cases = NULL;
+	size_t nr = 0, cap = 0;
+	double *p = NULL;
+	bool *significant = NULL;
+	int err = 0;
+
+	d->significance = significance_counts(d);
+	for (size_t i = 0; i < d->nr_functions; i++) {
+		struct diff_function *f = &d->functions[i];
+
+		f->self_p = f->total_p = NAN;
+		if (d->significance)
+			continue;
+		if (f->self_shown)
+			err = add_case(&cases, &nr, &cap, d, f->base_self, f->new_self, &f->self_p,
+				       &f->self_significant);
+		if (!err && f->total_shown)
+			err = add_case(&cases, &nr, &cap, d, f->base_total, f->new_total,
+				       &f->total_p, &f->total_significant);
+		if (err)
+			goto cleanup;
+	}
+	for (size_t i = 0; i < d->nr_stacks; i++) {
+		struct diff_stack *s = &d->stacks[i];
+
+		s->p = NAN;
+		if (d->significance || !s->shown)
+			continue;
+		err = add_case(&cases, &nr, &cap, d, s->base, s->new, &s->p, &s->significant);
+		if (err)
+			goto cleanup;
+	}
+	if (d->significance)
+		goto cleanup;
+	d->nr_tests = nr;
+	d->critical_z = share_test__critical_z(alpha / (nr ? nr : 1));
+	d->noise_floor = share_test__noise_floor(0.5, d->samples[DIFF_BASE], d->samples[DIFF_NEW],
+						 d->critical_z);
+	p = malloc((nr ? nr : 1) * sizeof(*p));
+	significant = malloc((nr ? nr : 1) * sizeof(*significant));
+	if (!p || !significant) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct share_case *c = &cases[i];
+
+		p[i] = share_test__p_value(share_test__z(
+			c->base * d->count_scale[DIFF_BASE], d->samples[DIFF_BASE],
+			c->new * d->count_scale[DIFF_NEW], d->samples[DIFF_NEW]));
+		*c->p = p[i];
+	}
+	err = share_test__holm(p, nr, alpha, significant);
+	for (size_t i = 0; !err && i < nr; i++)
+		*cases[i].significant = significant[i];
+cleanup:
+	free(cases);
+	free(p);
+	free(significant);
+	return err;
+}
+
+/* A regression grew past the threshold and, where it could be tested,
+ * past the noise; one that grew within the noise is counted apart. */
+static bool judge(struct profile_diff *d, bool grown, bool significant)
+{
+	if (!grown)
+		return false;
+	if (d->significance == SIGNIFICANCE_TESTED && !significant) {
+		d->within_noise++;
+		return false;
+	}
+	return true;
+}
+
 int profile_diff__finish(struct profile_diff *d)
 {
 	const struct diff_options *o = &d->options;
 	const struct profile *m = d->merged;
+	int err;
 
 	d->functions = calloc(m->nr_frames ? m->nr_frames : 1, sizeof(*d->functions));
 	d->stacks = calloc(m->nr_stacks ? m->nr_stacks : 1, sizeof(*d->stacks));
@@ -151,10 +305,6 @@ int profile_diff__finish(struct profile_diff *d)
 		f->delta_total = f->new_total_share - f->base_total_share;
 		f->self_shown = shown(o, f->base_self_share, f->new_self_share);
 		f->total_shown = shown(o, f->base_total_share, f->new_total_share);
-		f->self_regression = f->self_shown && grew(o, f->delta_self);
-		f->total_regression = f->total_shown && grew(o, f->delta_total);
-		d->self_regressions += f->self_regression;
-		d->total_regressions += f->total_regression;
 	}
 	for (size_t i = 0; i < m->nr_stacks; i++) {
 		struct diff_stack *s = &d->stacks[d->nr_stacks++];
@@ -166,10 +316,42 @@ int profile_diff__finish(struct profile_diff *d)
 		s->new_share = share(s->new, d->weight[DIFF_NEW]);
 		s->delta = s->new_share - s->base_share;
 		s->shown = shown(o, s->base_share, s->new_share);
-		s->regression = s->shown && grew(o, s->delta);
+	}
+	err = test_shares(d);
+	if (err)
+		return err;
+	for (size_t i = 0; i < d->nr_functions; i++) {
+		struct diff_function *f = &d->functions[i];
+
+		f->self_regression =
+			judge(d, f->self_shown && grew(o, f->delta_self), f->self_significant);
+		f->total_regression =
+			judge(d, f->total_shown && grew(o, f->delta_total), f->total_significant);
+		d->self_regressions += f->self_regression;
+		d->total_regressions += f->total_regression;
+	}
+	for (size_t i = 0; i < d->nr_stacks; i++) {
+		struct diff_stack *s = &d->stacks[i];
+
+		s->regression = judge(d, s->shown && grew(o, s->delta), s->significant);
 		d->stack_regressions += s->regression;
 	}
 	return 0;
+}
+
+const char *diff_significance__describe(enum diff_significance significance)
+{
+	switch (significance) {
+	case SIGNIFICANCE_TESTED:
+		return "two-sided two-proportion z-test, Holm-corrected";
+	case SIGNIFICANCE_NO_RATE:
+		return "weights in time with no sampling rate to count samples by";
+	case SIGNIFICANCE_MIXED:
+		return "a side added from profiles that count differently";
+	case SIGNIFICANCE_EMPTY:
+		return "a profile with no samples";
+	}
+	return "";
 }
 
 int profile_diff__compute(const struct profile *base, const struct profile *new,
@@ -308,6 +490,7 @@ struct diff_row {
 	uint64_t base_weight, new_weight; /* totals, to tell an exact tie */
 	double base_share, new_share, delta;
 	bool shown, regression;
+	bool within_noise; /* grew past the threshold, not past the noise */
 };
 
 static struct diff_row table_row(const struct profile_diff *d, enum diff_table table, size_t i)
@@ -326,6 +509,7 @@ static struct diff_row table_row(const struct profile_diff *d, enum diff_table t
 		r.delta = s->delta;
 		r.shown = s->shown;
 		r.regression = s->regression;
+		r.within_noise = r.shown && grew(&d->options, r.delta) && !r.regression;
 		return r;
 	}
 	{
@@ -340,6 +524,7 @@ static struct diff_row table_row(const struct profile_diff *d, enum diff_table t
 		r.delta = self ? f->delta_self : f->delta_total;
 		r.shown = self ? f->self_shown : f->total_shown;
 		r.regression = self ? f->self_regression : f->total_regression;
+		r.within_noise = r.shown && grew(&d->options, r.delta) && !r.regression;
 	}
 	return r;
 }
@@ -527,6 +712,62 @@ static const char *const table_titles[] = {
 	[TABLE_STACKS] = "Stack share",
 };
 
+static const char *row_marker(const struct diff_row *r, const char *regression,
+			      const char *within_noise)
+{
+	return r->regression ? regression : r->within_noise ? within_noise : "";
+}
+
+/* The samples of one side, "~" before an estimate. */
+static void describe_samples(char *buf, size_t size, const struct profile_diff *d,
+			     enum diff_side side)
+{
+	snprintf(buf, size, "%s%.0f", d->unit[side] != UNIT_SAMPLES ? "~" : "",
+		 d->samples[side]);
+}
+
+/*
+ * The lines under the header that say what a marker means and how large a
+ * change sampling noise explains; prefix and the markers differ between
+ * text and Markdown.
+ */
+static void write_legend(const struct profile_diff *d, const char *regression,
+			 const char *within_noise, const char *line_end, FILE *out)
+{
+	const struct diff_options *o = &d->options;
+	bool tested = d->significance == SIGNIFICANCE_TESTED;
+	char base[32], new[32];
+
+	fprintf(out, "%s marks a regression: a share that grew by more than %.2f points%s",
+		regression, o->threshold, tested ? ", beyond sampling noise" : "");
+	if (o->min_share > 0)
+		fprintf(out, " (shares under %.2f%% in both profiles are ignored)", o->min_share);
+	fprintf(out, ".%s\n", line_end);
+	if (!tested) {
+		fprintf(out, "noise floor: not tested (%s); the threshold alone decides.\n",
+			diff_significance__describe(d->significance));
+		return;
+	}
+	fprintf(out, "%s marks a share that grew by more than %.2f points within sampling noise.%s\n",
+		within_noise, o->threshold, line_end);
+	describe_samples(base, sizeof(base), d, DIFF_BASE);
+	describe_samples(new, sizeof(new), d, DIFF_NEW);
+	fprintf(out,
+		"noise floor at %g%% confidence: ±%.2f points for %s vs %s samples (a 50%% share; "
+		"Holm over %zu test%s",
+		o->confidence, d->noise_floor, base, new, d->nr_tests, d->nr_tests == 1 ? "" : "s");
+	if (d->samples_estimated)
+		fprintf(out, "; time counted as samples at %u vs %u Hz", d->frequency[DIFF_BASE],
+			d->frequency[DIFF_NEW]);
+	fprintf(out, ").\n");
+}
+
+/* "by more than 1.00 points" and, when tested, "beyond sampling noise". */
+static const char *noise_words(const struct profile_diff *d)
+{
+	return d->significance == SIGNIFICANCE_TESTED ? " beyond sampling noise" : "";
+}
+
 static int write_text_table(const struct profile_diff *d, enum diff_table table, size_t top,
 			    FILE *out)
 {
@@ -550,7 +791,7 @@ static int write_text_table(const struct profile_diff *d, enum diff_table table,
 			}
 		}
 		listed++;
-		fprintf(out, "%2s %7.2f%% %7.2f%% %+8.2f  %s\n", r.regression ? "!" : "",
+		fprintf(out, "%2s %7.2f%% %7.2f%% %+8.2f  %s\n", row_marker(&r, "!", "~"),
 			r.base_share, r.new_share, r.delta, text ? text : r.name);
 		free(text);
 	}
@@ -574,25 +815,24 @@ static int write_text(const struct profile_diff *d, const struct diff_labels *l,
 		d->nr_side_stacks[DIFF_NEW]);
 	fprintf(out, "Shares are percent of each profile's own total; DELTA is NEW - BASE in "
 		     "percentage points.\n");
-	fprintf(out, "! marks a regression: a share that grew by more than %.2f points",
-		d->options.threshold);
-	if (d->options.min_share > 0)
-		fprintf(out, " (shares under %.2f%% in both profiles are ignored)",
-			d->options.min_share);
-	fprintf(out, ".\n");
+	write_legend(d, "!", "~", "", out);
 	for (enum diff_table t = TABLE_SELF; !err && t <= TABLE_STACKS; t++)
 		err = write_text_table(d, t, l->top, out);
 	if (err)
 		return err;
 	if (regressions)
 		fprintf(out,
-			"\nREGRESSION: %zu share%s grew by more than %.2f points (self %zu, total "
-			"%zu, stacks %zu)\n",
+			"\nREGRESSION: %zu share%s grew by more than %.2f points%s (self %zu, total "
+			"%zu, stacks %zu)",
 			regressions, regressions == 1 ? "" : "s", d->options.threshold,
-			d->self_regressions, d->total_regressions, d->stack_regressions);
+			noise_words(d), d->self_regressions, d->total_regressions,
+			d->stack_regressions);
 	else
-		fprintf(out, "\nOK: no share grew by more than %.2f points\n",
-			d->options.threshold);
+		fprintf(out, "\nOK: no share grew by more than %.2f points%s", d->options.threshold,
+			noise_words(d));
+	if (d->within_noise)
+		fprintf(out, "; %zu grew by more within the noise", d->within_noise);
+	fprintf(out, "\n");
 	return 0;
 }
 
@@ -620,7 +860,7 @@ static int write_markdown_table(const struct profile_diff *d, enum diff_table ta
 			fprintf(out,
 				"| | %s | Base | New | Δ |\n| --- | --- | ---: | ---: | ---: |\n",
 				table == TABLE_STACKS ? "Stack" : "Function");
-		fprintf(out, "| %s | ", r.regression ? "**!**" : "");
+		fprintf(out, "| %s | ", row_marker(&r, "**!**", "~"));
 		text_output__markdown_code(out, text ? text : r.name);
 		fprintf(out, " | %.2f%% | %.2f%% | %+.2f |\n", r.base_share, r.new_share, r.delta);
 		free(text);
@@ -649,14 +889,9 @@ static int write_markdown(const struct profile_diff *d, const struct diff_labels
 	fprintf(out, " (%s, %s), new ", l->base_format, base_weight);
 	text_output__markdown_code(out, l->new_name);
 	fprintf(out, " (%s, %s).\n", l->new_format, new_weight);
-	fprintf(out,
-		"Shares are percent of each profile's own total; Δ is new − base in percentage "
-		"points.\n**!** marks a regression: a share that grew by more than %.2f points",
-		d->options.threshold);
-	if (d->options.min_share > 0)
-		fprintf(out, " (shares under %.2f%% in both profiles are ignored)",
-			d->options.min_share);
-	fprintf(out, ".\n");
+	fprintf(out, "Shares are percent of each profile's own total; Δ is new − base in percentage "
+		     "points.\n");
+	write_legend(d, "**!**", "~", "  ", out);
 	for (enum diff_table t = TABLE_SELF; !err && t <= TABLE_STACKS; t++)
 		err = write_markdown_table(d, t, l->top, out);
 	return err;
@@ -677,6 +912,34 @@ static void json_field(FILE *out, const char *key, double value)
 {
 	fprintf(out, ", \"%s\": ", key);
 	text_output__json_number(out, value);
+}
+
+/* A p-value: three significant digits, since they run far below 0.0001;
+ * null when the share was not tested. */
+static void json_p_value(FILE *out, const char *key, double p)
+{
+	if (isnan(p))
+		fprintf(out, ", \"%s\": null", key);
+	else
+		fprintf(out, ", \"%s\": %.3g", key, p);
+}
+
+static void json_significance(const struct profile_diff *d, FILE *out)
+{
+	fprintf(out, "  \"significance\": {\"tested\": %s, \"method\": ",
+		d->significance == SIGNIFICANCE_TESTED ? "true" : "false");
+	text_output__json_string(out, diff_significance__describe(d->significance));
+	if (d->significance != SIGNIFICANCE_TESTED) {
+		fprintf(out, "},\n");
+		return;
+	}
+	fprintf(out, ", \"base_samples\": %.0f, \"new_samples\": %.0f, \"estimated\": %s",
+		d->samples[DIFF_BASE], d->samples[DIFF_NEW], d->samples_estimated ? "true" : "false");
+	fprintf(out, ", \"tests\": %zu, \"critical_z\": ", d->nr_tests);
+	text_output__json_number(out, d->critical_z);
+	fprintf(out, ", \"noise_floor\": ");
+	text_output__json_number(out, d->noise_floor);
+	fprintf(out, ", \"within_noise\": %zu},\n", d->within_noise);
 }
 
 static int write_json(const struct profile_diff *d, const struct diff_labels *l, FILE *out)
@@ -705,7 +968,11 @@ static int write_json(const struct profile_diff *d, const struct diff_labels *l,
 	text_output__json_number(out, d->options.threshold);
 	fprintf(out, ",\n  \"min_share\": ");
 	text_output__json_number(out, d->options.min_share);
-	fprintf(out, ",\n  \"regression\": %s,\n", profile_diff__regressions(d) ? "true" : "false");
+	fprintf(out, ",\n  \"confidence\": ");
+	text_output__json_number(out, d->options.confidence);
+	fprintf(out, ",\n");
+	json_significance(d, out);
+	fprintf(out, "  \"regression\": %s,\n", profile_diff__regressions(d) ? "true" : "false");
 	fprintf(out, "  \"regressions\": {\"self\": %zu, \"total\": %zu, \"stacks\": %zu},\n",
 		d->self_regressions, d->total_regressions, d->stack_regressions);
 	fprintf(out, "  \"functions\": [");
@@ -725,11 +992,16 @@ static int write_json(const struct profile_diff *d, const struct diff_labels *l,
 		fprintf(out,
 			", \"base_self_weight\": %llu, \"new_self_weight\": %llu"
 			", \"base_total_weight\": %llu, \"new_total_weight\": %llu"
-			", \"self_regression\": %s, \"total_regression\": %s}",
+			", \"self_regression\": %s, \"total_regression\": %s",
 			(unsigned long long)f->base_self, (unsigned long long)f->new_self,
 			(unsigned long long)f->base_total, (unsigned long long)f->new_total,
 			f->self_regression ? "true" : "false",
 			f->total_regression ? "true" : "false");
+		json_p_value(out, "self_p", f->self_p);
+		json_p_value(out, "total_p", f->total_p);
+		fprintf(out, ", \"self_significant\": %s, \"total_significant\": %s}",
+			f->self_significant ? "true" : "false",
+			f->total_significant ? "true" : "false");
 	}
 	fprintf(out, "%s],\n  \"stacks\": [", listed ? "\n  " : "");
 	listed = 0;
@@ -751,9 +1023,11 @@ static int write_json(const struct profile_diff *d, const struct diff_labels *l,
 		json_field(out, "base", s->base_share);
 		json_field(out, "new", s->new_share);
 		json_field(out, "delta", s->delta);
-		fprintf(out, ", \"base_weight\": %llu, \"new_weight\": %llu, \"regression\": %s}",
+		fprintf(out, ", \"base_weight\": %llu, \"new_weight\": %llu, \"regression\": %s",
 			(unsigned long long)s->base, (unsigned long long)s->new,
 			s->regression ? "true" : "false");
+		json_p_value(out, "p", s->p);
+		fprintf(out, ", \"significant\": %s}", s->significant ? "true" : "false");
 	}
 	fprintf(out, "%s]\n}\n", listed ? "\n  " : "");
 	free(order);

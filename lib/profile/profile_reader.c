@@ -8,13 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/perf_script_reader.h"
 #include "profile/pprof_reader.h"
 #include "profile/profile_reader.h"
 #include "profile/reader_input.h"
 
 const char *profile_format__name(enum profile_format format)
 {
-	static const char *const names[] = {"folded", "speedscope", "pprof"};
+	static const char *const names[] = {"folded", "speedscope", "pprof", "perf script"};
 
 	return format < sizeof(names) / sizeof(names[0]) ? names[format] : "folded";
 }
@@ -53,6 +54,22 @@ enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t 
 	}
 	*name_len = len - 4;
 	return kind;
+}
+
+/* perf_script_reader.c takes its lines through this. */
+struct line_source {
+	struct input *in;
+	char *line;
+	size_t cap;
+};
+
+static int perf_script_line(void *ctx, char **line, size_t *len)
+{
+	struct line_source *source = ctx;
+	int err = input__read_line(source->in, &source->line, len, &source->cap);
+
+	*line = source->line;
+	return err == -EFBIG || err == -EILSEQ ? -EINVAL : err;
 }
 
 static int read_input(struct input *in, const struct profile_read_options *options,
@@ -101,7 +118,15 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		break;
 	}
 	result->format = json ? PROFILE_FORMAT_SPEEDSCOPE : PROFILE_FORMAT_FOLDED;
-	if (json)
+	if (!json &&
+	    perf_script_reader__detect((const char *)in->data + in->pos, in->len - in->pos)) {
+		struct line_source lines = {.in = in};
+
+		result->format = PROFILE_FORMAT_PERF_SCRIPT;
+		err = perf_script_reader__read(perf_script_line, &lines, p, result->message,
+					       sizeof(result->message), &result->line);
+		free(lines.line);
+	} else if (json)
 		err = speedscope_reader__parse(in, options, p, result);
 	else
 		err = folded_reader__parse(in, options, p, result);

@@ -2,8 +2,8 @@
 /*
  * Reading a profile from a file: folded stacks (llmprof's own,
  * stackcollapse-perf.pl, bcc profile -f, py-spy --format raw), speedscope
- * JSON (sampled and evented) or pprof (pprof_reader.h), told apart by
- * content.
+ * JSON (sampled and evented), pprof (pprof_reader.h) or `perf script`
+ * output, told apart by content.
  */
 #ifndef LLMPROF_PROFILE_READER_H
 #define LLMPROF_PROFILE_READER_H
@@ -19,6 +19,7 @@ enum profile_format {
 	PROFILE_FORMAT_FOLDED = 0,
 	PROFILE_FORMAT_SPEEDSCOPE,
 	PROFILE_FORMAT_PPROF,
+	PROFILE_FORMAT_PERF_SCRIPT, /* perf_script_reader.c */
 };
 
 struct profile_read_options {
@@ -57,7 +58,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 				const struct profile_read_options *options, struct profile **out,
 				struct profile_read_result *result);
 
-/* "folded", "speedscope" or "pprof". */
+/* "folded", "speedscope", "pprof" or "perf script". */
 const char *profile_format__name(enum profile_format format);
 
 /*

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The summary of one profile; see profile_report.h. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,15 +92,103 @@ static void merge_entries(struct report_entry *entries, size_t *nr)
 	qsort(entries, merged, sizeof(*entries), compare_weight);
 }
 
+/* py-spy's "thread (0x7F3A2B4C5740)" and llmprof's "comm/tid". */
+static bool thread_like(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	if (!strncmp(name, "thread (", 8))
+		return true;
+	if (!slash || slash == name || !slash[1])
+		return false;
+	for (const char *c = slash + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+/*
+ * Frames that name a process or a thread, not code: their total is the
+ * process's share, so they are not functions.  A recorded profile says so
+ * by kind (FRAME_PROCESS, FRAME_THREAD).  Folded stacks and speedscope carry
+ * no kinds, but every tool that writes them (llmprof, stackcollapse-perf.pl,
+ * bcc, py-spy) puts the process first: there a frame that is only ever the
+ * root, always with frames under it, is a process, and a thread-like name
+ * only ever right under one is a thread.  Returns a malloc'd flag per frame, or NULL.
+ */
+static bool *label_frames(const struct profile *p)
+{
+	bool *label = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*label));
+	bool *deeper = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*deeper));
+	bool *parent = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*parent));
+	bool kinds = false;
+
+	if (!label || !deeper || !parent) {
+		free(label);
+		label = NULL;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		label[i] = p->frames[i].kind == FRAME_PROCESS || p->frames[i].kind == FRAME_THREAD;
+		kinds |= label[i];
+	}
+	if (kinds)
+		goto cleanup;
+	/* deeper: seen below the root or as a leaf; parent: seen as a root
+	 * with frames under it. */
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+
+		if (!s->weight || !s->depth)
+			continue;
+		parent[s->frames[0]] |= s->depth > 1;
+		/* A frame with self weight ran code of its own. */
+		deeper[s->frames[s->depth - 1]] = true;
+		for (uint32_t d = 1; d < s->depth; d++)
+			deeper[s->frames[d]] = true;
+	}
+	for (size_t i = 0; i < p->nr_frames; i++)
+		label[i] = parent[i] && !deeper[i];
+	/* Threads: only ever second, under a process, with frames under
+	 * them; a frame seen anywhere else is code. */
+	memset(parent, 0, p->nr_frames * sizeof(*parent));
+	memset(deeper, 0, p->nr_frames * sizeof(*deeper));
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+
+		if (!s->weight || !s->depth)
+			continue;
+		for (uint32_t d = 1; d < s->depth; d++) {
+			uint32_t f = s->frames[d];
+
+			if (d == 1 && d + 1 < s->depth && label[s->frames[0]])
+				parent[f] = true;
+			else
+				deeper[f] = true;
+		}
+	}
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (parent[i] && !deeper[i] && thread_like(p->frames[i].name))
+			label[i] = true;
+cleanup:
+	free(deeper);
+	free(parent);
+	return label;
+}
+
 static int report_functions(struct report *r)
 {
 	const struct profile *p = r->profile;
 	struct function_share *shares = NULL;
 	int64_t n = profile__function_shares(p, &shares);
+	bool *label;
 	int err = -ENOMEM;
 
 	if (n < 0)
 		return n;
+	label = label_frames(p);
+	if (!label)
+		goto cleanup;
 	r->functions = calloc(n ? n : 1, sizeof(*r->functions));
 	r->by_self = malloc((n ? n : 1) * sizeof(*r->by_self));
 	r->by_total = malloc((n ? n : 1) * sizeof(*r->by_total));
@@ -108,7 +197,7 @@ static int report_functions(struct report *r)
 	for (int64_t i = 0; i < n; i++) {
 		struct report_entry *e = &r->functions[r->nr_functions];
 
-		if (!shares[i].total)
+		if (!shares[i].total || label[shares[i].frame])
 			continue;
 		e->name = frame__folded_name(&p->frames[shares[i].frame]);
 		if (!e->name)
@@ -125,6 +214,7 @@ static int report_functions(struct report *r)
 	err = 0;
 cleanup:
 	free(shares);
+	free(label);
 	return err;
 }
 

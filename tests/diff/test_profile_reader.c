@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile/output.h"
+#include "profile/perf_script_reader.h"
 #include "profile/profile_diff.h"
 #include "profile/profile_reader.h"
 #include "profile/text_output.h"
@@ -317,8 +318,10 @@ static void test_diff_boundary(void)
 	struct profile_diff *d = NULL;
 	int err;
 
-	base = read_text("app;steady 90\napp;grows 10\n", NULL, &result, &err);
-	new = read_text("app;steady 160\napp;grows 40\n", NULL, &result, &err);
+	/* Enough samples that +10 points is far past the noise, so only the
+	 * threshold decides. */
+	base = read_text("app;steady 9000\napp;grows 1000\n", NULL, &result, &err);
+	new = read_text("app;steady 16000\napp;grows 4000\n", NULL, &result, &err);
 	CHECK(base && new);
 	if (!base || !new)
 		goto cleanup;
@@ -345,6 +348,48 @@ static void test_diff_boundary(void)
 cleanup:
 	profile__free(base);
 	profile__free(new);
+}
+
+static void test_perf_script(void)
+{
+	/* perf script -a (a [cpu] field), a comm with a space, pid/tid, a
+	 * symbol perf could not name, and a record with no call chain. */
+	static const char text[] =
+		"# ========\n# captured on: today\n"
+		"Web Content  4242/4243 [001]  100.000100:   10101010 cpu-clock:ppp: \n"
+		"\tffffffff82240c89 pvm_irq_enable+0x19 ([kernel.kallsyms])\n"
+		"\t            12b3 render_rows+0x23 (/tmp/wl)\n"
+		"\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
+		"\n"
+		"Web Content  4242/4243 [000]  100.010100:   10101010 cpu-clock:ppp: \n"
+		"\t            12ab render_rows+0x1b (/tmp/wl)\n"
+		"\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
+		"\n"
+		"wl 17 100.020100: 1 cycles:  12ab render_rows+0x1b (/tmp/wl)\n";
+	struct profile_read_result result;
+	struct profile *p;
+	char *folded;
+	int err;
+
+	CHECK(perf_script_reader__detect(text, strlen(text)));
+	CHECK(!perf_script_reader__detect("app;main 10\n", 12));
+	CHECK(!perf_script_reader__detect("a 1.5: b;c 3\nd 4\n", 17));
+	p = read_text(text, NULL, &result, &err);
+	CHECK(!err && p && result.format == PROFILE_FORMAT_PERF_SCRIPT);
+	if (!p)
+		return;
+	CHECK(p->samples_taken == 3 && profile__total_weight(p) == 3);
+	CHECK(p->duration_ns == 20000000);
+	folded = folded_text(p);
+	CHECK(folded && !strcmp(folded,
+				"Web Content;[libc.so.6+0x2724a];render_rows 1\n"
+				"Web Content;[libc.so.6+0x2724a];render_rows;pvm_irq_enable_[k] 1\n"
+				"wl;render_rows 1\n"));
+	free(folded);
+	profile__free(p);
+	/* A frame line that is not one is an error with its line. */
+	p = read_text("wl 17 100.020100: 1 cycles: \n\t12ab render_rows\n", NULL, &result, &err);
+	CHECK(err == -EINVAL && !p && result.line == 2 && strstr(result.message, "not a frame"));
 }
 
 static void test_text_output(void)
@@ -379,6 +424,7 @@ int main(void)
 	test_speedscope_timeline();
 	test_json_errors();
 	test_diff_boundary();
+	test_perf_script();
 	test_text_output();
 	if (failures) {
 		fprintf(stderr, "%d check%s failed\n", failures, failures == 1 ? "" : "s");
