@@ -10,6 +10,7 @@
 #define LLMPROF_PYTHON_BPF_H
 
 #include "python.h"
+#include "targets.h"
 
 /* Thread lookups are cached; a thread without a PyThreadState is looked
  * up again when its interpreter's thread list changes or after this long
@@ -19,9 +20,11 @@
 /* Marker frames (3.12+) do not count against PYTHON_MAX_FRAMES. */
 #define PYTHON_MAX_FRAME_STEPS (2 * PYTHON_MAX_FRAMES + 8)
 
+/* One interpreter layout per process of the target set, by tgid; a forked
+ * child inherits its parent's (the same address space, copied). */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, struct python_config);
 } python_config SEC(".maps");
@@ -212,13 +215,14 @@ static __always_inline bool python__capture(struct python_stack *stack)
 	struct python_frame_walk walk = { .stack = stack };
 	const struct python_config *c;
 	struct task_struct *task;
-	__u32 zero = 0;
+	__u32 zero = 0, tgid;
 	__u64 tstate;
 
 	stack->nr_frames = 0;
 	stack->flags = 0;
 	stack->entry_mask = 0;
-	c = bpf_map_lookup_elem(&python_config, &zero);
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	c = bpf_map_lookup_elem(&python_config, &tgid);
 	if (!c)
 		return false;
 	if (!c->runtime)

@@ -20,6 +20,8 @@ enum sample_counter {
 	COUNTER_OFFCPU_SHORT,	   /* blocks under min_block_ns: counted only */
 	COUNTER_OFFCPU_SHORT_NS,   /* their total time */
 	COUNTER_LOST_OFFCPU,	   /* ring buffer full: an off-CPU interval lost */
+	COUNTER_CHILDREN,	   /* processes that joined the target set by fork */
+	COUNTER_CHILDREN_FULL,	   /* forks not followed: the target set was full */
 	COUNTER_MAX,
 };
 

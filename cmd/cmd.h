@@ -16,6 +16,7 @@ int do_record(int argc, char **argv);
 int do_diff(int argc, char **argv);
 int do_convert(int argc, char **argv);
 int do_report(int argc, char **argv);
+int do_merge(int argc, char **argv);
 int do_mcp(int argc, char **argv);
 
 /* Parses a whole decimal number in [min, max]; returns 0 or -EINVAL. */

@@ -30,6 +30,8 @@ enum profile_mode {
 	MODE_RECORD,
 };
 
+#define MAX_PIDS 256
+
 struct profile_env {
 	enum profile_mode mode;
 	struct session_options session;
@@ -37,7 +39,9 @@ struct profile_env {
 	enum output_view view;
 	bool gpu;
 	const char *output_path;
-	char **command; /* record: argv of the command */
+	char **command;		   /* record: argv of the command */
+	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
+	bool no_children;
 };
 
 enum {
@@ -51,6 +55,8 @@ enum {
 	OPT_OFF_CPU,
 	OPT_OFF_CPU_MIN,
 	OPT_MODE,
+	OPT_NO_CHILDREN,
+	OPT_PER_PROCESS,
 };
 
 static const struct option long_options[] = {
@@ -66,6 +72,9 @@ static const struct option long_options[] = {
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"unwind", required_argument, NULL, OPT_UNWIND},
     {"mode", required_argument, NULL, OPT_MODE},
+    {"children", no_argument, NULL, 'C'},
+    {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+    {"per-process", no_argument, NULL, OPT_PER_PROCESS},
     {"off-cpu", no_argument, NULL, OPT_OFF_CPU},
     {"off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN},
     {"verbose", no_argument, NULL, 'v'},
@@ -77,12 +86,19 @@ static const struct option long_options[] = {
 static void usage(enum profile_mode mode, FILE *out)
 {
 	if (mode == MODE_ATTACH)
-		fprintf(out, "Usage: llmprof attach -p PID [OPTIONS]\n\n"
-			     "Profile a running process and all its threads.\n\n"
-			     "  -p, --pid PID          the process to profile\n");
+		fprintf(out,
+			"Usage: llmprof attach -p PID [OPTIONS]\n\n"
+			"Profile a running process and all its threads.\n\n"
+			"  -p, --pid PID[,PID...] the processes to profile\n"
+			"  -C, --children         their descendants too, those running and those\n"
+			"                         started later\n");
 	else
-		fprintf(out, "Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
-			     "Run COMMAND and profile it until it exits.\n\n");
+		fprintf(out,
+			"Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
+			"Run COMMAND and profile it, and every process it starts, until it\n"
+			"exits.\n\n"
+			"  -C, --children         follow the processes COMMAND starts (default)\n"
+			"      --no-children      COMMAND's own process only\n");
 	fprintf(out,
 		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
 		"                         target exits)\n"
@@ -91,6 +107,8 @@ static void usage(enum profile_mode mode, FILE *out)
 		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
 		"      --no-kernel        user-space frames only\n"
 		"      --per-thread       a frame per thread under the process\n"
+		"      --per-process      a root frame per process (COMM [PID]) even where\n"
+		"                         processes share a name\n"
 		"      --no-python        no Python frames (native frames of the interpreter)\n"
 		"      --view VIEW        cpu, gpu or all (default all): which stacks are written\n"
 		"      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
@@ -139,6 +157,52 @@ static int parse_unwind(const char *text, struct session_options *options)
 	return -EINVAL;
 }
 
+/* Whether -o is a pattern: %p (PID), %r (rank), %h (host name), %%. */
+static bool is_pattern(const char *path)
+{
+	return path && (strstr(path, "%p") || strstr(path, "%r") || strstr(path, "%h"));
+}
+
+static bool valid_pattern(const char *path)
+{
+	for (const char *c = strchr(path, '%'); c; c = strchr(c + 2, '%'))
+		if (!c[1] || !strchr("prh%", c[1]))
+			return false;
+	return true;
+}
+
+/* "PID[,PID...]" into the session's first PID and the others.  0 or
+ * -EINVAL. */
+static int parse_pids(const char *text, struct profile_env *env)
+{
+	char *copy = strdup(text), *save = NULL, *token;
+	size_t n = 0;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	env->session.pid = 0;
+	for (token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
+		long value;
+
+		if (parse_long(token, 1, 0x3fffffff, &value) || n > MAX_PIDS) {
+			err = -EINVAL;
+			break;
+		}
+		if (!n)
+			env->session.pid = value;
+		else
+			env->more_pids[n - 1] = value;
+		n++;
+	}
+	if (!n || text[strlen(text) - 1] == ',')
+		err = -EINVAL;
+	env->session.more_pids = env->more_pids;
+	env->session.nr_more_pids = n ? n - 1 : 0;
+	free(copy);
+	return err;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct profile_env *env)
 {
@@ -154,7 +218,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
 	while ((opt = getopt_long(argc, argv,
-				  env->mode == MODE_ATTACH ? "+p:d:F:f:o:vh" : "+d:F:f:o:vh",
+				  env->mode == MODE_ATTACH ? "+p:Cd:F:f:o:vh" : "+Cd:F:f:o:vh",
 				  long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -162,12 +226,12 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				report__error("-p is for 'llmprof attach'; record runs a command");
 				return EXIT_USAGE;
 			}
-			if (parse_long(optarg, 1, 0x3fffffff, &value)) {
-				report__error("invalid PID '%s' for -p: expected a positive number",
-					      optarg);
+			if (parse_pids(optarg, env)) {
+				report__error("invalid PID list '%s' for -p: expected positive "
+					      "numbers separated by commas (at most %d)",
+					      optarg, MAX_PIDS);
 				return EXIT_USAGE;
 			}
-			env->session.pid = value;
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &env->session.duration)) {
@@ -200,6 +264,12 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			env->output_path = optarg;
+			if (!valid_pattern(optarg)) {
+				report__error("invalid -o name '%s': %% is followed by p (PID), r "
+					      "(rank), h (host name) or %%",
+					      optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_NO_KERNEL:
 			env->session.kernel_stacks = false;
@@ -250,6 +320,17 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'C':
+			env->session.children = true;
+			env->no_children = false;
+			break;
+		case OPT_NO_CHILDREN:
+			env->session.children = false;
+			env->no_children = true;
+			break;
+		case OPT_PER_PROCESS:
+			env->session.per_process = true;
+			break;
 		case OPT_OFF_CPU:
 			env->session.mode = SESSION_MODE_OFF_CPU;
 			break;
@@ -293,6 +374,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			return EXIT_USAGE;
 		}
 		env->command = argv + optind;
+		/* As perf record does: the whole tree the command starts. */
+		env->session.children = !env->no_children;
 	}
 	return -1;
 }
@@ -450,6 +533,106 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 		report__warn("the profile is kept in %s", path);
 }
 
+/* The rank in a process's root frame ("COMM [rank R]"), or -1. */
+static int rank_of(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const char *at;
+
+		if (!p->stacks[i].depth)
+			continue;
+		at = strstr(p->frames[p->stacks[i].frames[0]].name, " [rank ");
+		return at ? atoi(at + 7) : -1;
+	}
+	return -1;
+}
+
+static int expand_pattern(const char *pattern, pid_t pid, int rank, char *out, size_t size)
+{
+	char host[256] = "localhost";
+	size_t n = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	for (const char *c = pattern; *c; c++) {
+		char piece[300];
+
+		if (*c != '%' || !c[1]) {
+			piece[0] = *c;
+			piece[1] = '\0';
+		} else {
+			switch (*++c) {
+			case 'p':
+				snprintf(piece, sizeof(piece), "%d", pid);
+				break;
+			case 'r':
+				/* A process without a rank goes by its PID. */
+				if (rank >= 0)
+					snprintf(piece, sizeof(piece), "%d", rank);
+				else
+					snprintf(piece, sizeof(piece), "pid%d", pid);
+				break;
+			case 'h':
+				snprintf(piece, sizeof(piece), "%s", host);
+				break;
+			default:
+				snprintf(piece, sizeof(piece), "%%");
+				break;
+			}
+		}
+		if (n + strlen(piece) >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, piece, strlen(piece));
+		n += strlen(piece);
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* -o with a pattern: one file per process, each written atomically.
+ * Returns 0 or -errno; the files written so far stay. */
+static int write_per_process(const struct profile_env *env, const struct profile *profile)
+{
+	uint32_t *pids = NULL;
+	size_t nr = 0;
+	int err = 0;
+
+	pids = calloc(profile->nr_threads ? profile->nr_threads : 1, sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < profile->nr_threads; i++) {
+		size_t k = 0;
+
+		while (k < nr && pids[k] != profile->threads[i].pid)
+			k++;
+		if (k == nr)
+			pids[nr++] = profile->threads[i].pid;
+	}
+	for (size_t i = 0; i < nr && !err; i++) {
+		struct output_file file = {0};
+		struct profile *one = NULL;
+		char path[PATH_MAX];
+
+		err = profile__select_process(profile, pids[i], &one);
+		if (!err)
+			err = expand_pattern(env->output_path, pids[i], rank_of(one), path,
+					     sizeof(path));
+		if (!err)
+			err = output_file__open(&file, path);
+		if (!err)
+			err = output_file__commit(
+			    &file, output__write(one, env->format, env->view, file.stream));
+		if (err)
+			report__error("cannot write the profile of PID %u to '%s': %s", pids[i],
+				      path, strerror(-err));
+		else
+			report__info("wrote PID %u's profile to %s", pids[i], path);
+		profile__free(one);
+	}
+	free(pids);
+	return err;
+}
+
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
@@ -465,7 +648,17 @@ static int run_profile(struct profile_env *env)
 		report__error("no process with PID %d", env->session.pid);
 		return EXIT_RUNTIME;
 	}
-	err = output_file__open(&output, env->output_path);
+	if (is_pattern(env->output_path)) {
+		/* Named per process at the end; check the directory now. */
+		char first[PATH_MAX];
+
+		err = expand_pattern(env->output_path, env->session.pid, 0, first, sizeof(first));
+		if (!err)
+			err = output_file__open(&output, first);
+		output_file__abort(&output);
+	} else {
+		err = output_file__open(&output, env->output_path);
+	}
 	if (err) {
 		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
 		return EXIT_RUNTIME;
@@ -544,8 +737,16 @@ static int run_profile(struct profile_env *env)
 	}
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, end == SESSION_END_STOPPED);
-	err = output__write(profile, env->format, env->view, output.stream);
-	err = output_file__commit(&output, err);
+	if (is_pattern(env->output_path)) {
+		err = write_per_process(env, profile);
+		if (err) {
+			keep_profile(env, profile);
+			goto cleanup;
+		}
+	} else {
+		err = output__write(profile, env->format, env->view, output.stream);
+		err = output_file__commit(&output, err);
+	}
 	if (err) {
 		report__error("cannot write the profile%s%s: %s", env->output_path ? " to " : "",
 			      env->output_path ? env->output_path : "", strerror(-err));

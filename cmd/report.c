@@ -3,12 +3,14 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "findings/findings.h"
 #include "profile/output.h"
 #include "profile_input.h"
+#include "profile/process_report.h"
 #include "profile/profile_report.h"
 #include "status.h"
 
@@ -16,42 +18,48 @@ enum {
 	OPT_TOP = 256,
 	OPT_LENIENT,
 	OPT_FINDINGS,
+	OPT_BY_PROCESS,
 	OPT_UNIT,
 };
 
 static const struct option long_options[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "lenient", no_argument, NULL, OPT_LENIENT },
-	{ "unit", required_argument, NULL, OPT_UNIT },
-	{ "findings", no_argument, NULL, OPT_FINDINGS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"lenient", no_argument, NULL, OPT_LENIENT},
+    {"unit", required_argument, NULL, OPT_UNIT},
+    {"findings", no_argument, NULL, OPT_FINDINGS},
+    {"verbose", no_argument, NULL, 'v'},
+    {"by-process", no_argument, NULL, OPT_BY_PROCESS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: llmprof report [OPTIONS] INPUT\n"
-		"\n"
-		"Summarise a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
-		"content): samples and duration, the top functions by self and by total share,\n"
-		"and GPU time by kernel and by launching function when the profile has any.\n"
-		"INPUT '-' is standard input.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format FORMAT  text (default), json or markdown\n"
-		"  -o, --output FILE    write to FILE instead of standard output\n"
-		"      --top N          rows per table (default 10, 0 for all)\n"
-		"      --lenient        skip malformed lines of folded input, and say how many\n"
-		"      --unit UNIT      what the numbers of folded input count: samples\n"
-		"                       (default), us or ns\n"
-		"      --findings       what is wrong and what to change, ranked by the share of\n"
-		"                       time it costs, instead of the tables\n"
-		"  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
-		"  -h, --help           show this help and exit\n");
+	fprintf(
+	    out,
+	    "Usage: llmprof report [OPTIONS] INPUT\n"
+	    "       llmprof report --by-process [OPTIONS] INPUT...\n"
+	    "\n"
+	    "Summarise a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
+	    "content): samples and duration, the top functions by self and by total share,\n"
+	    "and GPU time by kernel and by launching function when the profile has any.\n"
+	    "INPUT '-' is standard input.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -f, --format FORMAT  text (default), json or markdown\n"
+	    "  -o, --output FILE    write to FILE instead of standard output\n"
+	    "      --top N          rows per table (default 10, 0 for all)\n"
+	    "      --lenient        skip malformed lines of folded input, and say how many\n"
+	    "      --unit UNIT      what the numbers of folded input count: samples\n"
+	    "                       (default), us or ns\n"
+	    "      --findings       what is wrong and what to change, ranked by the share of\n"
+	    "                       time it costs, instead of the tables\n"
+	    "  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
+	    "      --by-process     a row per process of the INPUTs (ranks, workers, files\n"
+	    "                       written with -o '%%r'), and the straggler named\n"
+	    "  -h, --help           show this help and exit\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -63,9 +71,9 @@ static int write_findings(const struct profile *profile, const struct report_opt
 			  bool verbose, enum text_format format, FILE *out)
 {
 	struct findings_write_options write_options = {
-		.name = options->name,
-		.top = options->top,
-		.verbose = verbose,
+	    .name = options->name,
+	    .top = options->top,
+	    .verbose = verbose,
 	};
 	struct findings *findings;
 	int err = findings__analyze(profile, &findings);
@@ -77,16 +85,62 @@ static int write_findings(const struct profile *profile, const struct report_opt
 	return err;
 }
 
+/* report --by-process INPUT...: every input loaded, then one table. */
+static int report_by_process(int nr, char **paths, const struct profile_read_options *read_options,
+			     enum profile_unit folded_unit, enum text_format format,
+			     const char *output_path)
+{
+	struct profile **profiles = calloc(nr > 0 ? nr : 1, sizeof(*profiles));
+	const char **names = calloc(nr > 0 ? nr : 1, sizeof(*names));
+	struct output_file output = {0};
+	int status = EXIT_OK, err;
+
+	if (nr < 1) {
+		free(profiles);
+		free(names);
+		return usage_error("%s", "--by-process expects one or more INPUTs");
+	}
+	if (!profiles || !names) {
+		report__error("out of memory");
+		status = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	for (int i = 0; i < nr; i++) {
+		enum profile_format input_format;
+
+		status = profile_input__load(paths[i], read_options, &profiles[i], &input_format);
+		if (status)
+			goto cleanup;
+		profile_input__set_unit(profiles[i], input_format, folded_unit);
+		names[i] = profile_input__display_name(paths[i]);
+	}
+	err = output_file__open(&output, output_path);
+	if (!err)
+		err = output_file__commit(
+		    &output, process_report__write(profiles, names, nr, format, output.stream));
+	if (err) {
+		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	for (int i = 0; profiles && i < nr; i++)
+		profile__free(profiles[i]);
+	free(profiles);
+	free(names);
+	return status;
+}
+
 int do_report(int argc, char **argv)
 {
-	struct profile_read_options read_options = { 0 };
-	struct report_options options = { .top = 10 };
+	struct profile_read_options read_options = {0};
+	struct report_options options = {.top = 10};
 	enum text_format format = TEXT_FORMAT_TEXT;
 	enum profile_format input_format;
-	struct output_file output = { 0 };
+	struct output_file output = {0};
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
-	bool findings = false, verbose = false;
+	bool findings = false, verbose = false, by_process = false;
 	enum profile_unit folded_unit = UNIT_SAMPLES;
 	long top;
 	int c, err, status;
@@ -126,6 +180,9 @@ int do_report(int argc, char **argv)
 		case 'v':
 			verbose = true;
 			break;
+		case OPT_BY_PROCESS:
+			by_process = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -135,6 +192,9 @@ int do_report(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (by_process)
+		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
+					 format, output_path);
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 

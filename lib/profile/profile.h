@@ -107,6 +107,10 @@ struct profile {
 	uint64_t off_cpu_intervals;
 	uint64_t off_cpu_short, off_cpu_short_ns;
 	uint64_t off_cpu_lost;
+	/* Process trees: processes with samples, children that joined the
+	 * target set by fork, and forks not followed (the set was full). */
+	uint32_t processes;
+	uint64_t children_followed, children_lost;
 
 	struct frame *frames;
 	size_t nr_frames, cap_frames;
@@ -148,6 +152,9 @@ bool profile__stack_is_gpu(const struct profile *profile, uint32_t stack);
 /* Samples must be in time order for the writers; sources that append out of
  * order call this once at the end (stable). */
 void profile__sort_samples(struct profile *profile);
+/* A new profile of pid's threads alone (and the GPU work its stacks
+ * launched).  0 or -ENOMEM. */
+int profile__select_process(const struct profile *profile, uint32_t pid, struct profile **out);
 
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */

@@ -182,6 +182,15 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	else
 		report__info("profiled PID %d for %.2f s: %zu threads", pid, p->duration_ns / 1e9,
 			     p->nr_threads);
+	if (p->processes > 1 || p->children_followed)
+		report__info("%u processes sampled; %llu child processes joined by fork%s", p->processes,
+			     (unsigned long long)p->children_followed,
+			     p->children_followed + 1 > p->processes
+				 ? " (those that never ran during a sample period have no samples)"
+				 : "");
+	if (p->children_lost)
+		report__warn("%llu forked processes were not followed: the target set is full",
+			     (unsigned long long)p->children_lost);
 	if (p->off_cpu_intervals || p->off_cpu_short || p->off_cpu_lost)
 		print_waits(p, total);
 	if (p->samples_lost)
@@ -209,6 +218,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 					  : "the target's threads did not wait");
 	}
 	free(shares);
-	report__info("wrote %s to %s", output_format__description(format),
-		     output_path ? output_path : "standard output");
+	report__info("wrote %s to %s%s", output_format__description(format),
+		     output_path ? output_path : "standard output",
+		     output_path && strchr(output_path, '%') ? " (a file per process)" : "");
 }

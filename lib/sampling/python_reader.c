@@ -104,9 +104,9 @@ int python_reader__new(pid_t pid, int config_fd, struct python_reader **out)
 static void set_searching(struct python_reader *r, bool searching)
 {
 	struct python_config config = {.searching = searching};
-	__u32 zero = 0;
+	__u32 key = r->pid;
 
-	if (r->state != READER_FOUND && !bpf_map_update_elem(r->config_fd, &zero, &config, BPF_ANY))
+	if (r->state != READER_FOUND && !bpf_map_update_elem(r->config_fd, &key, &config, BPF_ANY))
 		r->searching = searching;
 }
 
@@ -246,7 +246,7 @@ static int use_interpreter(struct python_reader *r, const char *path, uint64_t r
 	const struct python_layout *known;
 	struct python_layout layout;
 	uint8_t debug[PYTHON_DEBUG_OFFSETS_SIZE];
-	__u32 zero = 0;
+	__u32 key = r->pid;
 	int err;
 
 	/* 3.13 and later describe themselves at the start of _PyRuntime. */
@@ -276,7 +276,7 @@ static int use_interpreter(struct python_reader *r, const char *path, uint64_t r
 	r->runtime = runtime;
 	r->code_type = code_type;
 	layout.bpf.runtime = runtime;
-	if (bpf_map_update_elem(r->config_fd, &zero, &layout.bpf, BPF_ANY))
+	if (bpf_map_update_elem(r->config_fd, &key, &layout.bpf, BPF_ANY))
 		return -errno;
 	r->state = READER_FOUND;
 	report__debug("Python %u.%u in %s: _PyRuntime at 0x%" PRIx64 "%s", layout.major,

@@ -19,6 +19,7 @@
 #include "targets.h"
 #include "offcpu.h"
 #include "sampling/offcpu_probe.h"
+#include "sampling/process_table.h"
 #include "sampling/python_reader.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -37,6 +38,7 @@ struct raw_stack {
 	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
 	uint16_t nr_user, nr_kernel;
 	uint16_t nr_python; /* Python frame keys after the kernel addresses */
+	uint32_t process;   /* index into the process table: addresses are its */
 	uint64_t hash;
 	int64_t symbolized; /* first index into the frame pool, or -1 */
 	uint32_t nr_frames;
@@ -62,6 +64,7 @@ struct raw_launch {
 
 struct raw_thread {
 	uint32_t tid;
+	uint32_t process; /* index into the process table */
 	char comm[TASK_COMM_LEN];
 };
 
@@ -89,13 +92,9 @@ struct session {
 	int nr_sources;
 	struct record_handler handlers[SAMPLE_KIND_MAX];
 
-	struct symbolizer *symbolizer;
-	struct unwinder *unwinder;    /* NULL with --unwind fp */
-	struct python_reader *python; /* NULL with --no-python */
-	struct offcpu *offcpu;	      /* NULL in SESSION_MODE_CPU */
-	uint64_t last_refresh_ns;
-	bool unknown_since_refresh;
-	char process_name[TASK_COMM_LEN + 1];
+	struct process_table processes;
+	struct offcpu *offcpu;		   /* NULL in SESSION_MODE_CPU */
+	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
 
 	unsigned long long start_ns, end_ns;
 	bool attached;
@@ -112,9 +111,10 @@ struct session {
 	size_t nr_launches, cap_launches;
 	bool launches_sorted;
 	struct bpf_link *launch_link;
-	struct profile *profile; /* the one session__finish() built */
-	int64_t process_frame;
+	struct profile *profile;  /* the one session__finish() built */
+	uint32_t *process_frames; /* by process index, in that profile */
 	int drain_error;
+	bool main_exited; /* -p's first process is gone, others still run */
 };
 
 static unsigned long long monotonic_ns(void)
@@ -145,6 +145,37 @@ static size_t ring_buffer_size(unsigned int frequency, size_t record_bytes)
 	return size;
 }
 
+/* The processes named on the command line, and with --children those of
+ * their descendants alive now (later ones join in the kernel). */
+static int add_selected(struct session *s)
+{
+	const struct session_options *o = &s->options;
+	int err;
+
+	for (size_t i = 0; i <= o->nr_more_pids; i++) {
+		pid_t pid = i ? o->more_pids[i - 1] : o->pid;
+		pid_t *pids = NULL, *parents = NULL;
+		int64_t n = 0;
+
+		err = session__add_target(s, pid, TARGET_FLAG_SELECTED, 0);
+		if (!err)
+			err = process_table__get(&s->processes, pid, 0, true) < 0 ? -ENOMEM : 0;
+		if (!err && o->children)
+			n = process_table__descendants(pid, &pids, &parents);
+		for (int64_t k = 0; !err && k < n; k++) {
+			err = session__add_target(s, pids[k], TARGET_FLAG_CHILD, parents[k]);
+			if (!err &&
+			    process_table__get(&s->processes, pids[k], parents[k], false) < 0)
+				err = -ENOMEM;
+		}
+		free(pids);
+		free(parents);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -164,6 +195,7 @@ int session__open(struct session **out, const struct session_options *options)
 		goto fail;
 	}
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
+	s->skel->rodata->follow_children = options->children;
 	if (options->unwind != UNWIND_FP) {
 		s->skel->rodata->stack_copy_bytes =
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
@@ -181,25 +213,17 @@ int session__open(struct session **out, const struct session_options *options)
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto fail;
-	err = session__add_target(s, options->pid, TARGET_FLAG_SELECTED, 0);
-	if (err)
-		goto fail;
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
-	err = symbolizer__new(options->pid, &s->symbolizer);
+	process_table__init(&s->processes,
+			    &(struct process_table_options){
+				.unwind = options->unwind != UNWIND_FP,
+				.complete_with_fp = options->unwind == UNWIND_AUTO,
+				.python = options->python,
+				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
+			    });
+	err = add_selected(s);
 	if (err)
 		goto fail;
-	if (options->unwind != UNWIND_FP) {
-		err = unwinder__new(s->symbolizer, options->pid, options->unwind == UNWIND_AUTO,
-				    &s->unwinder);
-		if (err)
-			goto fail;
-	}
-	if (options->python) {
-		err = python_reader__new(options->pid, bpf_map__fd(s->skel->maps.python_config),
-					 &s->python);
-		if (err)
-			goto fail;
-	}
 	if (options->mode != SESSION_MODE_CPU) {
 		err = offcpu__open(&s->offcpu, s, options->off_cpu_min_ns);
 		if (err)
@@ -217,13 +241,14 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
-			  uint16_t nr_kernel, uint16_t nr_python, uint64_t hash, uint32_t *index);
+static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *addrs,
+			  uint16_t nr_user, uint16_t nr_kernel, uint16_t nr_python, uint64_t hash,
+			  uint32_t *index);
 
-static int record_thread(struct session *s, uint32_t tid, const char *comm)
+static int record_thread(struct session *s, uint32_t tid, uint32_t process, const char *comm)
 {
-	for (size_t i = 0; i < s->nr_threads; i++) {
-		if (s->threads[i].tid == tid) {
+	for (size_t i = s->nr_threads; i-- > 0;) {
+		if (s->threads[i].tid == tid && s->threads[i].process == process) {
 			/* Threads rename themselves (pthread_setname_np);
 			 * keep the latest name. */
 			memcpy(s->threads[i].comm, comm, TASK_COMM_LEN);
@@ -234,37 +259,19 @@ static int record_thread(struct session *s, uint32_t tid, const char *comm)
 			sizeof(*s->threads)))
 		return -ENOMEM;
 	s->threads[s->nr_threads].tid = tid;
+	s->threads[s->nr_threads].process = process;
 	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
 	return s->nr_threads++;
 }
 
-static void read_process_name(struct session *s)
+static void refresh_modules(struct tracked_process *proc, uint64_t now)
 {
-	char path[64], name[TASK_COMM_LEN + 1];
-	FILE *file;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", s->options.pid);
-	file = fopen(path, "re");
-	if (!file)
-		return;
-	if (fgets(name, sizeof(name), file)) {
-		name[strcspn(name, "\n")] = '\0';
-		if (name[0])
-			memcpy(s->process_name, name, sizeof(name));
-	}
-	fclose(file);
-}
-
-static void refresh_modules(struct session *s, uint64_t now)
-{
-	s->last_refresh_ns = now;
-	s->unknown_since_refresh = false;
-	if (symbolizer__refresh(s->symbolizer) == 0) {
-		symbolizer__read_perf_map(s->symbolizer);
-		read_process_name(s);
-	}
-	if (s->python)
-		python_reader__discover(s->python);
+	proc->last_refresh_ns = now;
+	proc->unknown_since_refresh = false;
+	if (proc->symbolizer && symbolizer__refresh(proc->symbolizer) == 0)
+		symbolizer__read_perf_map(proc->symbolizer);
+	if (proc->python)
+		python_reader__discover(proc->python);
 }
 
 static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
@@ -279,21 +286,39 @@ static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
 /* Replaces the frame-pointer chain in addrs with the stack unwound from the
  * sample's stack copy.  Unwinding reads CFI now, not at the end, so the code
  * the stack runs through must be known: refresh once where it was not. */
-static int unwind_sample(struct session *s, const struct sample_event *e, size_t size,
+static int unwind_sample(struct tracked_process *proc, const struct sample_event *e, size_t size,
 			 uint64_t *addrs, uint16_t *nr_user)
 {
 	uint16_t nr_fp = *nr_user;
 	int err;
 
 	for (int tries = 0;; tries++) {
-		err = unwinder__unwind(s->unwinder, e->tid, (const void *)(e + 1),
+		err = unwinder__unwind(proc->unwinder, e->tid, (const void *)(e + 1),
 				       size - sizeof(*e), addrs, nr_user, MAX_STACK_DEPTH);
-		if (err != UNWIND_STALE || tries || s->last_refresh_ns >= e->time_ns)
+		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
-		refresh_modules(s, monotonic_ns());
+		refresh_modules(proc, monotonic_ns());
 		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
 		*nr_user = nr_fp;
 	}
+}
+
+/* The table entry of the process a record came from; one that joined the
+ * target set in the kernel (a forked child) is added at its first record. */
+static int64_t session_process(struct session *s, pid_t pid)
+{
+	int64_t found = process_table__find(&s->processes, pid);
+	struct target_info info = {0};
+	uint32_t key = pid;
+
+	if (found >= 0)
+		return found;
+	bpf_map__lookup_elem(s->skel->maps.targets, &key, sizeof(key), &info, sizeof(info), 0);
+	found =
+	    process_table__get(&s->processes, pid, info.parent, info.flags & TARGET_FLAG_SELECTED);
+	if (found >= 0)
+		refresh_modules(&s->processes.processes[found], monotonic_ns());
+	return found;
 }
 
 static int handle_sample(void *ctx, void *data, size_t size)
@@ -302,12 +327,21 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	const struct sample_event *e = data;
 	uint64_t addrs[2 * MAX_STACK_DEPTH + PYTHON_MAX_FRAMES];
 	uint16_t nr_user = 0, nr_kernel = 0, nr_python = 0;
+	struct tracked_process *proc;
 	struct raw_sample *sample;
 	uint32_t stack;
+	int64_t process;
 	int thread, err;
 
 	if (size < sizeof(*e))
 		return 0;
+	process = session_process(s, e->pid);
+	if (process < 0) {
+		err = process;
+		goto fail;
+	}
+	proc = &s->processes.processes[process];
+	proc->records++;
 	if (e->user_stack_bytes > 0)
 		nr_user = e->user_stack_bytes / sizeof(__u64);
 	if (e->kernel_stack_bytes > 0)
@@ -316,35 +350,35 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	/* Note unknown code now, while the target still maps it: after it
 	 * exits or unloads a library there is nothing left to read. */
 	for (uint16_t i = 0; i < nr_user; i++) {
-		if (!symbolizer__covers(s->symbolizer, addrs[i])) {
-			s->unknown_since_refresh = true;
+		if (proc->symbolizer && !symbolizer__covers(proc->symbolizer, addrs[i])) {
+			proc->unknown_since_refresh = true;
 			break;
 		}
 	}
-	if (s->unknown_since_refresh && e->time_ns > s->last_refresh_ns + REFRESH_INTERVAL_NS)
-		refresh_modules(s, e->time_ns);
+	if (proc->unknown_since_refresh && e->time_ns > proc->last_refresh_ns + REFRESH_INTERVAL_NS)
+		refresh_modules(proc, e->time_ns);
 	/* A stack copy, where the sample has one, gives the user stack by the
 	 * unwind information of each binary. */
-	if (s->unwinder && size > sizeof(*e)) {
-		err = unwind_sample(s, e, size, addrs, &nr_user);
+	if (proc->unwinder && size > sizeof(*e)) {
+		err = unwind_sample(proc, e, size, addrs, &nr_user);
 		if (err)
 			goto fail;
 	}
 	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
 	/* Code objects are read now, while the target still has them. */
-	if (s->python) {
-		err = python_reader__keys(s->python, &e->python, e->time_ns,
+	if (proc->python) {
+		err = python_reader__keys(proc->python, &e->python, e->time_ns,
 					  addrs + nr_user + nr_kernel, PYTHON_MAX_FRAMES);
 		if (err < 0)
 			goto fail;
 		nr_python = err;
 	}
 
-	err = find_raw_stack(s, addrs, nr_user, nr_kernel, nr_python,
-			     hash_addrs(addrs, nr_user + nr_kernel + nr_python), &stack);
+	err = find_raw_stack(s, process, addrs, nr_user, nr_kernel, nr_python,
+			     hash_addrs(addrs, nr_user + nr_kernel + nr_python) ^ process, &stack);
 	if (err)
 		goto fail;
-	thread = record_thread(s, e->tid, e->comm);
+	thread = record_thread(s, e->tid, process, e->comm);
 	if (thread < 0) {
 		err = thread;
 		goto fail;
@@ -398,8 +432,9 @@ fail:
 	return err;
 }
 
-static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_user,
-			  uint16_t nr_kernel, uint16_t nr_python, uint64_t hash, uint32_t *index)
+static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *addrs,
+			  uint16_t nr_user, uint16_t nr_kernel, uint16_t nr_python, uint64_t hash,
+			  uint32_t *index)
 {
 	size_t n = nr_user + nr_kernel + nr_python, pos;
 	struct raw_stack *r;
@@ -423,8 +458,9 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 	for (pos = hash & (s->raw_index_cap - 1); s->raw_index[pos];
 	     pos = (pos + 1) & (s->raw_index_cap - 1)) {
 		r = &s->raw_stacks[s->raw_index[pos] - 1];
-		if (r->hash == hash && r->nr_user == nr_user && r->nr_kernel == nr_kernel &&
-		    r->nr_python == nr_python && !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
+		if (r->hash == hash && r->process == process && r->nr_user == nr_user &&
+		    r->nr_kernel == nr_kernel && r->nr_python == nr_python &&
+		    !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
 			*index = s->raw_index[pos] - 1;
 			return 0;
 		}
@@ -440,6 +476,7 @@ static int find_raw_stack(struct session *s, const uint64_t *addrs, uint16_t nr_
 	r->nr_user = nr_user;
 	r->nr_kernel = nr_kernel;
 	r->nr_python = nr_python;
+	r->process = process;
 	r->hash = hash;
 	r->symbolized = -1;
 	s->raw_index[pos] = ++s->nr_raw_stacks;
@@ -473,8 +510,19 @@ int session__start(struct session *s)
 	s->pidfd = syscall(SYS_pidfd_open, s->options.pid, 0);
 	if (s->pidfd < 0)
 		return -errno;
-	/* Know the target's code before the first sample arrives. */
-	refresh_modules(s, monotonic_ns());
+	/* Know the targets' code before the first sample arrives. */
+	for (size_t i = 0; i < s->processes.nr; i++)
+		refresh_modules(&s->processes.processes[i], monotonic_ns());
+	if (s->options.children) {
+		struct bpf_program *programs[] = {s->skel->progs.on_fork, s->skel->progs.on_exec,
+						  s->skel->progs.on_exit};
+
+		for (int i = 0; i < 3; i++) {
+			s->process_links[i] = bpf_program__attach(programs[i]);
+			if (!s->process_links[i])
+				return -errno;
+		}
+	}
 
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), handle_sample, s, NULL);
 	if (!s->ring)
@@ -556,6 +604,35 @@ static int drain(struct session *s)
 	return n < 0 ? n : 0;
 }
 
+/* Whether a process is alive and not a zombie. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[256], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
+	       close_paren[2] != 'X';
+}
+
+static bool others_alive(const struct session *s)
+{
+	for (size_t i = 0; i < s->options.nr_more_pids; i++)
+		if (process_alive(s->options.more_pids[i]))
+			return true;
+	return false;
+}
+
 int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_end *end)
 {
 	unsigned long long deadline = 0;
@@ -587,6 +664,13 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 			int fd = events[i].data.fd;
 
 			if (fd == s->pidfd) {
+				/* With -p A,B,... the session lasts while any
+				 * of them does. */
+				if (others_alive(s)) {
+					epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, s->pidfd, NULL);
+					s->main_exited = true;
+					continue;
+				}
 				err = drain(s);
 				*end = SESSION_END_TARGET_EXITED;
 				return err;
@@ -604,12 +688,20 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		err = drain(s);
 		if (err)
 			return err;
+		if (s->main_exited && !others_alive(s)) {
+			*end = SESSION_END_TARGET_EXITED;
+			return 0;
+		}
 	}
 }
 
 static void detach(struct session *s)
 {
 	offcpu__detach(s->offcpu);
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(s->process_links[i]);
+		s->process_links[i] = NULL;
+	}
 	for (int cpu = 0; s->links && cpu < s->nr_cpus; cpu++) {
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
@@ -643,16 +735,48 @@ static void read_counters(struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+/* A stack of a process whose maps could not be read: its user frames as
+ * "[unknown+0xADDR]" (nothing names them), root first. */
+static int unresolved_stack(struct profile *p, const struct raw_stack *r, uint32_t *frames,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (int i = r->nr_user - 1; i >= 0 && n < max; i--) {
+		char name[48];
+		int64_t id;
+
+		snprintf(name, sizeof(name), "[unknown+0x%llx]", (unsigned long long)r->addrs[i]);
+		id = profile__intern_frame(p, name, NULL, 0, FRAME_UNKNOWN);
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	if (!n) {
+		int64_t id = profile__intern_frame(p, "[no stack]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	return n;
+}
+
 /* Symbolizes one raw stack into s-side frame ids, root first. */
 static int symbolize_stack(struct session *s, struct profile *p, const struct raw_stack *r,
 			   uint32_t *frames, size_t max)
 {
+	struct tracked_process *proc = &s->processes.processes[r->process];
 	size_t n = 0;
 	int k;
 
+	/* Without its maps (it was gone when first seen) a process's
+	 * addresses stay as they are. */
+	if (!proc->symbolizer)
+		return unresolved_stack(p, r, frames, max);
 	/* Python frames take the place of the interpreter's eval frames. */
-	if (r->nr_python && s->python) {
-		k = python_reader__merge(s->python, s->symbolizer, p, r->addrs, r->nr_user,
+	if (r->nr_python && proc->python) {
+		k = python_reader__merge(proc->python, proc->symbolizer, p, r->addrs, r->nr_user,
 					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python, frames,
 					 max);
 		if (k < 0)
@@ -661,7 +785,7 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	}
 	/* User frames: captured leaf first, written root first. */
 	for (int i = r->nr_python ? -1 : r->nr_user - 1; i >= 0 && n < max; i--) {
-		k = symbolizer__user_frames(s->symbolizer, p, r->addrs[i], i != 0, frames + n,
+		k = symbolizer__user_frames(proc->symbolizer, p, r->addrs[i], i != 0, frames + n,
 					    max - n);
 		if (k < 0)
 			return k;
@@ -669,7 +793,7 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	}
 	for (int i = r->nr_kernel - 1; i >= 0 && n < max; i--) {
 		int64_t id =
-		    symbolizer__kernel_frame(s->symbolizer, p, r->addrs[r->nr_user + i], i != 0);
+		    symbolizer__kernel_frame(proc->symbolizer, p, r->addrs[r->nr_user + i], i != 0);
 
 		if (id < 0)
 			return id;
@@ -717,12 +841,49 @@ static int64_t off_cpu_leaf(struct profile *p, const uint32_t *frames, size_t n,
 	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
 }
 
+/* The root frame of each process: its command as its main thread last
+ * called itself, and in a profile of several processes its rank or worker
+ * number (process_table__label()). */
+static int name_processes(struct session *s, struct profile *p)
+{
+	size_t sampled = 0;
+
+	for (size_t i = 0; i < s->processes.nr; i++) {
+		struct tracked_process *proc = &s->processes.processes[i];
+		bool named = false;
+
+		sampled += proc->records > 0;
+		for (size_t k = s->nr_threads; k-- > 0 && !named;) {
+			if (s->threads[k].process != i || s->threads[k].tid != (uint32_t)proc->pid)
+				continue;
+			snprintf(proc->comm, sizeof(proc->comm), "%s", s->threads[k].comm);
+			named = true;
+		}
+		for (size_t k = 0; k < s->nr_threads && !named && !proc->comm[0]; k++)
+			if (s->threads[k].process == i)
+				snprintf(proc->comm, sizeof(proc->comm), "%s", s->threads[k].comm);
+	}
+	for (size_t i = 0; i < s->processes.nr; i++) {
+		char label[TASK_COMM_LEN + 64];
+		int64_t id;
+
+		process_table__label(&s->processes, i, sampled > 1, s->options.per_process, label,
+				     sizeof(label));
+		id = profile__intern_frame(p, label, NULL, 0, FRAME_PROCESS);
+		if (id < 0)
+			return id;
+		s->process_frames[i] = id;
+	}
+	p->processes = sampled;
+	return 0;
+}
+
 int session__finish(struct session *s, struct profile **out)
 {
 	uint64_t counters[COUNTER_MAX];
 	struct profile *p = NULL;
 	uint32_t *frames = NULL;
-	int64_t *stack_of_raw = NULL, *thread_frame = NULL, process_frame;
+	int64_t *stack_of_raw = NULL, *thread_frame = NULL;
 	uint32_t *pool = NULL; /* symbolized raw stacks, without the prefix */
 	size_t nr_pool = 0, cap_pool = 0;
 	int err;
@@ -735,14 +896,18 @@ int session__finish(struct session *s, struct profile **out)
 	if (err)
 		return err;
 	read_counters(s, counters);
-	if (s->unwinder)
-		unwinder__report(s->unwinder);
+	for (size_t i = 0; i < s->processes.nr; i++)
+		if (s->processes.processes[i].unwinder && s->processes.processes[i].selected)
+			unwinder__report(s->processes.processes[i].unwinder);
 
 	p = profile__new();
 	frames = malloc((MAX_FRAMES + 3) * sizeof(*frames));
 	stack_of_raw = malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*stack_of_raw));
 	thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*thread_frame));
-	if (!p || !frames || !stack_of_raw || !thread_frame) {
+	free(s->process_frames);
+	s->process_frames =
+	    malloc((s->processes.nr ? s->processes.nr : 1) * sizeof(*s->process_frames));
+	if (!p || !frames || !stack_of_raw || !thread_frame || !s->process_frames) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -760,17 +925,11 @@ int session__finish(struct session *s, struct profile **out)
 	if (s->options.mode == SESSION_MODE_OFF_CPU)
 		p->frequency = 0;
 
-	if (!s->process_name[0] && s->nr_threads)
-		memcpy(s->process_name, s->threads[0].comm, TASK_COMM_LEN);
-	for (size_t i = 0; i < s->nr_threads; i++)
-		if (s->threads[i].tid == (uint32_t)s->options.pid)
-			memcpy(s->process_name, s->threads[i].comm, TASK_COMM_LEN);
-	process_frame = profile__intern_frame(p, s->process_name[0] ? s->process_name : "[process]",
-					      NULL, 0, FRAME_PROCESS);
-	if (process_frame < 0) {
-		err = process_frame;
+	p->children_followed = counters[COUNTER_CHILDREN];
+	p->children_lost = counters[COUNTER_CHILDREN_FULL];
+	err = name_processes(s, p);
+	if (err)
 		goto cleanup;
-	}
 	for (size_t i = 0; i < s->nr_threads; i++) {
 		char name[TASK_COMM_LEN + 16];
 
@@ -792,13 +951,14 @@ int session__finish(struct session *s, struct profile **out)
 		size_t prefix = 0;
 		int n;
 
-		thread = profile__add_thread(p, s->options.pid, t->tid, t->comm);
+		thread =
+		    profile__add_thread(p, s->processes.processes[t->process].pid, t->tid, t->comm);
 		if (thread < 0) {
 			err = thread;
 			goto cleanup;
 		}
 		if (stack < 0 || s->options.per_thread || sample->off_cpu_ns) {
-			frames[prefix++] = process_frame;
+			frames[prefix++] = s->process_frames[t->process];
 			if (s->options.per_thread)
 				frames[prefix++] = thread_frame[sample->thread];
 			if (r->symbolized < 0) {
@@ -852,7 +1012,6 @@ int session__finish(struct session *s, struct profile **out)
 	}
 	profile__sort_samples(p);
 	s->profile = p;
-	s->process_frame = process_frame;
 	*out = p;
 	p = NULL;
 	err = 0;
@@ -877,9 +1036,8 @@ void session__close(struct session *s)
 		close(s->epoll_fd);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
-	unwinder__free(s->unwinder);
-	python_reader__free(s->python);
-	symbolizer__free(s->symbolizer);
+	process_table__free(&s->processes);
+	free(s->process_frames);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		free(s->raw_stacks[i].addrs);
 	free(s->raw_stacks);
@@ -938,6 +1096,7 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 {
 	struct session *s = ctx;
 	struct raw_launch key = {.correlation = correlation}, *launch;
+	struct symbolizer *symbolizer;
 	struct raw_stack trimmed;
 	size_t lo = 0, hi;
 
@@ -964,15 +1123,16 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 	}
 	launch = &s->launches[lo];
 	trimmed = s->raw_stacks[launch->stack];
-	while (trimmed.nr_user > 1 &&
-	       is_cuda_internal(symbolizer__module_of(s->symbolizer, trimmed.addrs[0], NULL))) {
+	symbolizer = s->processes.processes[trimmed.process].symbolizer;
+	while (symbolizer && trimmed.nr_user > 1 &&
+	       is_cuda_internal(symbolizer__module_of(symbolizer, trimmed.addrs[0], NULL))) {
 		trimmed.addrs++;
 		trimmed.nr_user--;
 	}
 	/* Of the runtime's own frames keep the API entry the program called. */
-	while (trimmed.nr_user > 2 &&
-	       is_cuda_runtime(symbolizer__module_of(s->symbolizer, trimmed.addrs[0], NULL)) &&
-	       is_cuda_runtime(symbolizer__module_of(s->symbolizer, trimmed.addrs[1], NULL))) {
+	while (symbolizer && trimmed.nr_user > 2 &&
+	       is_cuda_runtime(symbolizer__module_of(symbolizer, trimmed.addrs[0], NULL)) &&
+	       is_cuda_runtime(symbolizer__module_of(symbolizer, trimmed.addrs[1], NULL))) {
 		trimmed.addrs++;
 		trimmed.nr_user--;
 	}
@@ -1001,7 +1161,7 @@ static int stack_frames(struct session *s, uint32_t thread, const struct raw_sta
 
 	if (max < 3)
 		return -ENOSPC;
-	frames[prefix++] = s->process_frame;
+	frames[prefix++] = s->process_frames[s->threads[thread].process];
 	if (s->options.per_thread) {
 		const struct raw_thread *t = &s->threads[thread];
 		char name[TASK_COMM_LEN + 16];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A profiling session: the perf_event BPF program on every CPU, filtered to
- * one process, its ring buffer drained into raw samples, and at the end the
- * samples symbolized into a struct profile.
+ * the target set (processes named, and with children their descendants),
+ * its ring buffer drained into raw samples, and at the end the samples
+ * symbolized into a struct profile.
  */
 #ifndef LLMPROF_SESSION_H
 #define LLMPROF_SESSION_H
@@ -36,6 +37,10 @@ enum session_mode {
 
 struct session_options {
 	pid_t pid;		/* target process (thread group id) */
+	const pid_t *more_pids; /* attach -p A,B,...: the others */
+	size_t nr_more_pids;
+	bool children;	  /* descendants too, those alive and those forked later */
+	bool per_process; /* a root frame per process even where names repeat */
 	unsigned int frequency; /* samples per second per CPU */
 	double duration;	/* seconds; 0 runs until stopped or the target exits */
 	bool kernel_stacks;	/* false with --no-kernel */

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * llmprof merge: sums profiles (any input diff reads) into one, each
+ * optionally under a label of its own, so that the per-node profiles of a
+ * multi-node job become one flame graph.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "profile/output.h"
+#include "profile_input.h"
+#include "status.h"
+
+#define MAX_LABEL 256
+
+enum {
+	OPT_LENIENT = 256,
+	OPT_LABEL,
+};
+
+static const struct option long_options[] = {
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"label", required_argument, NULL, OPT_LABEL},
+    {"lenient", no_argument, NULL, OPT_LENIENT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: llmprof merge [OPTIONS] INPUT...\n"
+		"\n"
+		"Sum profiles (folded stacks, speedscope JSON, pprof or perf script, told\n"
+		"apart by content) into one; they must weigh in the same unit.\n"
+		"\n"
+		"Options:\n"
+		"  -f, --format FORMAT  folded (default), speedscope or pprof\n"
+		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
+		"                       appears whole or not at all\n"
+		"      --label L1,L2,.. put each INPUT's stacks under a root frame of its own\n"
+		"                       label ([L1], ...), one label per INPUT\n"
+		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"  -h, --help           show this help and exit\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	return command_usage_error("merge", fmt, arg);
+}
+
+/* Adds every stack of from, under the label frame when there is one. */
+static int add_profile(struct profile *into, const struct profile *from, const char *label)
+{
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+	int64_t label_frame = -1;
+	int err = 0;
+
+	if (label) {
+		char name[MAX_LABEL + 3];
+
+		snprintf(name, sizeof(name), "[%s]", label);
+		label_frame = profile__intern_frame(into, name, NULL, 0, FRAME_PROCESS);
+		if (label_frame < 0)
+			return label_frame;
+	}
+	for (size_t i = 0; i < from->nr_stacks && !err; i++) {
+		const struct stack *s = &from->stacks[i];
+		size_t n = 0;
+		int64_t stack;
+
+		if (!s->weight || !s->depth)
+			continue;
+		if (s->depth + 1 > cap) {
+			uint32_t *grown = realloc(frames, (s->depth + 1) * sizeof(*frames));
+
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			frames = grown;
+			cap = s->depth + 1;
+		}
+		if (label_frame >= 0)
+			frames[n++] = label_frame;
+		for (uint32_t k = 0; k < s->depth; k++) {
+			const struct frame *f = &from->frames[s->frames[k]];
+			int64_t id =
+			    profile__intern_frame(into, f->name, f->file, f->line, f->kind);
+
+			if (id < 0) {
+				err = id;
+				break;
+			}
+			frames[n++] = id;
+		}
+		if (err)
+			break;
+		stack = profile__intern_stack(into, frames, n);
+		if (stack < 0) {
+			err = stack;
+			break;
+		}
+		profile__add_weight(into, stack, s->weight);
+	}
+	into->samples_taken += from->samples_taken;
+	free(frames);
+	return err;
+}
+
+int do_merge(int argc, char **argv)
+{
+	struct profile_read_options read_options = {0};
+	struct output_file output = {0};
+	enum output_format format = FORMAT_FOLDED;
+	const char *output_path = NULL;
+	char *labels_text = NULL, *labels[4096];
+	size_t nr_labels = 0;
+	struct profile *merged = NULL;
+	int c, err, status = EXIT_OK;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (output__parse_format(optarg, &format))
+				return usage_error(
+				    "unknown format '%s' (expected folded, speedscope "
+				    "or pprof)",
+				    optarg);
+			break;
+		case 'o':
+			output_path = optarg;
+			break;
+		case OPT_LABEL:
+			labels_text = optarg;
+			break;
+		case OPT_LENIENT:
+			read_options.lenient = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "expected one or more INPUTs");
+	if (labels_text) {
+		char *save = NULL;
+
+		labels_text = strdup(labels_text);
+		if (!labels_text) {
+			report__error("out of memory");
+			return EXIT_RUNTIME;
+		}
+		for (char *t = strtok_r(labels_text, ",", &save); t && nr_labels < 4096;
+		     t = strtok_r(NULL, ",", &save))
+			labels[nr_labels++] = t;
+		if (nr_labels != (size_t)(argc - optind)) {
+			char count[32];
+
+			snprintf(count, sizeof(count), "%d", argc - optind);
+			free(labels_text);
+			return usage_error("--label needs one label per INPUT (%s)", count);
+		}
+		for (size_t i = 0; i < nr_labels; i++)
+			if (strlen(labels[i]) > MAX_LABEL) {
+				free(labels_text);
+				return usage_error("label '%s' is too long", labels[i]);
+			}
+	}
+	err = output_file__open(&output, output_path);
+	if (err) {
+		report__error("cannot create %s: %s", output_path, strerror(-err));
+		free(labels_text);
+		return EXIT_RUNTIME;
+	}
+	merged = profile__new();
+	if (!merged) {
+		report__error("out of memory");
+		status = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	for (int i = optind; i < argc; i++) {
+		struct profile *one = NULL;
+		enum profile_format input_format;
+
+		status = profile_input__load(argv[i], &read_options, &one, &input_format);
+		if (status)
+			goto cleanup;
+		if (i == optind) {
+			merged->unit = one->unit;
+			merged->frequency = one->frequency;
+		} else if (one->unit != merged->unit) {
+			report__error("%s weighs in other units than %s: cannot merge them",
+				      profile_input__display_name(argv[i]),
+				      profile_input__display_name(argv[optind]));
+			profile__free(one);
+			status = EXIT_USAGE;
+			goto cleanup;
+		} else if (one->frequency != merged->frequency) {
+			merged->frequency = 0;
+		}
+		err = add_profile(merged, one, labels_text ? labels[i - optind] : NULL);
+		profile__free(one);
+		if (err) {
+			report__error("cannot merge %s: %s", argv[i], strerror(-err));
+			status = EXIT_RUNTIME;
+			goto cleanup;
+		}
+	}
+	err = output_file__commit(&output, output__write(merged, format, VIEW_ALL, output.stream));
+	if (err) {
+		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	if (status != EXIT_OK)
+		output_file__abort(&output);
+	profile__free(merged);
+	free(labels_text);
+	return status;
+}
