@@ -195,7 +195,7 @@ static int parse_pids(const char *text, struct profile_env *env)
 			env->more_pids[n - 1] = value;
 		n++;
 	}
-	if (!n || text[strlen(text) - 1] == ',')
+	if (!n || text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,"))
 		err = -EINVAL;
 	env->session.more_pids = env->more_pids;
 	env->session.nr_more_pids = n ? n - 1 : 0;
@@ -533,20 +533,6 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 		report__warn("the profile is kept in %s", path);
 }
 
-/* The rank in a process's root frame ("COMM [rank R]"), or -1. */
-static int rank_of(const struct profile *p)
-{
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const char *at;
-
-		if (!p->stacks[i].depth)
-			continue;
-		at = strstr(p->frames[p->stacks[i].frames[0]].name, " [rank ");
-		return at ? atoi(at + 7) : -1;
-	}
-	return -1;
-}
-
 static int expand_pattern(const char *pattern, pid_t pid, int rank, char *out, size_t size)
 {
 	char host[256] = "localhost";
@@ -589,47 +575,79 @@ static int expand_pattern(const char *pattern, pid_t pid, int rank, char *out, s
 	return 0;
 }
 
-/* -o with a pattern: one file per process, each written atomically.
- * Returns 0 or -errno; the files written so far stay. */
+/* The rank in the root frame of pid's stacks ("COMM [rank R]"), or -1. */
+static int rank_of_pid(const struct profile *p, uint32_t pid)
+{
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *s = &p->samples[i];
+		const char *at;
+
+		if (p->threads[s->thread].pid != pid || !p->stacks[s->stack].depth)
+			continue;
+		at = strstr(p->frames[p->stacks[s->stack].frames[0]].name, " [rank ");
+		return at ? atoi(at + 7) : -1;
+	}
+	return -1;
+}
+
+/* -o with a pattern: one file per name it gives, each written atomically,
+ * with every process whose name it is (all the processes of a rank, for
+ * %r).  Returns 0 or -errno; the files written so far stay. */
 static int write_per_process(const struct profile_env *env, const struct profile *profile)
 {
-	uint32_t *pids = NULL;
-	size_t nr = 0;
+	size_t nr = 0, cap = profile->nr_threads ? profile->nr_threads : 1;
+	uint32_t *pids = calloc(cap, sizeof(*pids)), *group = calloc(cap, sizeof(*group));
+	char(*paths)[PATH_MAX] = calloc(cap, sizeof(*paths));
+	bool *done = calloc(cap, sizeof(*done));
 	int err = 0;
 
-	pids = calloc(profile->nr_threads ? profile->nr_threads : 1, sizeof(*pids));
-	if (!pids)
-		return -ENOMEM;
-	for (size_t i = 0; i < profile->nr_threads; i++) {
+	if (!pids || !group || !paths || !done) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < profile->nr_threads && !err; i++) {
 		size_t k = 0;
 
 		while (k < nr && pids[k] != profile->threads[i].pid)
 			k++;
-		if (k == nr)
-			pids[nr++] = profile->threads[i].pid;
+		if (k < nr)
+			continue;
+		pids[nr] = profile->threads[i].pid;
+		err = expand_pattern(env->output_path, pids[nr], rank_of_pid(profile, pids[nr]),
+				     paths[nr], sizeof(paths[nr]));
+		nr++;
 	}
 	for (size_t i = 0; i < nr && !err; i++) {
 		struct output_file file = {0};
 		struct profile *one = NULL;
-		char path[PATH_MAX];
+		size_t nr_group = 0;
 
-		err = profile__select_process(profile, pids[i], &one);
+		if (done[i])
+			continue;
+		for (size_t k = i; k < nr; k++) {
+			if (!done[k] && !strcmp(paths[k], paths[i])) {
+				group[nr_group++] = pids[k];
+				done[k] = true;
+			}
+		}
+		err = profile__select_processes(profile, group, nr_group, &one);
 		if (!err)
-			err = expand_pattern(env->output_path, pids[i], rank_of(one), path,
-					     sizeof(path));
+			err = output_file__open(&file, paths[i]);
 		if (!err)
-			err = output_file__open(&file, path);
-		if (!err)
-			err = output_file__commit(
-			    &file, output__write(one, env->format, env->view, file.stream));
+			err = output_file__commit(&file,
+						  output__write(one, env->format, env->view, file.stream));
 		if (err)
-			report__error("cannot write the profile of PID %u to '%s': %s", pids[i],
-				      path, strerror(-err));
+			report__error("cannot write '%s': %s", paths[i], strerror(-err));
 		else
-			report__info("wrote PID %u's profile to %s", pids[i], path);
+			report__debug("wrote %zu process%s to %s", nr_group, nr_group > 1 ? "es" : "",
+				      paths[i]);
 		profile__free(one);
 	}
+out:
 	free(pids);
+	free(group);
+	free(paths);
+	free(done);
 	return err;
 }
 

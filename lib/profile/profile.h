@@ -152,9 +152,10 @@ bool profile__stack_is_gpu(const struct profile *profile, uint32_t stack);
 /* Samples must be in time order for the writers; sources that append out of
  * order call this once at the end (stable). */
 void profile__sort_samples(struct profile *profile);
-/* A new profile of pid's threads alone (and the GPU work its stacks
- * launched).  0 or -ENOMEM. */
-int profile__select_process(const struct profile *profile, uint32_t pid, struct profile **out);
+/* A new profile of the listed processes' threads alone (and the GPU work
+ * their stacks launched).  0 or -ENOMEM. */
+int profile__select_processes(const struct profile *profile, const uint32_t *pids, size_t nr_pids,
+			      struct profile **out);
 
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */

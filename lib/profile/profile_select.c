@@ -32,7 +32,16 @@ static int64_t copy_stack(const struct profile *from, struct profile *to, uint32
 	return profile__intern_stack(to, scratch, s->depth);
 }
 
-int profile__select_process(const struct profile *p, uint32_t pid, struct profile **out)
+static bool listed(uint32_t pid, const uint32_t *pids, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+int profile__select_processes(const struct profile *p, const uint32_t *pids, size_t nr_pids,
+			      struct profile **out)
 {
 	struct profile *q = profile__new();
 	int64_t *frame_map = malloc((p->nr_frames ? p->nr_frames : 1) * sizeof(*frame_map));
@@ -55,7 +64,7 @@ int profile__select_process(const struct profile *p, uint32_t pid, struct profil
 	q->start_ns = p->start_ns;
 	q->duration_ns = p->duration_ns;
 	q->frequency = p->frequency;
-	q->processes = 1;
+	q->processes = nr_pids;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		frame_map[i] = -1;
 	for (size_t i = 0; i < p->nr_stacks; i++)
@@ -64,7 +73,7 @@ int profile__select_process(const struct profile *p, uint32_t pid, struct profil
 		const struct thread *t = &p->threads[i];
 
 		thread_map[i] = -1;
-		if (t->pid != pid)
+		if (!listed(t->pid, pids, nr_pids))
 			continue;
 		thread_map[i] = profile__add_thread(q, t->pid, t->tid, t->name);
 		if (thread_map[i] < 0) {
