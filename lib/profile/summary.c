@@ -121,8 +121,8 @@ static void print_waits(const struct profile *p, uint64_t total)
 		row.caller = k < s->depth ? s->frames[k] : s->frames[0];
 		row.weight = s->weight;
 		for (k = 0; k < nr_rows; k++)
-			if (rows[k].leaf == row.leaf && rows[k].caller == row.caller &&
-			    rows[k].named == row.named)
+			if (rows[k].leaf == row.leaf && rows[k].named == row.named &&
+			    !strcmp(p->frames[rows[k].caller].name, p->frames[row.caller].name))
 				break;
 		if (k < nr_rows) {
 			rows[k].weight += row.weight;
