@@ -20,6 +20,8 @@ enum sample_counter {
 	COUNTER_OFFCPU_SHORT,	   /* blocks under min_block_ns: counted only */
 	COUNTER_OFFCPU_SHORT_NS,   /* their total time */
 	COUNTER_LOST_OFFCPU,	   /* ring buffer full: an off-CPU interval lost */
+	COUNTER_GPU_MEMORY,	   /* GPU memory calls recorded */
+	COUNTER_LOST_GPU_MEMORY,   /* ring buffer full: a GPU memory call lost */
 	COUNTER_MAX,
 };
 
