@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,19 +409,58 @@ int gpu_memory__attach(struct gpu_memory *m, bool attach_mode)
 	return 0;
 }
 
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Removing a uprobe waits for a grace period (some 70 ms): the links go in
+ * parallel, so that ending a profile takes one, not one per probe. */
+static void destroy_links(struct bpf_link **links, size_t nr)
+{
+	pthread_t *threads = calloc(nr ? nr : 1, sizeof(*threads));
+	bool *started = calloc(nr ? nr : 1, sizeof(*started));
+
+	for (size_t k = 0; k < nr; k++) {
+		started[k] = threads && started &&
+			     !pthread_create(&threads[k], NULL, destroy_link, links[k]);
+		if (!started[k])
+			bpf_link__destroy(links[k]);
+	}
+	for (size_t k = 0; k < nr; k++)
+		if (started[k])
+			pthread_join(threads[k], NULL);
+	free(threads);
+	free(started);
+}
+
 void gpu_memory__detach(struct gpu_memory *m)
 {
+	struct bpf_link **links = NULL;
+	size_t nr = 0, cap = 0;
+
 	if (!m)
 		return;
-	bpf_link__destroy(m->loader_link);
-	m->loader_link = NULL;
 	for (size_t i = 0; i < m->nr_libraries; i++) {
 		struct library *l = &m->libraries[i];
 
-		for (size_t k = 0; k < l->nr_links; k++)
-			bpf_link__destroy(l->links[k]);
+		if (!array__grow((void **)&links, &cap, nr + l->nr_links + 1, sizeof(*links))) {
+			memcpy(links + nr, l->links, l->nr_links * sizeof(*links));
+			nr += l->nr_links;
+		} else {
+			for (size_t k = 0; k < l->nr_links; k++)
+				bpf_link__destroy(l->links[k]);
+		}
 		l->nr_links = 0;
 	}
+	if (m->loader_link && !array__grow((void **)&links, &cap, nr + 1, sizeof(*links)))
+		links[nr++] = m->loader_link;
+	else
+		bpf_link__destroy(m->loader_link);
+	m->loader_link = NULL;
+	destroy_links(links, nr);
+	free(links);
 	/* The target may be stopped on a load no one answers now. */
 	if (m->stop_on_load)
 		kill(m->pid, SIGCONT);

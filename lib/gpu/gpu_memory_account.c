@@ -13,6 +13,7 @@
 
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
+#include "profile/text_output.h"
 #include "status.h"
 
 #define SUMMARY_TOP_STACKS 5
@@ -20,20 +21,7 @@
 
 void gpu_memory__format_bytes(char *buf, size_t size, uint64_t bytes)
 {
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-	double value = bytes;
-	size_t unit = 0;
-
-	if (bytes < 1024) {
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-		return;
-	}
-	value /= 1024;
-	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
-		value /= 1024;
-		unit++;
-	}
-	snprintf(buf, size, "%.1f %s", value, units[unit]);
+	text_output__bytes(buf, size, bytes);
 }
 
 int gpu_memory__parse_view(const char *text, enum gpu_memory_view *view)
@@ -401,10 +389,15 @@ static size_t group_rows(const struct gpu_memory *m, bool (*select)(const struct
 
 		if (!select(m, e, i, ctx))
 			continue;
-		for (k = 0; k < nr; k++)
-			if (rows[k].stack == e->stack && rows[k].call == e->call &&
-			    rows[k].result == e->result)
+		for (k = 0; k < nr; k++) {
+			const struct memory_event *first = &m->events[rows[k].first];
+
+			if (rows[k].call == e->call && rows[k].result == e->result &&
+			    first->nr_frames == e->nr_frames &&
+			    !memcmp(m->frames + first->frames, m->frames + e->frames,
+				    e->nr_frames * sizeof(*m->frames)))
 				break;
+		}
 		if (k == nr) {
 			if (array__grow((void **)&rows, &cap, nr + 1, sizeof(*rows)))
 				break;
