@@ -305,6 +305,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 				     m->pid, strerror(-err));
 			m->loader_error = err;
 		}
+		session__refresh_modules(m->session);
 		if (m->stop_on_load)
 			kill(e->pid, SIGCONT);
 		return 0;

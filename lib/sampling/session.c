@@ -1020,6 +1020,11 @@ static int stack_frames(struct session *s, uint32_t thread, const struct raw_sta
 	return 0;
 }
 
+void session__refresh_modules(struct session *s)
+{
+	refresh_modules(s, monotonic_ns());
+}
+
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)
 {
 	struct target_info info = {.flags = flags, .parent = parent};
