@@ -11,20 +11,20 @@
 
 /* How a call's arguments are read (the cookie's low byte). */
 enum gpu_memory_shape {
-	GPU_MEMORY_ALLOC = 1,	 /* (T **out, size_t size, ...) */
-	GPU_MEMORY_ALLOC_PITCH,	 /* (T **out, size_t *pitch, size_t width, size_t height) */
-	GPU_MEMORY_CREATE,	 /* cuMemCreate(handle *out, size, const prop *, flags) */
-	GPU_MEMORY_FREE,	 /* (T *address, ...), cuMemRelease(handle) */
-	GPU_MEMORY_MAP,		 /* cuMemMap(address, size, offset, handle, flags) */
-	GPU_MEMORY_UNMAP,	 /* cuMemUnmap(address, size) */
-	GPU_MEMORY_SET_DEVICE,	 /* cudaSetDevice(int device) */
-	GPU_MEMORY_LOADER,	 /* the dynamic loader mapped or unmapped a library */
+	GPU_MEMORY_ALLOC = 1,	/* (T **out, size_t size, ...) */
+	GPU_MEMORY_ALLOC_PITCH, /* (T **out, size_t *pitch, size_t width, size_t height) */
+	GPU_MEMORY_CREATE,	/* cuMemCreate(handle *out, size, const prop *, flags) */
+	GPU_MEMORY_FREE,	/* (T *address, ...), cuMemRelease(handle) */
+	GPU_MEMORY_MAP,		/* cuMemMap(address, size, offset, handle, flags) */
+	GPU_MEMORY_UNMAP,	/* cuMemUnmap(address, size) */
+	GPU_MEMORY_SET_DEVICE,	/* cudaSetDevice(int device) */
+	GPU_MEMORY_LOADER,	/* the dynamic loader mapped or unmapped a library */
 };
 
 /* The uprobe cookie: shape | call << 8, call being userspace's index into
  * its table of functions. */
 #define GPU_MEMORY_COOKIE(shape, call) ((__u64)(shape) | (__u64)(call) << 8)
-#define GPU_MEMORY_COOKIE_SHAPE(cookie) ((cookie) & 0xff)
+#define GPU_MEMORY_COOKIE_SHAPE(cookie) ((cookie)&0xff)
 #define GPU_MEMORY_COOKIE_CALL(cookie) (((cookie) >> 8) & 0xffff)
 
 /* sample_event.detail[] of a GPU memory record. */

@@ -299,6 +299,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	/* --gpu-memory writes the peak unless a view was asked for. */
 	if (env->gpu_memory && !view_given)
 		env->memory_view_set = true;
+	env->session.bursts = env->gpu_memory;
 	if (env->mode == MODE_ATTACH) {
 		if (optind < argc) {
 			report__error("unexpected argument '%s' (attach takes -p PID)",

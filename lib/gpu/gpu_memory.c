@@ -29,14 +29,14 @@
 #include "gpu_memory.skel.h"
 
 #define LOADER_SYMBOL "_dl_debug_state"
+#define GPU_MEMORY_STACK_COPY 4096
 #define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
 
 const struct gpu_memory_call gpu_memory_calls[] = {
     {"cuMemAlloc_v2", "cuMemAlloc", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_DEVICE},
     {"cuMemAllocAsync", "cuMemAllocAsync", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_DEVICE},
     {"cuMemAllocManaged", "cuMemAllocManaged", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_MANAGED},
-    {"cuMemAllocPitch_v2", "cuMemAllocPitch", LIBRARY_DRIVER, GPU_MEMORY_ALLOC_PITCH,
-     SPACE_DEVICE},
+    {"cuMemAllocPitch_v2", "cuMemAllocPitch", LIBRARY_DRIVER, GPU_MEMORY_ALLOC_PITCH, SPACE_DEVICE},
     {"cuMemFree_v2", "cuMemFree", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cuMemFreeAsync", "cuMemFreeAsync", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cuMemAllocHost_v2", "cuMemAllocHost", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_HOST},
@@ -48,10 +48,8 @@ const struct gpu_memory_call gpu_memory_calls[] = {
     {"cuMemUnmap", "cuMemUnmap", LIBRARY_DRIVER, GPU_MEMORY_UNMAP, SPACE_NONE},
     {"cudaMalloc", "cudaMalloc", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
     {"cudaMallocAsync", "cudaMallocAsync", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
-    {"cudaMallocManaged", "cudaMallocManaged", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC,
-     SPACE_MANAGED},
-    {"cudaMallocPitch", "cudaMallocPitch", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC_PITCH,
-     SPACE_DEVICE},
+    {"cudaMallocManaged", "cudaMallocManaged", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_MANAGED},
+    {"cudaMallocPitch", "cudaMallocPitch", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC_PITCH, SPACE_DEVICE},
     {"cudaFree", "cudaFree", LIBRARY_RUNTIME, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cudaFreeAsync", "cudaFreeAsync", LIBRARY_RUNTIME, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cudaMallocHost", "cudaMallocHost", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_HOST},
@@ -75,8 +73,7 @@ struct library {
 static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
 		       uint32_t stack);
 
-int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid,
-		     bool stop_on_load)
+int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid, bool stop_on_load)
 {
 	struct capture_settings settings;
 	struct gpu_memory *m = calloc(1, sizeof(*m));
@@ -95,7 +92,12 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 	session__capture_settings(session, &settings);
 	m->skel->rodata->collect_kernel = settings.collect_kernel;
 	m->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	m->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes;
+	/* Allocations come in bursts of thousands: a smaller copy of the stack
+	 * (the frames near the call; frame pointers complete the rest) keeps
+	 * each record's cost down. */
+	m->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < GPU_MEMORY_STACK_COPY
+						? settings.stack_copy_bytes
+						: GPU_MEMORY_STACK_COPY;
 	m->skel->rodata->stop_on_load = stop_on_load;
 	err = session__share_maps(session, m->skel->obj);
 	if (!err)
@@ -136,14 +138,15 @@ static int resolve_functions(const char *path, enum gpu_memory_library kind, siz
 		    (header.sh_type != SHT_DYNSYM && header.sh_type != SHT_SYMTAB))
 			continue;
 		data = elf_getdata(section, NULL);
-		for (size_t i = 0; data && header.sh_entsize && i < header.sh_size / header.sh_entsize;
-		     i++) {
+		for (size_t i = 0;
+		     data && header.sh_entsize && i < header.sh_size / header.sh_entsize; i++) {
 			GElf_Sym symbol;
 			GElf_Shdr home;
 			const char *name;
 
 			if (!gelf_getsym(data, i, &symbol) ||
-			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_shndx == SHN_UNDEF)
+			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC ||
+			    symbol.st_shndx == SHN_UNDEF)
 				continue;
 			name = elf_strptr(elf, header.sh_link, symbol.st_name);
 			if (!name || name[0] != 'c')
@@ -279,7 +282,8 @@ static int scan_maps(struct gpu_memory *m, char *loader, size_t loader_size)
 		if (stat(full, &st))
 			continue;
 		for (size_t i = 0; i < m->nr_libraries && !known; i++)
-			known = m->libraries[i].dev == st.st_dev && m->libraries[i].ino == st.st_ino;
+			known =
+			    m->libraries[i].dev == st.st_dev && m->libraries[i].ino == st.st_ino;
 		if (known)
 			continue;
 		err = probe_library(m, path, kind, &st);
@@ -312,8 +316,8 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	}
 	if ((size_t)GPU_MEMORY_COOKIE_CALL(cookie) >= gpu_memory_nr_calls)
 		return 0;
-	err = array__grow((void **)&m->events, &m->cap_events, m->nr_events + 1,
-			  sizeof(*m->events));
+	err =
+	    array__grow((void **)&m->events, &m->cap_events, m->nr_events + 1, sizeof(*m->events));
 	if (err)
 		return err;
 	event = &m->events[m->nr_events++];

@@ -261,8 +261,7 @@ static int64_t process_frame(struct frame_map *map)
 	return profile__intern_frame(map->to, "[process]", NULL, 0, FRAME_PROCESS);
 }
 
-int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view,
-			struct profile **out)
+int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, struct profile **out)
 {
 	const struct profile *cpu = m->frames_profile;
 	struct frame_map map = {.from = cpu};
@@ -375,9 +374,9 @@ static int compare_rows(const void *a, const void *b)
 }
 
 /* Rows of the events select() takes, one per stack, call and result. */
-static size_t group_rows(const struct gpu_memory *m, bool (*select)(const struct gpu_memory *,
-								  const struct memory_event *,
-								  uint32_t, const void *),
+static size_t group_rows(const struct gpu_memory *m,
+			 bool (*select)(const struct gpu_memory *, const struct memory_event *,
+					uint32_t, const void *),
 			 const void *ctx, struct summary_row **out)
 {
 	struct summary_row *rows = NULL;
@@ -526,8 +525,8 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			gpu_memory__format_bytes(bytes, sizeof(bytes), rows[k].bytes);
 			describe_stack(m, e, stack, sizeof(stack));
 			report__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
-				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0,
-				     rows[k].count, gpu_memory_calls[rows[k].call].name, stack);
+				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0, rows[k].count,
+				     gpu_memory_calls[rows[k].call].name, stack);
 		}
 		free(rows);
 	}

@@ -52,7 +52,7 @@ struct memory_event {
 	uint64_t size, address, handle;
 	int64_t result;
 	int32_t device;
-	uint16_t call; /* index into gpu_memory_calls */
+	uint16_t call;		/* index into gpu_memory_calls */
 	uint32_t thread, stack; /* the session's raw indexes */
 	uint32_t end;		/* allocations: the event that freed it, or NO_END */
 	int64_t frames;		/* into gpu_memory.frames once resolved, or -1 */

@@ -45,6 +45,7 @@ struct session_options {
 	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, auto); 0: 16 KiB */
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
+	bool bursts;		 /* a probe family records in bursts (GPU memory) */
 };
 
 struct session;
