@@ -22,6 +22,8 @@ enum sample_counter {
 	COUNTER_LOST_OFFCPU,	   /* ring buffer full: an off-CPU interval lost */
 	COUNTER_CHILDREN,	   /* processes that joined the target set by fork */
 	COUNTER_CHILDREN_FULL,	   /* forks not followed: the target set was full */
+	COUNTER_GPU_MEMORY,	   /* GPU memory calls recorded */
+	COUNTER_LOST_GPU_MEMORY,   /* ring buffer full: a GPU memory call lost */
 	COUNTER_MAX,
 };
 

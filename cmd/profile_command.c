@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "findings/findings.h"
 #include "gpu/gpu_capture.h"
+#include "gpu/gpu_memory.h"
 #include "profile/output.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -38,6 +39,9 @@ struct profile_env {
 	enum output_format format;
 	enum output_view view;
 	bool gpu;
+	bool gpu_memory;		/* --gpu-memory */
+	bool memory_view_set;		/* --view memory-*: the memory profile is written */
+	enum gpu_memory_view memory_view;
 	const char *output_path;
 	char **command;		   /* record: argv of the command */
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
@@ -57,6 +61,7 @@ enum {
 	OPT_MODE,
 	OPT_NO_CHILDREN,
 	OPT_PER_PROCESS,
+	OPT_GPU_MEMORY,
 };
 
 static const struct option long_options[] = {
@@ -70,6 +75,7 @@ static const struct option long_options[] = {
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
+    {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
     {"unwind", required_argument, NULL, OPT_UNWIND},
     {"mode", required_argument, NULL, OPT_MODE},
     {"children", no_argument, NULL, 'C'},
@@ -110,8 +116,12 @@ static void usage(enum profile_mode mode, FILE *out)
 		"      --per-process      a root frame per process (COMM [PID]) even where\n"
 		"                         processes share a name\n"
 		"      --no-python        no Python frames (native frames of the interpreter)\n"
-		"      --view VIEW        cpu, gpu or all (default all): which stacks are written\n"
+		"      --view VIEW        cpu, gpu or all (default all): which stacks are written;\n"
+		"                         memory-peak (default with --gpu-memory), memory-leaks\n"
+		"                         or memory-alloc: GPU memory by allocating stack\n"
 		"      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
+		"      --gpu-memory       GPU memory by the CPU stack that allocated it (CUDA\n"
+		"                         allocation calls probed): peak, leaks, churn\n"
 		"      --unwind MODE[,BYTES]\n"
 		"                         user stacks by fp (frame pointers), dwarf (CFI\n"
 		"                         over a BYTES copy of the stack, default 16384) or\n"
@@ -206,6 +216,7 @@ static int parse_pids(const char *text, struct profile_env *env)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct profile_env *env)
 {
+	bool view_given = false;
 	long value;
 	int opt;
 
@@ -281,21 +292,30 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			env->session.python = false;
 			break;
 		case OPT_VIEW:
+			view_given = true;
+			env->memory_view_set = false;
 			if (!strcmp(optarg, "all")) {
 				env->view = VIEW_ALL;
 			} else if (!strcmp(optarg, "cpu")) {
 				env->view = VIEW_CPU;
 			} else if (!strcmp(optarg, "gpu")) {
 				env->view = VIEW_GPU;
+			} else if (!gpu_memory__parse_view(optarg, &env->memory_view)) {
+				env->gpu_memory = true;
+				env->memory_view_set = true;
+				break;
 			} else {
-				report__error(
-				    "invalid view '%s' for --view: expected cpu, gpu or all",
-				    optarg);
+				report__error("invalid view '%s' for --view: expected cpu, gpu, all, "
+					      "memory-peak, memory-leaks or memory-alloc",
+					      optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case OPT_NO_GPU:
 			env->gpu = false;
+			break;
+		case OPT_GPU_MEMORY:
+			env->gpu_memory = true;
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
@@ -357,6 +377,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			return EXIT_USAGE;
 		}
 	}
+	/* --gpu-memory writes the peak unless a view was asked for. */
+	if (env->gpu_memory && !view_given)
+		env->memory_view_set = true;
+	env->session.bursts = env->gpu_memory;
 	if (env->mode == MODE_ATTACH) {
 		if (optind < argc) {
 			report__error("unexpected argument '%s' (attach takes -p PID)",
@@ -656,8 +680,10 @@ static int run_profile(struct profile_env *env)
 	struct output_file output = {0};
 	struct child child = {.go_fd = -1, .status_fd = -1};
 	struct session *session = NULL;
-	struct profile *profile = NULL;
+	struct profile *profile = NULL, *memory_profile = NULL;
+	const struct profile *written;
 	struct gpu_capture *gpu = NULL;
+	struct gpu_memory *memory = NULL;
 	enum session_end end = SESSION_END_DURATION;
 	int status = EXIT_RUNTIME, err;
 
@@ -706,6 +732,15 @@ static int run_profile(struct profile_env *env)
 		report__error("cannot load the BPF sampling program: %s", describe_bpf_error(err));
 		goto cleanup;
 	}
+	if (env->gpu_memory) {
+		err = gpu_memory__open(&memory, session, env->session.pid,
+				       env->mode == MODE_RECORD);
+		if (err) {
+			report__error("cannot load the GPU memory probes: %s",
+				      describe_bpf_error(err));
+			goto cleanup;
+		}
+	}
 	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu),
 					gpu_capture__on_readable, gpu)) {
 		gpu_capture__close(gpu);
@@ -720,6 +755,14 @@ static int run_profile(struct profile_env *env)
 			report__error("cannot attach to the CPU clock: %s",
 				      describe_bpf_error(err));
 		goto cleanup;
+	}
+	if (memory) {
+		err = gpu_memory__attach(memory, env->mode == MODE_ATTACH);
+		if (err) {
+			report__error("cannot probe the CUDA libraries of process %d: %s",
+				      env->session.pid, strerror(-err));
+			goto cleanup;
+		}
 	}
 	if (gpu && env->mode == MODE_RECORD && gpu_capture__attach_record_probe(gpu, session))
 		report__warn("GPU launch stacks unavailable; kernels are kept unattributed");
@@ -746,46 +789,58 @@ static int run_profile(struct profile_env *env)
 		report__info("process %d exited; the profile ends there", env->session.pid);
 	if (gpu)
 		gpu_capture__stop(gpu);
+	gpu_memory__detach(memory);
 	err = session__finish(session, &profile);
+	if (!err && memory)
+		err = gpu_memory__finish(memory, session, profile);
 	if (!err && gpu)
 		err = gpu_capture__merge(gpu, session, profile);
+	if (!err && memory && env->memory_view_set)
+		err = gpu_memory__profile(memory, env->memory_view, &memory_profile);
 	if (err) {
 		report__error("cannot build the profile: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, end == SESSION_END_STOPPED);
+	written = memory_profile ? memory_profile : profile;
 	if (is_pattern(env->output_path)) {
-		err = write_per_process(env, profile);
+		err = write_per_process(env, written);
 		if (err) {
-			keep_profile(env, profile);
+			keep_profile(env, written);
 			goto cleanup;
 		}
 	} else {
-		err = output__write(profile, env->format, env->view, output.stream);
+		err = output__write(written, env->format, memory_profile ? VIEW_ALL : env->view,
+				    output.stream);
 		err = output_file__commit(&output, err);
 	}
 	if (err) {
 		report__error("cannot write the profile%s%s: %s", env->output_path ? " to " : "",
 			      env->output_path ? env->output_path : "", strerror(-err));
-		keep_profile(env, profile);
+		keep_profile(env, written);
 		goto cleanup;
 	}
-	summary__print(profile, env->session.pid, env->output_path, env->format);
+	if (!memory_profile)
+		summary__print(profile, env->session.pid, env->output_path, env->format);
 	if (gpu)
 		gpu_capture__print_summary(gpu, profile);
+	if (memory)
+		gpu_memory__print_summary(memory);
 	/* A failure to analyse loses no data: the profile is written. */
-	if (findings__print_top(profile, SUMMARY_TOP_FINDINGS))
+	if (!memory_profile && findings__print_top(profile, SUMMARY_TOP_FINDINGS))
 		report__warn("not enough memory to look for findings");
 	status = EXIT_OK;
 cleanup:
 	if (status != EXIT_OK)
 		output_file__abort(&output);
+	gpu_memory__close(memory);
 	session__close(session);
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, true);
 	gpu_capture__close(gpu);
 	profile__free(profile);
+	profile__free(memory_profile);
 	return status;
 }
 

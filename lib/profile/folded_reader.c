@@ -259,6 +259,26 @@ static int folded_parse_line(struct folded_parser *fp)
 	return 0;
 }
 
+/* Folded text has no unit; GPU memory views (llmprof --gpu-memory) are
+ * known by their leaves, "[gpu-mem] CALL SIZE", and weigh bytes. */
+static bool is_gpu_memory(const struct profile *p)
+{
+	size_t weighed = 0;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		const char *leaf;
+
+		if (!s->weight || !s->depth)
+			continue;
+		leaf = p->frames[s->frames[s->depth - 1]].name;
+		if (strncmp(leaf, "[gpu-mem] ", 10) && strcmp(leaf, "[before attach]"))
+			return false;
+		weighed++;
+	}
+	return weighed > 0;
+}
+
 int folded_reader__parse(struct input *in, const struct profile_read_options *options,
 			 struct profile *p, struct profile_read_result *result)
 {
@@ -302,8 +322,8 @@ int folded_reader__parse(struct input *in, const struct profile_read_options *op
 		if (err < 0)
 			goto cleanup;
 	}
-	p->unit = UNIT_SAMPLES;
-	p->samples_taken = fp.total;
+	p->unit = is_gpu_memory(p) ? UNIT_BYTES : UNIT_SAMPLES;
+	p->samples_taken = p->unit == UNIT_BYTES ? 0 : fp.total;
 	err = 0;
 cleanup:
 	free(fp.line);

@@ -504,7 +504,9 @@ static struct weight_scale unit_scale(const struct pprof_parser *pp, uint64_t un
 		return (struct weight_scale){UNIT_NANOSECONDS, 1000000};
 	if (string_is(pp, unit, "seconds"))
 		return (struct weight_scale){UNIT_NANOSECONDS, 1000000000};
-	/* count, bytes, or anything else: weights as they are */
+	if (string_is(pp, unit, "bytes"))
+		return (struct weight_scale){UNIT_BYTES, 1};
+	/* count, or anything else: weights as they are */
 	return (struct weight_scale){UNIT_SAMPLES, 1};
 }
 

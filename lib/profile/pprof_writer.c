@@ -447,6 +447,7 @@ static int write_samples(struct pprof_writer *w)
 			values[nr_values++] = saturating_multiply(e->weight, 1000);
 			break;
 		case UNIT_NANOSECONDS:
+		case UNIT_BYTES:
 			values[nr_values++] = e->weight > INT64_MAX ? INT64_MAX : e->weight;
 			break;
 		default:
@@ -533,7 +534,10 @@ static int encode_profile(struct pprof_writer *w)
 		gpu |= profile__stack_is_gpu(p, w->entries[i].stack);
 	if (p->frequency)
 		w->period = (1000000000ULL + p->frequency / 2) / p->frequency;
-	if (p->unit == UNIT_SAMPLES) {
+	if (p->unit == UNIT_BYTES) {
+		/* GPU memory, as pprof's heap profiles name it. */
+		err = value_type(w, PROFILE_SAMPLE_TYPE, "space", "bytes");
+	} else if (p->unit == UNIT_SAMPLES) {
 		err = value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
 		if (!err && w->period)
 			err = value_type(w, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");

@@ -32,6 +32,7 @@ enum profile_unit {
 	UNIT_SAMPLES = 0,  /* one per CPU sample */
 	UNIT_MICROSECONDS, /* CPU samples count 1e6/F, GPU activity its duration */
 	UNIT_NANOSECONDS,
+	UNIT_BYTES,	   /* GPU memory (--gpu-memory) */
 };
 
 struct frame {

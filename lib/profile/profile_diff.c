@@ -42,6 +42,8 @@ static double count_scale(const struct profile *p)
 		return p->frequency / 1e6;
 	case UNIT_NANOSECONDS:
 		return p->frequency / 1e9;
+	case UNIT_BYTES: /* bytes are no samples: no noise test */
+		return 0;
 	}
 	return 0;
 }
@@ -692,6 +694,8 @@ static const char *unit_name(enum profile_unit unit)
 		return "microseconds";
 	case UNIT_NANOSECONDS:
 		return "nanoseconds";
+	case UNIT_BYTES:
+		return "bytes";
 	default:
 		return "samples";
 	}

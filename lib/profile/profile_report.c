@@ -289,6 +289,8 @@ static const char *unit_name(enum profile_unit unit)
 		return "microseconds";
 	case UNIT_NANOSECONDS:
 		return "nanoseconds";
+	case UNIT_BYTES:
+		return "bytes";
 	default:
 		return "samples";
 	}
@@ -322,7 +324,10 @@ static void text_gpu_table(const struct report *r, const struct report_entry *en
 
 	fprintf(out, "\nTop %zu %s:\n", n, title);
 	fprintf(out, "%8s %14s  %s\n", "SHARE",
-		r->profile->unit == UNIT_SAMPLES ? "WEIGHT" : "TIME", column);
+		r->profile->unit == UNIT_SAMPLES	? "WEIGHT"
+		: r->profile->unit == UNIT_BYTES ? "BYTES"
+						 : "TIME",
+		column);
 	for (size_t i = 0; i < n; i++) {
 		char weight[64];
 
@@ -414,7 +419,10 @@ static void markdown_gpu_table(const struct report *r, const struct report_entry
 	size_t n = rows(nr, top);
 
 	fprintf(out, "\n### Top %zu %s\n\n| %s | Share | %s |\n| --- | ---: | ---: |\n", n, title,
-		column, r->profile->unit == UNIT_SAMPLES ? "Weight" : "Time");
+		column,
+		r->profile->unit == UNIT_SAMPLES	? "Weight"
+		: r->profile->unit == UNIT_BYTES ? "Bytes"
+						 : "Time");
 	for (size_t i = 0; i < n; i++) {
 		char weight[64];
 

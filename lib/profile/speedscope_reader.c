@@ -86,6 +86,7 @@ struct speedscope_parser {
 	struct raw_profile current;
 	size_t nr_profiles;
 	enum unit_class unit_class;
+	bool bytes; /* a profile's unit is "bytes" */
 	struct timeline_entry *timeline;
 	size_t nr_timeline, cap_timeline;
 	int64_t origin; /* earliest scaled start of a profile */
@@ -279,6 +280,8 @@ static int profile_member(struct json_reader *r, const char *key, void *ctx)
 			return json__error(&j->r,
 					   "unknown \"unit\" (expected none, bytes, nanoseconds, "
 					   "microseconds, milliseconds or seconds)");
+		if (!strcmp(j->r.text, "bytes"))
+			j->bytes = true;
 		return json__next(&j->r);
 	}
 	if (!strcmp(key, "startValue")) {
@@ -650,7 +653,9 @@ static int resolve_profiles(struct speedscope_parser *j)
 	/* qsort() must not see the NULL array of a profile without samples. */
 	if (p->nr_samples)
 		profile__sort_samples(p);
-	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS : UNIT_SAMPLES;
+	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
+		  : j->bytes			     ? UNIT_BYTES
+						     : UNIT_SAMPLES;
 	err = 0;
 cleanup:
 	free(frame_map);

@@ -117,6 +117,8 @@ static const char *unit_name(enum profile_unit unit)
 		return "microseconds";
 	case UNIT_NANOSECONDS:
 		return "nanoseconds";
+	case UNIT_BYTES:
+		return "bytes";
 	default:
 		return "none";
 	}

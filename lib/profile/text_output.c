@@ -125,9 +125,30 @@ void text_output__markdown_code(FILE *out, const char *text)
 		fputc('`', out);
 }
 
+void text_output__bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	double value = bytes;
+	size_t unit = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+		return;
+	}
+	value /= 1024;
+	while (value >= 1024 && unit + 1 < sizeof(units) / sizeof(units[0])) {
+		value /= 1024;
+		unit++;
+	}
+	snprintf(buf, size, "%.1f %s", value, units[unit]);
+}
+
 void text_output__weight(char *buf, size_t size, uint64_t weight, enum profile_unit unit)
 {
 	switch (unit) {
+	case UNIT_BYTES:
+		text_output__bytes(buf, size, weight);
+		break;
 	case UNIT_NANOSECONDS:
 		snprintf(buf, size, "%.3f ms", weight / 1e6);
 		break;

@@ -203,7 +203,7 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
-	if (options->mode != SESSION_MODE_CPU)
+	if (options->mode != SESSION_MODE_CPU || options->bursts)
 		while (ring_bytes < 1000 * (record_bytes + 4096) && ring_bytes < (64u << 20))
 			ring_bytes <<= 1;
 	s->skel->rodata->wakeup_bytes = ring_bytes / 2;
@@ -1178,6 +1178,11 @@ static int stack_frames(struct session *s, uint32_t thread, const struct raw_sta
 		return n;
 	*depth = prefix + n;
 	return 0;
+}
+
+void session__refresh_modules(struct session *s)
+{
+	refresh_modules(s, monotonic_ns());
 }
 
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)

@@ -50,6 +50,7 @@ struct session_options {
 	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, auto); 0: 16 KiB */
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
+	bool bursts;		 /* a probe family records in bursts (GPU memory) */
 };
 
 struct session;
@@ -113,6 +114,10 @@ int session__set_record_handler(struct session *session, enum sample_kind kind,
  * 0, -ENOENT or -ENOSPC. */
 int session__stack_frames(const struct session *session, uint32_t thread, uint32_t stack,
 			  uint32_t *frames, size_t max, size_t *depth);
+
+/* Re-reads the target's mappings now (a probe family saw a library mapped),
+ * so stacks through it symbolize while it is there. */
+void session__refresh_modules(struct session *session);
 
 /* Adds a process to the target set every probe family filters on. */
 int session__add_target(struct session *session, pid_t pid, uint32_t flags, pid_t parent);

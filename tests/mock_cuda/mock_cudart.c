@@ -9,6 +9,7 @@
  * thread runs the operations in submission order, a kernel taking as many
  * microseconds as its first argument says, so durations are known.
  */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 /* For the callback ids and parameter structs only; nothing of CUPTI is
  * linked. */
@@ -536,12 +537,65 @@ EXPORT cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStrea
 	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, function, NULL, NULL);                    \
 	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation_, function, NULL, NULL)
 
+/* Memory goes through the mock driver, as the real runtime's does: one
+ * allocation, two API calls. */
+static cudaError_t from_driver(CUresult result)
+{
+	return result == CUDA_SUCCESS		    ? cudaSuccess
+	       : result == CUDA_ERROR_OUT_OF_MEMORY ? fail(cudaErrorMemoryAllocation)
+						    : fail(cudaErrorInvalidValue);
+}
+
+static cudaError_t driver_alloc(void **ptr, CUresult result, const CUdeviceptr *address)
+{
+	if (result == CUDA_SUCCESS)
+		*ptr = (void *)(uintptr_t)*address;
+	return from_driver(result);
+}
+
 EXPORT cudaError_t cudaMalloc(void **ptr, size_t size)
 {
+	CUdeviceptr address = 0;
+
 	init();
 	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, "cudaMalloc");
-	*ptr = calloc(1, size ? size : 1);
-	return *ptr ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+	return driver_alloc(ptr, cuMemAlloc_v2(&address, size), &address);
+}
+
+EXPORT cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+	CUdeviceptr address = 0;
+
+	init();
+	return driver_alloc(ptr, cuMemAllocAsync(&address, size, NULL), &address);
+}
+
+EXPORT cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+	CUdeviceptr address = 0;
+
+	init();
+	return driver_alloc(ptr, cuMemAllocManaged(&address, size, flags), &address);
+}
+
+EXPORT cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+	CUdeviceptr address = 0;
+
+	init();
+	return driver_alloc(ptr, cuMemAllocPitch_v2(&address, pitch, width, height, 4), &address);
+}
+
+EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+	init();
+	return from_driver(cuMemHostAlloc(ptr, size, 0));
+}
+
+EXPORT cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+	init();
+	return from_driver(cuMemHostAlloc(ptr, size, flags));
 }
 
 EXPORT cudaError_t cudaFree(void *ptr)
@@ -549,8 +603,19 @@ EXPORT cudaError_t cudaFree(void *ptr)
 	init();
 	PLAIN_CALL(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, "cudaFree");
 	cudaDeviceSynchronize();
-	free(ptr);
-	return cudaSuccess;
+	return from_driver(cuMemFree_v2((CUdeviceptr)(uintptr_t)ptr));
+}
+
+EXPORT cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+	init();
+	return from_driver(cuMemFreeAsync((CUdeviceptr)(uintptr_t)ptr, NULL));
+}
+
+EXPORT cudaError_t cudaFreeHost(void *ptr)
+{
+	init();
+	return from_driver(cuMemFreeHost(ptr));
 }
 
 EXPORT cudaError_t cudaStreamCreate(cudaStream_t *stream)

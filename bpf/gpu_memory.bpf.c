@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GPU memory: uprobes on the CUDA driver's and runtime's allocation, free
+ * and mapping calls.  The entry probe keeps the arguments of a thread's
+ * outermost call (the runtime's cudaMalloc calls the driver's cuMemAlloc
+ * inside; one allocation is one record); the return probe reads the address
+ * the call wrote and its status, and sends the record with the stacks of the
+ * caller, which is where the thread is once the call has returned.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "capture.bpf.h"
+#include "gpu_memory.h"
+
+#define SIGSTOP 19
+
+/* record: the target is our child, so it may be stopped while the probes
+ * are attached to a library it has just mapped. */
+const volatile bool stop_on_load = false;
+
+/* A thread's outermost call in progress. */
+struct pending_call {
+	__u64 cookie;
+	__u64 size;
+	__u64 out; /* where the call writes the address or handle */
+	__u64 address;
+	__u64 pitch_out;
+	__u64 handle;
+	__u64 start_ns;
+	__u64 sp; /* the outermost call's stack pointer at entry */
+	__u32 depth;
+	__s32 device;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, GPU_MEMORY_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct pending_call);
+} gpu_memory_pending SEC(".maps");
+
+/* The device each thread last chose with cudaSetDevice. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, GPU_MEMORY_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __s32);
+} gpu_memory_device SEC(".maps");
+
+static __always_inline __u64 read_user_u64(__u64 address)
+{
+	__u64 value = 0;
+
+	if (address)
+		bpf_probe_read_user(&value, sizeof(value), (const void *)address);
+	return value;
+}
+
+SEC("uprobe")
+int gpu_memory_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 tid = (__u32)id, shape = GPU_MEMORY_COOKIE_SHAPE(cookie);
+	struct pending_call *pending, call = {};
+	__u64 sp = PT_REGS_SP(ctx);
+	__s32 *device;
+
+	if (!targets__contains(id >> 32))
+		return 0;
+	if (shape == GPU_MEMORY_SET_DEVICE) {
+		__s32 ordinal = (__s32)PT_REGS_PARM1(ctx);
+
+		bpf_map_update_elem(&gpu_memory_device, &tid, &ordinal, BPF_ANY);
+		return 0;
+	}
+	pending = bpf_map_lookup_elem(&gpu_memory_pending, &tid);
+	/* Below the outermost call's frame: a call made inside it.  At or
+	 * above it, that call never returned through its probe (longjmp,
+	 * an exception): start over. */
+	if (pending && pending->depth && sp < pending->sp) {
+		pending->depth++;
+		return 0;
+	}
+	call.cookie = cookie;
+	call.start_ns = bpf_ktime_get_ns();
+	call.sp = sp;
+	call.depth = 1;
+	device = bpf_map_lookup_elem(&gpu_memory_device, &tid);
+	call.device = device ? *device : GPU_MEMORY_DEFAULT_DEVICE;
+	switch (shape) {
+	case GPU_MEMORY_ALLOC:
+		call.out = PT_REGS_PARM1(ctx);
+		call.size = PT_REGS_PARM2(ctx);
+		break;
+	case GPU_MEMORY_ALLOC_PITCH:
+		call.out = PT_REGS_PARM1(ctx);
+		call.pitch_out = PT_REGS_PARM2(ctx);
+		call.size = PT_REGS_PARM4(ctx); /* height, times the pitch at return */
+		break;
+	case GPU_MEMORY_CREATE: {
+		/* CUmemAllocationProp: type, requestedHandleTypes, then
+		 * location { type, id }. */
+		__s32 location[2] = {};
+
+		call.out = PT_REGS_PARM1(ctx);
+		call.size = PT_REGS_PARM2(ctx);
+		if (PT_REGS_PARM3(ctx) &&
+		    !bpf_probe_read_user(location, sizeof(location),
+					 (const void *)(PT_REGS_PARM3(ctx) + 8)))
+			call.device = location[1];
+		break;
+	}
+	case GPU_MEMORY_FREE:
+		call.address = PT_REGS_PARM1(ctx);
+		break;
+	case GPU_MEMORY_MAP:
+		call.address = PT_REGS_PARM1(ctx);
+		call.size = PT_REGS_PARM2(ctx);
+		call.handle = PT_REGS_PARM4(ctx);
+		break;
+	case GPU_MEMORY_UNMAP:
+		call.address = PT_REGS_PARM1(ctx);
+		call.size = PT_REGS_PARM2(ctx);
+		break;
+	default:
+		return 0;
+	}
+	bpf_map_update_elem(&gpu_memory_pending, &tid, &call, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int gpu_memory_return(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, shape;
+	struct pending_call *pending;
+	struct sample_event *event;
+	__s32 result;
+
+	pending = bpf_map_lookup_elem(&gpu_memory_pending, &tid);
+	if (!pending || !pending->depth)
+		return 0;
+	if (--pending->depth)
+		return 0;
+	shape = GPU_MEMORY_COOKIE_SHAPE(pending->cookie);
+	result = (__s32)PT_REGS_RC(ctx);
+	if (!result) {
+		if (shape == GPU_MEMORY_ALLOC || shape == GPU_MEMORY_CREATE) {
+			pending->address = read_user_u64(pending->out);
+		} else if (shape == GPU_MEMORY_ALLOC_PITCH) {
+			pending->address = read_user_u64(pending->out);
+			pending->size *= read_user_u64(pending->pitch_out);
+		}
+	}
+	count(COUNTER_GPU_MEMORY);
+	event = capture__reserve(SAMPLE_KIND_GPU_MEMORY);
+	if (!event) {
+		count(COUNTER_LOST_GPU_MEMORY);
+		return 0;
+	}
+	event->detail[GPU_MEMORY_DETAIL_CALL] = pending->cookie;
+	event->detail[GPU_MEMORY_DETAIL_RESULT] = (__s64)result;
+	event->detail[GPU_MEMORY_DETAIL_SIZE] = pending->size;
+	event->detail[GPU_MEMORY_DETAIL_ADDRESS] = pending->address;
+	event->detail[GPU_MEMORY_DETAIL_DEVICE] = (__s64)pending->device;
+	event->detail[GPU_MEMORY_DETAIL_HANDLE] = pending->handle;
+	event->detail[GPU_MEMORY_DETAIL_START_NS] = pending->start_ns;
+	capture__stacks(ctx, event, false);
+	capture__submit(event, false);
+	return 0;
+}
+
+/* The dynamic loader's _dl_debug_state(), called as it maps and unmaps
+ * libraries: userspace looks for a CUDA library to probe, at once. */
+SEC("uprobe")
+int gpu_memory_loader(struct pt_regs *ctx)
+{
+	struct sample_event *event;
+
+	if (!targets__contains(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	/* Before the record: whenever userspace sees it, the stop is already
+	 * pending, and its SIGCONT (which also discards a pending stop) comes
+	 * after the probes are in. */
+	if (stop_on_load)
+		bpf_send_signal(SIGSTOP);
+	event = capture__reserve(SAMPLE_KIND_GPU_MEMORY);
+	if (!event) {
+		count(COUNTER_LOST_GPU_MEMORY);
+		return 0;
+	}
+	event->detail[GPU_MEMORY_DETAIL_CALL] = GPU_MEMORY_LOADER;
+	capture__stacks(ctx, event, false);
+	capture__submit(event, true);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

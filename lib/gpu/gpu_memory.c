@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The GPU memory probes' userspace half: finds the CUDA libraries the target
+ * maps (now, and later through the dynamic loader's probe), resolves the
+ * allocation calls in each with libelf, attaches an entry and a return probe
+ * to each, and keeps every call the BPF side records.  The accounting is in
+ * gpu_memory_account.c.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "gpu/gpu_memory_internal.h"
+#include "sampler.h"
+#include "status.h"
+
+#include "gpu_memory.skel.h"
+
+#define LOADER_SYMBOL "_dl_debug_state"
+#define GPU_MEMORY_STACK_COPY 4096
+#define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
+
+const struct gpu_memory_call gpu_memory_calls[] = {
+    {"cuMemAlloc_v2", "cuMemAlloc", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_DEVICE},
+    {"cuMemAllocAsync", "cuMemAllocAsync", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_DEVICE},
+    {"cuMemAllocManaged", "cuMemAllocManaged", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_MANAGED},
+    {"cuMemAllocPitch_v2", "cuMemAllocPitch", LIBRARY_DRIVER, GPU_MEMORY_ALLOC_PITCH, SPACE_DEVICE},
+    {"cuMemFree_v2", "cuMemFree", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
+    {"cuMemFreeAsync", "cuMemFreeAsync", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
+    {"cuMemAllocHost_v2", "cuMemAllocHost", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_HOST},
+    {"cuMemHostAlloc", "cuMemHostAlloc", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_HOST},
+    {"cuMemFreeHost", "cuMemFreeHost", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_HOST},
+    {"cuMemCreate", "cuMemCreate", LIBRARY_DRIVER, GPU_MEMORY_CREATE, SPACE_PHYSICAL},
+    {"cuMemRelease", "cuMemRelease", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_PHYSICAL},
+    {"cuMemMap", "cuMemMap", LIBRARY_DRIVER, GPU_MEMORY_MAP, SPACE_NONE},
+    {"cuMemUnmap", "cuMemUnmap", LIBRARY_DRIVER, GPU_MEMORY_UNMAP, SPACE_NONE},
+    {"cudaMalloc", "cudaMalloc", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
+    {"cudaMallocAsync", "cudaMallocAsync", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
+    {"cudaMallocManaged", "cudaMallocManaged", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_MANAGED},
+    {"cudaMallocPitch", "cudaMallocPitch", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC_PITCH, SPACE_DEVICE},
+    {"cudaFree", "cudaFree", LIBRARY_RUNTIME, GPU_MEMORY_FREE, SPACE_DEVICE},
+    {"cudaFreeAsync", "cudaFreeAsync", LIBRARY_RUNTIME, GPU_MEMORY_FREE, SPACE_DEVICE},
+    {"cudaMallocHost", "cudaMallocHost", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_HOST},
+    {"cudaHostAlloc", "cudaHostAlloc", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_HOST},
+    {"cudaFreeHost", "cudaFreeHost", LIBRARY_RUNTIME, GPU_MEMORY_FREE, SPACE_HOST},
+    {"cudaSetDevice", "cudaSetDevice", LIBRARY_RUNTIME, GPU_MEMORY_SET_DEVICE, SPACE_NONE},
+};
+const size_t gpu_memory_nr_calls = sizeof(gpu_memory_calls) / sizeof(gpu_memory_calls[0]);
+
+/* A CUDA library the target maps, and the probes on it. */
+struct library {
+	char path[PATH_MAX]; /* as the target's maps name it */
+	dev_t dev;
+	ino_t ino;
+	enum gpu_memory_library kind;
+	struct bpf_link **links;
+	size_t nr_links;
+	unsigned int nr_functions;
+};
+
+static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
+		       uint32_t stack);
+
+int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid, bool stop_on_load)
+{
+	struct capture_settings settings;
+	struct gpu_memory *m = calloc(1, sizeof(*m));
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	m->session = session;
+	m->pid = pid;
+	m->stop_on_load = stop_on_load;
+	m->skel = gpu_memory_bpf__open();
+	if (!m->skel) {
+		err = -errno;
+		goto fail;
+	}
+	session__capture_settings(session, &settings);
+	m->skel->rodata->collect_kernel = settings.collect_kernel;
+	m->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
+	/* Allocations come in bursts of thousands: a smaller copy of the stack
+	 * (the frames near the call; frame pointers complete the rest) keeps
+	 * each record's cost down. */
+	m->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < GPU_MEMORY_STACK_COPY
+						? settings.stack_copy_bytes
+						: GPU_MEMORY_STACK_COPY;
+	m->skel->rodata->stop_on_load = stop_on_load;
+	err = session__share_maps(session, m->skel->obj);
+	if (!err)
+		err = gpu_memory_bpf__load(m->skel);
+	if (!err)
+		err = session__set_record_handler(session, SAMPLE_KIND_GPU_MEMORY, record_call, m);
+	if (err)
+		goto fail;
+	*out = m;
+	return 0;
+fail:
+	gpu_memory__close(m);
+	return err;
+}
+
+/* The file offset of each named function in an ELF shared library, from
+ * .dynsym (or .symtab); 0 where absent. */
+static int resolve_functions(const char *path, enum gpu_memory_library kind, size_t *offsets)
+{
+	Elf_Scn *section = NULL;
+	int fd, err = -ENOENT;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return -EINVAL;
+	}
+	while ((section = elf_nextscn(elf, section))) {
+		GElf_Shdr header;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(section, &header) ||
+		    (header.sh_type != SHT_DYNSYM && header.sh_type != SHT_SYMTAB))
+			continue;
+		data = elf_getdata(section, NULL);
+		for (size_t i = 0;
+		     data && header.sh_entsize && i < header.sh_size / header.sh_entsize; i++) {
+			GElf_Sym symbol;
+			GElf_Shdr home;
+			const char *name;
+
+			if (!gelf_getsym(data, i, &symbol) ||
+			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC ||
+			    symbol.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, header.sh_link, symbol.st_name);
+			if (!name || name[0] != 'c')
+				continue;
+			for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
+				if (gpu_memory_calls[k].library != kind || offsets[k] ||
+				    strcmp(name, gpu_memory_calls[k].symbol))
+					continue;
+				if (!gelf_getshdr(elf_getscn(elf, symbol.st_shndx), &home))
+					continue;
+				offsets[k] = symbol.st_value - home.sh_addr + home.sh_offset;
+				err = 0;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int attach_probe(struct library *l, const struct bpf_program *program, const char *path,
+			pid_t pid, size_t offset, __u64 cookie, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(program, pid, path, offset, &options);
+	if (!link)
+		return -errno;
+	l->links[l->nr_links++] = link;
+	return 0;
+}
+
+static int probe_library(struct gpu_memory *m, const char *mapped, enum gpu_memory_library kind,
+			 const struct stat *st)
+{
+	size_t offsets[sizeof(gpu_memory_calls) / sizeof(gpu_memory_calls[0])] = {0};
+	char path[PATH_MAX + 64];
+	struct library *l;
+	int err;
+
+	/* Through the target's root: its mount namespace may differ. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", m->pid, mapped);
+	err = array__grow((void **)&m->libraries, &m->cap_libraries, m->nr_libraries + 1,
+			  sizeof(*m->libraries));
+	if (err)
+		return err;
+	l = &m->libraries[m->nr_libraries++];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->path, sizeof(l->path), "%s", mapped);
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->kind = kind;
+	l->links = calloc(2 * gpu_memory_nr_calls, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	err = resolve_functions(path, kind, offsets);
+	if (err) {
+		report__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
+		return 0;
+	}
+	for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
+		const struct gpu_memory_call *call = &gpu_memory_calls[k];
+		__u64 cookie = GPU_MEMORY_COOKIE(call->shape, k);
+
+		if (!offsets[k])
+			continue;
+		err = attach_probe(l, m->skel->progs.gpu_memory_enter, path, m->pid, offsets[k],
+				   cookie, false);
+		if (!err && call->shape != GPU_MEMORY_SET_DEVICE)
+			err = attach_probe(l, m->skel->progs.gpu_memory_return, path, m->pid,
+					   offsets[k], cookie, true);
+		if (err) {
+			report__warn("cannot probe %s in %s: %s", call->symbol, mapped,
+				     strerror(-err));
+			return err;
+		}
+		l->nr_functions++;
+	}
+	report__debug("GPU memory: %u functions probed in %s", l->nr_functions, mapped);
+	return 0;
+}
+
+static bool library_kind(const char *path, enum gpu_memory_library *kind)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libcuda.so", 10)) {
+		*kind = LIBRARY_DRIVER;
+		return true;
+	}
+	if (!strncmp(base, "libcudart.so", 12)) {
+		*kind = LIBRARY_RUNTIME;
+		return true;
+	}
+	return false;
+}
+
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strncmp(base + 1, "ld-linux", 8);
+}
+
+/* Probes every CUDA library in the target's maps not probed yet; with
+ * loader, the path of its dynamic loader. */
+static int scan_maps(struct gpu_memory *m, char *loader, size_t loader_size)
+{
+	char maps_path[64], line[PATH_MAX + 128];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", m->pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/'), full[PATH_MAX + 64];
+		enum gpu_memory_library kind;
+		struct stat st;
+		bool known = false;
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		if (loader && !loader[0] && is_loader(path))
+			snprintf(loader, loader_size, "%s", path);
+		if (!library_kind(path, &kind))
+			continue;
+		snprintf(full, sizeof(full), "/proc/%d/root%s", m->pid, path);
+		if (stat(full, &st))
+			continue;
+		for (size_t i = 0; i < m->nr_libraries && !known; i++)
+			known =
+			    m->libraries[i].dev == st.st_dev && m->libraries[i].ino == st.st_ino;
+		if (known)
+			continue;
+		err = probe_library(m, path, kind, &st);
+		if (err)
+			break;
+	}
+	fclose(maps);
+	return err;
+}
+
+static int record_call(void *ctx, const struct sample_event *e, uint32_t thread, uint32_t stack)
+{
+	struct gpu_memory *m = ctx;
+	uint64_t cookie = e->detail[GPU_MEMORY_DETAIL_CALL];
+	struct memory_event *event;
+	int err;
+
+	if (GPU_MEMORY_COOKIE_SHAPE(cookie) == GPU_MEMORY_LOADER) {
+		/* A library was mapped: probe it before the target runs on. */
+		err = scan_maps(m, NULL, 0);
+		if (err && err != -ENOENT && !m->loader_error) {
+			report__warn("cannot probe the CUDA libraries process %d loaded: %s",
+				     m->pid, strerror(-err));
+			m->loader_error = err;
+		}
+		session__refresh_modules(m->session);
+		if (m->stop_on_load)
+			kill(e->pid, SIGCONT);
+		return 0;
+	}
+	if ((size_t)GPU_MEMORY_COOKIE_CALL(cookie) >= gpu_memory_nr_calls)
+		return 0;
+	err =
+	    array__grow((void **)&m->events, &m->cap_events, m->nr_events + 1, sizeof(*m->events));
+	if (err)
+		return err;
+	event = &m->events[m->nr_events++];
+	event->time_ns = e->time_ns;
+	event->size = e->detail[GPU_MEMORY_DETAIL_SIZE];
+	event->address = e->detail[GPU_MEMORY_DETAIL_ADDRESS];
+	event->handle = e->detail[GPU_MEMORY_DETAIL_HANDLE];
+	event->result = (int64_t)e->detail[GPU_MEMORY_DETAIL_RESULT];
+	event->device = (int32_t)e->detail[GPU_MEMORY_DETAIL_DEVICE];
+	event->call = GPU_MEMORY_COOKIE_CALL(cookie);
+	event->thread = thread;
+	event->stack = stack;
+	event->end = NO_END;
+	event->frames = -1;
+	return 0;
+}
+
+/* NVML's nvmlProcessInfo_t (v2 and v3 share the layout). */
+struct nvml_process {
+	unsigned int pid;
+	unsigned long long used_bytes;
+	unsigned int gpu_instance, compute_instance;
+};
+
+/* What NVML says the process holds on each device now, for
+ * "[before attach]".  false where NVML is not installed or says nothing. */
+static bool read_before_attach(struct gpu_memory *m)
+{
+	int (*init)(void), (*shutdown)(void), (*count)(unsigned int *);
+	int (*handle_of)(unsigned int, void **);
+	int (*processes)(void *, unsigned int *, struct nvml_process *);
+	void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	unsigned int nr_devices = 0;
+	bool known = false;
+
+	if (!nvml)
+		return false;
+	init = (int (*)(void))dlsym(nvml, "nvmlInit_v2");
+	shutdown = (int (*)(void))dlsym(nvml, "nvmlShutdown");
+	count = (int (*)(unsigned int *))dlsym(nvml, "nvmlDeviceGetCount_v2");
+	handle_of = (int (*)(unsigned int, void **))dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2");
+	processes = (int (*)(void *, unsigned int *, struct nvml_process *))dlsym(
+	    nvml, "nvmlDeviceGetComputeRunningProcesses_v3");
+	if (!init || !shutdown || !count || !handle_of || !processes || init()) {
+		dlclose(nvml);
+		return false;
+	}
+	if (!count(&nr_devices)) {
+		for (unsigned int d = 0; d < nr_devices && d < GPU_MEMORY_MAX_DEVICES; d++) {
+			struct nvml_process list[256];
+			unsigned int n = 256;
+			void *device;
+
+			if (handle_of(d, &device) || processes(device, &n, list))
+				continue;
+			known = true;
+			for (unsigned int i = 0; i < n && i < 256; i++)
+				if (list[i].pid == (unsigned int)m->pid &&
+				    list[i].used_bytes != ~0ULL)
+					m->before_bytes[d] += list[i].used_bytes;
+		}
+	}
+	shutdown();
+	dlclose(nvml);
+	return known;
+}
+
+int gpu_memory__attach(struct gpu_memory *m, bool attach_mode)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
+	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
+	int err;
+
+	m->attach_mode = attach_mode;
+	if (attach_mode)
+		m->before_known = read_before_attach(m);
+	err = scan_maps(m, loader, sizeof(loader));
+	if (err)
+		return err;
+	/* record: the command has not been exec'd; its loader will be the
+	 * system's. */
+	if (loader[0])
+		snprintf(path, sizeof(path), "/proc/%d/root%s", m->pid, loader);
+	else
+		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
+	m->loader_link = bpf_program__attach_uprobe_opts(m->skel->progs.gpu_memory_loader, m->pid,
+							 path, 0, &options);
+	if (!m->loader_link) {
+		err = -errno;
+		report__warn("cannot probe the dynamic loader (%s): CUDA libraries loaded from "
+			     "now on are not seen",
+			     strerror(-err));
+	}
+	return 0;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+/* Removing a uprobe waits for a grace period (some 70 ms): the links go in
+ * parallel, so that ending a profile takes one, not one per probe. */
+static void destroy_links(struct bpf_link **links, size_t nr)
+{
+	pthread_t *threads = calloc(nr ? nr : 1, sizeof(*threads));
+	bool *started = calloc(nr ? nr : 1, sizeof(*started));
+
+	for (size_t k = 0; k < nr; k++) {
+		started[k] = threads && started &&
+			     !pthread_create(&threads[k], NULL, destroy_link, links[k]);
+		if (!started[k])
+			bpf_link__destroy(links[k]);
+	}
+	for (size_t k = 0; k < nr; k++)
+		if (started[k])
+			pthread_join(threads[k], NULL);
+	free(threads);
+	free(started);
+}
+
+void gpu_memory__detach(struct gpu_memory *m)
+{
+	struct bpf_link **links = NULL;
+	size_t nr = 0, cap = 0;
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr_libraries; i++) {
+		struct library *l = &m->libraries[i];
+
+		if (!array__grow((void **)&links, &cap, nr + l->nr_links + 1, sizeof(*links))) {
+			memcpy(links + nr, l->links, l->nr_links * sizeof(*links));
+			nr += l->nr_links;
+		} else {
+			for (size_t k = 0; k < l->nr_links; k++)
+				bpf_link__destroy(l->links[k]);
+		}
+		l->nr_links = 0;
+	}
+	if (m->loader_link && !array__grow((void **)&links, &cap, nr + 1, sizeof(*links)))
+		links[nr++] = m->loader_link;
+	else
+		bpf_link__destroy(m->loader_link);
+	m->loader_link = NULL;
+	destroy_links(links, nr);
+	free(links);
+	/* The target may be stopped on a load no one answers now. */
+	if (m->stop_on_load)
+		kill(m->pid, SIGCONT);
+}
+
+static void read_lost(struct gpu_memory *m)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	uint64_t *values = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*values));
+	__u32 key = COUNTER_LOST_GPU_MEMORY;
+
+	if (!values)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(m->skel->maps.counters), &key, values))
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			m->lost += values[cpu];
+	free(values);
+}
+
+int gpu_memory__finish(struct gpu_memory *m, struct session *session,
+		       const struct profile *cpu_profile)
+{
+	uint32_t frames[1024];
+	int err;
+
+	read_lost(m);
+	m->frames_profile = (struct profile *)cpu_profile;
+	m->start_ns = cpu_profile->start_ns;
+	m->duration_ns = cpu_profile->duration_ns;
+	for (size_t i = 0; i < m->nr_events; i++) {
+		struct memory_event *e = &m->events[i];
+		size_t depth = 0;
+
+		/* Calls on one stack resolve once. */
+		for (size_t k = i; k-- > 0 && i - k < 64;) {
+			if (m->events[k].stack == e->stack && m->events[k].thread == e->thread) {
+				e->frames = m->events[k].frames;
+				e->nr_frames = m->events[k].nr_frames;
+				break;
+			}
+		}
+		if (e->frames >= 0)
+			continue;
+		err = session__stack_frames(session, e->thread, e->stack, frames,
+					    sizeof(frames) / sizeof(frames[0]), &depth);
+		if (err)
+			return err;
+		err = array__grow((void **)&m->frames, &m->cap_frames, m->nr_frames + depth,
+				  sizeof(*m->frames));
+		if (err)
+			return err;
+		memcpy(m->frames + m->nr_frames, frames, depth * sizeof(*frames));
+		e->frames = m->nr_frames;
+		e->nr_frames = depth;
+		m->nr_frames += depth;
+	}
+	err = gpu_memory__account(m);
+	if (!err)
+		m->finished = true;
+	return err;
+}
+
+void gpu_memory__close(struct gpu_memory *m)
+{
+	if (!m)
+		return;
+	gpu_memory__detach(m);
+	for (size_t i = 0; i < m->nr_libraries; i++)
+		free(m->libraries[i].links);
+	free(m->libraries);
+	gpu_memory_bpf__destroy(m->skel);
+	free(m->events);
+	free(m->frames);
+	free(m);
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the GPU memory probes (gpu_memory.c) and the accounting
+ * (gpu_memory_account.c) share: the table of probed calls and the recorded
+ * calls.
+ */
+#ifndef LLMPROF_GPU_MEMORY_INTERNAL_H
+#define LLMPROF_GPU_MEMORY_INTERNAL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpu/gpu_memory.h"
+/* bpf/gpu_memory.h, the record layout: <> so that this directory's
+ * gpu_memory.h is not taken for it. */
+#include <gpu_memory.h>
+
+enum gpu_memory_library {
+	LIBRARY_DRIVER = 0, /* libcuda */
+	LIBRARY_RUNTIME,    /* libcudart */
+};
+
+/* Which memory a call allocates or frees. */
+enum gpu_memory_space {
+	SPACE_NONE = 0, /* maps, unmaps, cudaSetDevice: no bytes of their own */
+	SPACE_DEVICE,
+	SPACE_MANAGED,
+	SPACE_HOST,	/* pinned host memory */
+	SPACE_PHYSICAL, /* cuMemCreate's handles, mapped with cuMemMap */
+};
+
+struct gpu_memory_call {
+	const char *symbol; /* as exported */
+	const char *name;   /* as the leaf shows it */
+	enum gpu_memory_library library;
+	enum gpu_memory_shape shape;
+	enum gpu_memory_space space;
+};
+
+extern const struct gpu_memory_call gpu_memory_calls[];
+extern const size_t gpu_memory_nr_calls;
+
+/* Devices on the peak: GPUs by ordinal, and pinned host memory. */
+#define GPU_MEMORY_MAX_DEVICES 64
+#define GPU_MEMORY_HOST_DEVICE (-1)
+
+#define NO_END UINT32_MAX
+
+/* One recorded call. */
+struct memory_event {
+	uint64_t time_ns; /* when it returned */
+	uint64_t size, address, handle;
+	int64_t result;
+	int32_t device;
+	uint16_t call;		/* index into gpu_memory_calls */
+	uint32_t thread, stack; /* the session's raw indexes */
+	uint32_t end;		/* allocations: the event that freed it, or NO_END */
+	int64_t frames;		/* into gpu_memory.frames once resolved, or -1 */
+	uint32_t nr_frames;
+};
+
+struct library;
+
+/* One device's (or pinned host memory's) accounting. */
+struct device_memory {
+	int32_t device; /* ordinal, or GPU_MEMORY_HOST_DEVICE */
+	uint64_t live, peak, end_live;
+	uint64_t before; /* "[before attach]", in live and peak */
+	uint64_t allocated, nr_allocs, nr_frees;
+	uint64_t peak_time_ns; /* since the profile's start */
+	size_t peak_event;     /* the call that reached the peak; SIZE_MAX: none */
+};
+
+struct gpu_memory {
+	struct gpu_memory_bpf *skel;
+	struct session *session;
+	pid_t pid;
+	bool stop_on_load, attach_mode;
+	struct library *libraries;
+	size_t nr_libraries, cap_libraries;
+	struct bpf_link *loader_link;
+	int loader_error;
+
+	struct memory_event *events;
+	size_t nr_events, cap_events;
+	uint64_t lost;
+
+	/* attach: what NVML says the process held when probing started */
+	bool before_known;
+	uint64_t before_bytes[GPU_MEMORY_MAX_DEVICES];
+
+	/* Filled by gpu_memory__finish(). */
+	struct profile *frames_profile; /* the CPU profile the frames are in */
+	uint32_t *frames;		/* resolved stacks, root first */
+	size_t nr_frames, cap_frames;
+	uint64_t start_ns, duration_ns;
+	bool finished;
+	struct device_memory devices[GPU_MEMORY_MAX_DEVICES + 1];
+	size_t nr_devices;
+	uint64_t nr_allocs, allocated, nr_failed, nr_frees, unknown_frees, nr_maps;
+};
+
+int gpu_memory__account(struct gpu_memory *memory);
+
+#endif /* LLMPROF_GPU_MEMORY_INTERNAL_H */

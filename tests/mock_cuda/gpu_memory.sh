@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# GPU memory by allocating stack (--gpu-memory) with real uprobes on the mock
+# libcuda/libcudart: peak, leaks and allocation totals of a fixture with
+# known sizes, exact to the byte and under the functions that allocated;
+# the failing call counted with its stack and not as memory; attach mid-run;
+# and the real libcudart.so.13 probed on a machine without a GPU.
+. "$TESTS_SOURCE/lib/testlib.sh"
+need_root
+scenario=${1:-record}
+MiB=1048576
+export LD_LIBRARY_PATH=$(dirname "$MEMORY_APP")/lib
+
+# weight STACK_REGEX FILE: the summed weight of lines whose stack matches.
+weight() {
+	python3 - "$1" "$2" <<'PY'
+import re, sys
+total = 0
+for line in open(sys.argv[2]):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    if re.search(sys.argv[1], stack):
+        total += int(count)
+print(total)
+PY
+}
+total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
+expect() { # WHAT GOT WANT
+	[ "$2" = "$3" ] || fail "$1: $2, expected $3"
+}
+
+check_views() { # PREFIX: PREFIX.peak PREFIX.leaks PREFIX.alloc
+	local p=$1
+	expect "peak total" "$(total "$p.peak")" $((112 * MiB))
+	expect "peak weights" "$(weight ';main;load_weights;\[gpu-mem\] cudaMalloc 64\.0 MiB$' "$p.peak")" $((64 * MiB))
+	expect "peak activations" "$(weight ';main;forward;alloc_activation;\[gpu-mem\] cudaMalloc 16\.0 MiB$' "$p.peak")" $((48 * MiB))
+	expect "leaks total" "$(total "$p.leaks")" $((72 * MiB))
+	expect "leaked workspace" "$(weight ';main;leak_workspace;\[gpu-mem\] cuMemAlloc 8\.0 MiB$' "$p.leaks")" $((8 * MiB))
+	expect "leaked weights" "$(weight ';main;load_weights;' "$p.leaks")" $((64 * MiB))
+	expect "alloc total" "$(total "$p.alloc")" $((120 * MiB))
+	expect "alloc activations" "$(weight ';forward;alloc_activation;' "$p.alloc")" $((48 * MiB))
+	# The runtime's cudaMalloc calls the driver's cuMemAlloc: one allocation.
+	if grep -q 'cudaMalloc.*cuMemAlloc\|cuMemAlloc.*cudaMalloc\|load_weights;\[gpu-mem\] cuMemAlloc' "$p.alloc"; then
+		fail "an allocation counted twice: $(cat "$p.alloc")"
+	fi
+	if grep -q 'try_huge_batch' "$p.alloc"; then fail "the failed allocation counted as memory"; fi
+	grep -q "failed allocations:" "$p.err" || fail "no failures in the summary: $(cat "$p.err")"
+	grep -q "1 x cudaMalloc of 1.0 TiB: cudaErrorMemoryAllocation (2) at try_huge_batch < main" "$p.err" ||
+		fail "failure without its stack: $(cat "$p.err")"
+	grep -q "GPU 0: peak 112.0 MiB at" "$p.err" || fail "no peak in the summary"
+	grep -q "48.0 MiB  42.9%  3 x cudaMalloc at alloc_activation < forward < main" "$p.err" ||
+		fail "top stacks at the peak: $(cat "$p.err")"
+}
+
+case $scenario in
+record)
+	for view in peak leaks alloc; do
+		"$LLMPROF" record --no-gpu --view memory-$view -o "$WORK/r.$view" -- "$MEMORY_APP" \
+			>"$WORK/app.out" 2>"$WORK/r.err" || fail "record --view memory-$view: $(cat "$WORK/r.err")"
+		$CHECK folded "$WORK/r.$view" >/dev/null || fail "invalid folded memory-$view"
+	done
+	grep -q '^weights at 0x' "$WORK/app.out" || fail "the fixture's output changed"
+	check_views "$WORK/r"
+	# --gpu-memory alone is the peak view.
+	"$LLMPROF" record --no-gpu --gpu-memory -o "$WORK/default" -- "$MEMORY_APP" >/dev/null 2>&1 ||
+		fail "--gpu-memory failed"
+	cmp -s <(sort "$WORK/default") <(sort "$WORK/r.peak") || fail "--gpu-memory is not the peak view"
+	# Bytes through speedscope, pprof, report and diff.
+	"$LLMPROF" record --no-gpu --gpu-memory -f speedscope -o "$WORK/peak.json" -- "$MEMORY_APP" \
+		>/dev/null 2>&1 || fail "speedscope failed"
+	grep -q '"unit":"bytes"' "$WORK/peak.json" || fail "speedscope unit is not bytes"
+	[ -f "$SPEEDSCOPE_SCHEMA" ] && { $CHECK speedscope "$WORK/peak.json" --schema "$SPEEDSCOPE_SCHEMA" || fail "speedscope invalid"; }
+	"$LLMPROF" report "$WORK/peak.json" >"$WORK/report" || fail "report of speedscope bytes"
+	grep -q "weight: *112.0 MiB" "$WORK/report" || fail "report does not say bytes: $(head "$WORK/report")"
+	"$LLMPROF" diff "$WORK/r.peak" "$WORK/r.leaks" >"$WORK/diff" || true
+	grep -q "112.0 MiB" "$WORK/diff" && grep -q "72.0 MiB" "$WORK/diff" || fail "diff without bytes: $(head -3 "$WORK/diff")"
+	# The virtual memory calls, pinned host memory, stream-ordered and pitched.
+	"$LLMPROF" record --no-gpu --view memory-alloc -o "$WORK/extras" -- "$MEMORY_APP" --extras \
+		>/dev/null 2>"$WORK/extras.err" || fail "extras failed"
+	expect "cuMemCreate" "$(weight ';grow_segment;\[gpu-mem\] cuMemCreate 2\.0 MiB$' "$WORK/extras")" $((2 * MiB))
+	expect "pinned" "$(weight '^memory_app;\[gpu-mem\] host \(pinned\);.*;stage_pinned;\[gpu-mem\] cudaMallocHost 1\.0 MiB$' "$WORK/extras")" $MiB
+	expect "async" "$(weight ';stream_ordered;\[gpu-mem\] cudaMallocAsync 4\.0 MiB$' "$WORK/extras")" $((4 * MiB))
+	expect "pitch" "$(weight ';pitched;\[gpu-mem\] cudaMallocPitch 100\.0 KiB$' "$WORK/extras")" $((1024 * 100))
+	grep -q "pinned host memory: peak 1.0 MiB" "$WORK/extras.err" || fail "no pinned host peak"
+	;;
+attach)
+	start_bg "$MEMORY_APP" --wait >"$WORK/app.out"
+	app=$BG_PID
+	for i in $(seq 50); do grep -q ready "$WORK/app.out" && break; sleep 0.1; done
+	for view in peak leaks alloc; do :; done
+	"$LLMPROF" attach -p $app --no-gpu --view memory-alloc -o "$WORK/a.alloc" 2>"$WORK/a.err" &
+	prof=$!
+	for i in $(seq 100); do grep -q "profiling PID" "$WORK/a.err" && break; sleep 0.1; done
+	grep -q "profiling PID" "$WORK/a.err" || fail "attach did not start: $(cat "$WORK/a.err")"
+	kill -USR1 $app
+	wait $prof || fail "attach failed: $(cat "$WORK/a.err")"
+	expect "alloc total after attach" "$(total "$WORK/a.alloc")" $((120 * MiB))
+	if grep -q allocate_early "$WORK/a.alloc"; then fail "memory from before attach has a stack"; fi
+	grep -q "1 frees of memory allocated before the probes were in" "$WORK/a.err" ||
+		fail "the free of early memory is not reported: $(cat "$WORK/a.err")"
+	grep -Eq "before attach is not known|before attach\)" "$WORK/a.err" ||
+		fail "the summary does not say what was allocated before attach"
+	grep -q "GPU 0: peak 112.0 MiB" "$WORK/a.err" || [ -e /dev/nvidiactl ] || fail "attach peak: $(cat "$WORK/a.err")"
+	;;
+real_cudart)
+	runtime=$CUDA_ROOT/lib64/libcudart.so.13
+	[ -e "$runtime" ] || skip "no $runtime"
+	"$REAL_CUDART_APP" "$runtime" >"$WORK/plain.out" || fail "the program fails without llmprof"
+	"$LLMPROF" record -v --no-gpu --gpu-memory -o "$WORK/real.folded" -- "$REAL_CUDART_APP" "$runtime" \
+		>"$WORK/real.out" 2>"$WORK/real.err" || fail "record failed: $(cat "$WORK/real.err")"
+	cmp -s "$WORK/plain.out" "$WORK/real.out" || fail "the program's result changed: $(cat "$WORK/real.out")"
+	grep -Eq "functions probed in .*libcudart.so.13" "$WORK/real.err" || fail "libcudart not probed: $(cat "$WORK/real.err")"
+	n=$(sed -n 's/.*debug: GPU memory: \([0-9]*\) functions probed in .*libcudart.so.13/\1/p' "$WORK/real.err")
+	[ "${n:-0}" -ge 10 ] || fail "only ${n:-0} runtime functions resolved"
+	if grep -q "cudaMalloc returned 0" "$WORK/real.out"; then
+		skip "this machine has a GPU: the failure path is not exercised"
+	fi
+	grep -Eq "1 x cudaMalloc of 1.0 MiB: [A-Za-z]+ \([0-9]+\) at ask_for_memory < main" "$WORK/real.err" ||
+		fail "the failed cudaMalloc is not counted with its stack: $(cat "$WORK/real.err")"
+	;;
+esac
+echo PASS

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * GPU memory fixture on the mock CUDA stack: known sizes from known
+ * functions.  weights: 64 MiB by cudaMalloc in load_weights(), kept;
+ * activations: 3 x 16 MiB by cudaMalloc in alloc_activation(), freed by
+ * cudaFree; workspace: 8 MiB by the driver's cuMemAlloc in
+ * leak_workspace(), never freed; and one cudaMalloc of 1 TiB in
+ * try_huge_batch() that fails.  So the peak is 112 MiB (weights and
+ * activations), 72 MiB leak, 120 MiB are allocated.
+ *   --wait     first 32 MiB in allocate_early(), then "ready" and wait for
+ *              SIGUSR1 (attach), freeing the early memory at the end
+ *   --extras   also the virtual memory calls, pinned host memory, the
+ *              stream-ordered and pitched calls
+ *   --bench N  N cudaMalloc/cudaFree pairs of 4 KiB, timed
+ */
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MiB (1024ULL * 1024)
+#define NOINLINE __attribute__((noinline))
+
+static void check(cudaError_t err, const char *what)
+{
+	if (err != cudaSuccess) {
+		fprintf(stderr, "%s failed: %d\n", what, err);
+		exit(1);
+	}
+}
+
+NOINLINE static void *allocate_early(void)
+{
+	void *p;
+
+	check(cudaMalloc(&p, 32 * MiB), "cudaMalloc early");
+	return p;
+}
+
+NOINLINE static void *load_weights(void)
+{
+	void *p;
+
+	check(cudaMalloc(&p, 64 * MiB), "cudaMalloc weights");
+	return p;
+}
+
+NOINLINE static void *alloc_activation(void)
+{
+	void *p;
+
+	check(cudaMalloc(&p, 16 * MiB), "cudaMalloc activation");
+	return p;
+}
+
+NOINLINE static void forward(void)
+{
+	void *activations[3];
+
+	for (int i = 0; i < 3; i++)
+		activations[i] = alloc_activation();
+	for (int i = 0; i < 3; i++)
+		check(cudaFree(activations[i]), "cudaFree");
+}
+
+NOINLINE static CUdeviceptr leak_workspace(void)
+{
+	CUdeviceptr p = 0;
+
+	if (cuMemAlloc(&p, 8 * MiB) != CUDA_SUCCESS)
+		exit(1);
+	return p;
+}
+
+NOINLINE static int try_huge_batch(void)
+{
+	void *p = NULL;
+
+	return cudaMalloc(&p, 1024 * 1024 * MiB);
+}
+
+NOINLINE static void grow_segment(void)
+{
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+	CUmemGenericAllocationHandle handle;
+	CUdeviceptr address = 0x7f0000000000ULL;
+
+	if (cuMemCreate(&handle, 2 * MiB, &prop, 0) || cuMemMap(address, 2 * MiB, 0, handle, 0) ||
+	    cuMemUnmap(address, 2 * MiB) || cuMemRelease(handle))
+		exit(1);
+}
+
+NOINLINE static void *stage_pinned(void)
+{
+	void *p;
+
+	check(cudaMallocHost(&p, 1 * MiB), "cudaMallocHost");
+	return p;
+}
+
+NOINLINE static void stream_ordered(void)
+{
+	void *p;
+
+	check(cudaMallocAsync(&p, 4 * MiB, NULL), "cudaMallocAsync");
+	check(cudaFreeAsync(p, NULL), "cudaFreeAsync");
+}
+
+NOINLINE static void *pitched(void)
+{
+	size_t pitch;
+	void *p;
+
+	check(cudaMallocPitch(&p, &pitch, 1000, 100), "cudaMallocPitch");
+	return p;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+NOINLINE static void bench(long n)
+{
+	double start = now(), seconds;
+
+	for (long i = 0; i < n; i++) {
+		void *p;
+
+		check(cudaMalloc(&p, 4096), "cudaMalloc");
+		check(cudaFree(p), "cudaFree");
+	}
+	seconds = now() - start;
+	printf("%ld cudaMalloc/cudaFree pairs in %.3f s: %.0f pairs/s, %.2f us per pair\n", n,
+	       seconds, n / seconds, seconds * 1e6 / n);
+}
+
+int main(int argc, char **argv)
+{
+	bool wait = false, extras = false;
+	void *early = NULL, *weights, *pinned = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--wait"))
+			wait = true;
+		else if (!strcmp(argv[i], "--extras"))
+			extras = true;
+		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
+			bench(atol(argv[++i]));
+			return 0;
+		}
+	}
+	if (wait) {
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		early = allocate_early();
+		printf("ready\n");
+		fflush(stdout);
+		sigwait(&set, &sig);
+	}
+	weights = load_weights();
+	forward();
+	leak_workspace();
+	if (try_huge_batch() == cudaSuccess)
+		return 1;
+	if (extras) {
+		grow_segment();
+		pinned = stage_pinned();
+		stream_ordered();
+		pitched();
+		cudaFreeHost(pinned);
+	}
+	if (early)
+		check(cudaFree(early), "cudaFree early");
+	printf("weights at %p\n", weights);
+	return 0;
+}

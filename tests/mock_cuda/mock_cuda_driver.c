@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A mock libcuda.so.1 for tests without a GPU: the driver API's memory
+ * calls with their real names (the _v2 ones where cuda.h maps to them) and
+ * signatures, on host memory.  The mock device holds MOCK_DEVICE_BYTES; a
+ * larger request fails with CUDA_ERROR_OUT_OF_MEMORY, as the real driver's
+ * would.  The mock runtime calls these inside its own allocation calls, as
+ * the real runtime does.
+ */
+#include <cuda.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define MOCK_DEVICE_BYTES (80ULL << 30)
+
+/* A cuMemCreate handle: the physical memory it stands for. */
+struct physical {
+	void *memory;
+	size_t size;
+};
+
+static CUresult host_alloc(void **out, size_t size)
+{
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (size > MOCK_DEVICE_BYTES)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*out = calloc(1, size ? size : 1);
+	return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult device_alloc(CUdeviceptr *dptr, size_t size)
+{
+	void *memory = NULL;
+	CUresult result = host_alloc(&memory, size);
+
+	if (!result)
+		*dptr = (CUdeviceptr)(uintptr_t)memory;
+	return result;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	return device_alloc(dptr, bytesize);
+}
+
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return device_alloc(dptr, bytesize);
+}
+
+EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+	return device_alloc(dptr, bytesize);
+}
+
+EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+				   size_t Height, unsigned int ElementSizeBytes)
+{
+	/* Rows padded to 512 bytes, as a real device's alignment. */
+	size_t pitch = (WidthInBytes + 511) & ~(size_t)511;
+
+	if (!pPitch)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pPitch = pitch;
+	return device_alloc(dptr, pitch * Height);
+}
+
+EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	free((void *)(uintptr_t)dptr);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	free((void *)(uintptr_t)dptr);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	return host_alloc(pp, bytesize);
+}
+
+EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+	return host_alloc(pp, bytesize);
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+			    const CUmemAllocationProp *prop, unsigned long long flags)
+{
+	struct physical *physical;
+	CUresult result;
+
+	if (!handle || !prop)
+		return CUDA_ERROR_INVALID_VALUE;
+	physical = calloc(1, sizeof(*physical));
+	if (!physical)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	result = host_alloc(&physical->memory, size);
+	if (result) {
+		free(physical);
+		return result;
+	}
+	physical->size = size;
+	*handle = (CUmemGenericAllocationHandle)(uintptr_t)physical;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+	struct physical *physical = (struct physical *)(uintptr_t)handle;
+
+	if (!physical)
+		return CUDA_ERROR_INVALID_VALUE;
+	free(physical->memory);
+	free(physical);
+	return CUDA_SUCCESS;
+}
+
+/* The mock has no page tables: a mapping is only checked. */
+EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+			 CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+	struct physical *physical = (struct physical *)(uintptr_t)handle;
+
+	if (!ptr || !physical || offset + size > physical->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	return ptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
