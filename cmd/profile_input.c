@@ -57,7 +57,9 @@ int profile_input__parse_unit(const char *text, enum profile_unit *unit)
 
 void profile_input__set_unit(struct profile *p, enum profile_format format, enum profile_unit unit)
 {
-	if (format != PROFILE_FORMAT_FOLDED)
+	/* The default leaves what the reader found (GPU memory views weigh
+	 * bytes) as it is. */
+	if (format != PROFILE_FORMAT_FOLDED || unit == UNIT_SAMPLES)
 		return;
 	p->unit = unit;
 	if (unit != UNIT_SAMPLES)

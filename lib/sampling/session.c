@@ -1182,7 +1182,8 @@ static int stack_frames(struct session *s, uint32_t thread, const struct raw_sta
 
 void session__refresh_modules(struct session *s)
 {
-	refresh_modules(s, monotonic_ns());
+	for (size_t i = 0; i < s->processes.nr; i++)
+		refresh_modules(&s->processes.processes[i], monotonic_ns());
 }
 
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)

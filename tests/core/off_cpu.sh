@@ -29,7 +29,7 @@ grep -q 'off-CPU' "$WORK/wall.err" || fail "the summary says nothing of off-CPU 
 wait "$BG_PID"
 
 # Off-CPU alone: the three waits, a third of the blocked time each.
-"$LLMPROF" record --off-cpu -o "$WORK/off.folded" -- "$FIXTURES/waits" 2.5 \
+"$LLMPROF" record --off-cpu --no-children -o "$WORK/off.folded" -- "$FIXTURES/waits" 2.5 \
 	>"$WORK/off.out" 2>"$WORK/off.err" || fail "record --off-cpu failed: $(cat "$WORK/off.err")"
 # Waiting for a CPU (preempted, under burn) depends on the machine's load:
 # the three waits share the rest.
