@@ -11,7 +11,11 @@
  * Environment: MOCK_CUPTI_TRACE=1 logs calls on stderr;
  * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks;
  * MOCK_CUPTI_KERNEL_CORRELATION=driver gives kernels the nested driver
- * call's correlation id instead of the runtime call's.
+ * call's correlation id instead of the runtime call's (with
+ * MOCK_CUPTI_NESTED_CORRELATION=distinct).  By default, as real CUPTI does, a
+ * driver call made inside a runtime call on the same thread carries the
+ * runtime call's correlation id; MOCK_CUPTI_NESTED_CORRELATION=distinct gives
+ * it an id of its own.
  */
 #include <cupti.h>
 
@@ -75,6 +79,9 @@ static struct {
 };
 
 static __thread int in_callback;
+/* The runtime call in progress on this thread, whose id nested driver calls
+ * share. */
+static __thread uint32_t runtime_open;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -147,11 +154,29 @@ static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint
 	in_callback--;
 }
 
+static bool nested_distinct(void)
+{
+	static int distinct = -1;
+
+	if (distinct < 0) {
+		const char *env = getenv("MOCK_CUPTI_NESTED_CORRELATION");
+
+		distinct = env && !strcmp(env, "distinct");
+	}
+	return distinct;
+}
+
 static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, const void *params,
 			       const char *symbol)
 {
-	uint32_t correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
+	uint32_t correlation;
 
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_open && !nested_distinct())
+		correlation = runtime_open;
+	else
+		correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_open)
+		runtime_open = correlation;
 	dispatch(domain, cbid, CUPTI_API_ENTER, correlation, function, params, symbol);
 	return correlation;
 }
@@ -160,6 +185,8 @@ static void hook_api_exit(int domain, uint32_t cbid, uint32_t correlation, const
 			  const void *params, const char *symbol)
 {
 	dispatch(domain, cbid, CUPTI_API_EXIT, correlation, function, params, symbol);
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && runtime_open == correlation)
+		runtime_open = 0;
 }
 
 static size_t record_size(CUpti_ActivityKind kind)

@@ -397,8 +397,16 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 
 		/* About 2000 launches a second: under the default rate, all
 		 * probed. */
+		struct gpu_session_stats stats;
+
 		count_probed(r.gs, max_correlation(r.gs), &outer, &probed);
 		EXPECT(outer > 100 && probed == outer, "%zu of %zu launches probed", probed, outer);
+		/* One launch record and one probe per launch, though the
+		 * runtime call and the driver call inside it share an id. */
+		gpu_session__stats(r.gs, &stats);
+		EXPECT(stats.outer_launches == outer && stats.probed == probed,
+		       "%zu launch records and %zu probes for %zu launches", stats.outer_launches,
+		       stats.probed, outer);
 	}
 	run_free(&r);
 	free(reference);
@@ -431,7 +439,8 @@ static int scenario_probe_rate(void)
 static int scenario_driver_correlation(void)
 {
 	const char *args[] = {"--seconds", "1", NULL};
-	const char *env[] = {"MOCK_CUPTI_KERNEL_CORRELATION=driver", NULL};
+	const char *env[] = {"MOCK_CUPTI_KERNEL_CORRELATION=driver",
+			     "MOCK_CUPTI_NESTED_CORRELATION=distinct", NULL};
 	size_t nested = 0;
 	struct run r;
 

@@ -708,6 +708,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 			thread_state.outer = 0;
 		return;
 	}
+	/* CUPTI may give the driver call inside a runtime launch the
+	 * runtime call's own id: that launch is queued and probed already. */
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && thread_state.outer == cb->correlationId)
+		return;
 	launch = (struct gpu_launch){
 		.time_ns = monotonic_ns(),
 		.correlation = cb->correlationId,
