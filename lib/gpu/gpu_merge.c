@@ -691,7 +691,8 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 		const struct gpu_agent_info *a = &gs->agents[i];
 
 		if (a->incomplete)
-			report__text("  pid %u: %" PRIu64 " GPU records without valid times\n",
+			report__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "
+				     "when the capture stopped, or without valid times\n",
 				     a->pid, a->incomplete);
 		if (a->other_subscriber)
 			report__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,

@@ -196,7 +196,8 @@ struct gpu_dropped {
 	__u64 activity_records; /* CUPTI dropped: no buffer space */
 	__u64 launch_records;	/* agent's launch queue was full */
 	__u64 messages;		/* llmprof did not read in time */
-	__u64 incomplete;	/* records without valid times */
+	__u64 incomplete;	/* records without valid times: work still
+				 * running at stop, cut off by the forced flush */
 };
 
 struct gpu_other_subscriber {

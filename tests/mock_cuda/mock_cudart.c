@@ -58,6 +58,7 @@ struct op {
 	size_t bytes;
 	int value;
 	uint8_t copy_kind;
+	uint64_t token;
 	struct op *next;
 };
 
@@ -87,6 +88,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct CUstream_st default_stream = {.id = DEFAULT_STREAM_ID};
 static _Atomic uint32_t next_stream_id = DEFAULT_STREAM_ID + 6;
 static _Atomic uint32_t next_graph_id = 1;
+static _Atomic uint64_t next_token = 1;
 static __thread cudaError_t last_error;
 
 static struct {
@@ -121,10 +123,11 @@ static void sleep_until(uint64_t ns)
 		;
 }
 
-static void report(const struct op *op, uint64_t start, uint64_t end)
+static void report(const struct op *op, uint64_t start, uint64_t end, bool queued)
 {
 	const struct mock_cuda_tool *t = atomic_load(&tool);
 	struct mock_activity a = {
+		.token = op->token,
 		.kind = op->kind == OP_KERNEL   ? MOCK_KERNEL
 			: op->kind == OP_MEMCPY ? MOCK_MEMCPY
 						: MOCK_MEMSET,
@@ -145,7 +148,9 @@ static void report(const struct op *op, uint64_t start, uint64_t end)
 		.graph_node_id = op->graph_node_id,
 	};
 
-	if (t)
+	if (t && queued)
+		t->activity_queued(&a);
+	else if (t)
 		t->activity(&a);
 }
 
@@ -174,7 +179,7 @@ static void *device_thread(void *arg)
 		else if (op->kind == OP_MEMSET)
 			memset(op->dst, op->value, op->bytes);
 		/* The device is exact: the programmed time is the true time. */
-		report(op, start, end);
+		report(op, start, end, false);
 
 		pthread_mutex_lock(&device.lock);
 		op->stream->completed++;
@@ -194,6 +199,8 @@ static void submit(const struct op *template)
 		abort();
 	*op = *template;
 	op->next = NULL;
+	op->token = atomic_fetch_add(&next_token, 1);
+	report(op, 0, 0, true);
 	pthread_mutex_lock(&device.lock);
 	op->stream->submitted++;
 	device.submitted++;

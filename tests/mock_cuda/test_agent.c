@@ -584,6 +584,10 @@ static int scenario_attach(void)
 		EXPECT(a->mode == GPU_AGENT_ATTACH, "session %zu: mode %u", i, a->mode);
 		EXPECT(a->clock_mode == GPU_CLOCK_OFFSET, "session %zu: clock %u", i,
 		       a->clock_mode);
+		/* The app keeps the device busy: at each stop kernels are in
+		 * flight, and the agent waits for them. */
+		EXPECT(!a->incomplete, "session %zu: %" PRIu64 " records cut off at stop", i,
+		       a->incomplete);
 		for (size_t k = 0; k < gpu_session__nr_records(gs); k++) {
 			const struct gpu_record *r = gpu_session__record(gs, k);
 			uint64_t ns = r->end_ns - r->start_ns;

@@ -7,7 +7,8 @@
  * over the socket of gpu_protocol.h.  It links no CUPTI: it uses the
  * libcupti the process already maps, else $LLMPROF_CUPTI_LIBRARY, else the
  * system's, else CUDA_ROOT's.  When the socket closes it disables activity,
- * flushes, and finalizes CUPTI from the next API exit callback (or, if the
+ * (after waiting, at most a second, for launched work to finish), flushes,
+ * and finalizes CUPTI from the next API exit callback (or, if the
  * process makes no CUDA call within two seconds, unsubscribes), so the
  * process runs on as before and a later llmprof_agent_start() works.
  *
@@ -61,6 +62,9 @@
 #define TICK_MS 10
 #define FLUSH_INTERVAL_MS 1000
 #define DETACH_WAIT_MS 2000
+/* At stop, how long work already launched may take to finish before a
+ * forced flush cuts it off (llmprof waits 3 s for the goodbye). */
+#define DRAIN_WAIT_MS 1000
 /* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
  * otherwise (0: every launch). */
 #define PROBE_RATE_DEFAULT 10000
@@ -155,6 +159,9 @@ static struct {
 
 	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
 	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
+	/* Launches outside graphs that make one GPU record each, and such
+	 * records come back: what is still in flight at stop. */
+	_Atomic uint64_t launched_work, finished_work;
 } agent = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
 	.completion_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -170,6 +177,7 @@ static __thread struct {
 	uint32_t generation;
 	uint32_t tid;
 	uint32_t outer;	       /* runtime launch in progress on this thread */
+	uint32_t capturing;    /* stream captures begun and not ended */
 	uint64_t probe_credit; /* ns of probe budget saved up */
 	uint64_t probe_last;   /* when the credit was last topped up */
 } thread_state;
@@ -564,7 +572,48 @@ static int launch_flags(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 	return -1;
 }
 
+/* +1 for a call that begins a stream capture, -1 for one that ends it, 0
+ * for others.  Launches on a capturing thread become graph nodes and make
+ * no GPU records of their own. */
+static int capture_change(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000:
+			return -1;
+		default:
+			return 0;
+		}
+	}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
 static const CUpti_CallbackId runtime_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
@@ -588,6 +637,14 @@ static const CUpti_CallbackId runtime_cbids[] = {
 };
 
 static const CUpti_CallbackId driver_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
@@ -679,7 +736,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	const CUpti_CallbackData *cb = data;
 	uint32_t generation;
 	struct gpu_launch launch;
-	int state, flags;
+	int state, flags, capture;
 
 	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
@@ -692,15 +749,26 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (state != STATE_ACTIVE)
 		return;
 	flags = launch_flags(domain, cbid);
-	if (flags < 0)
+	capture = capture_change(domain, cbid);
+	if (flags < 0 && !capture)
 		return;
 	generation = atomic_load_explicit(&agent.generation, memory_order_relaxed);
 	if (thread_state.generation != generation) {
 		thread_state.generation = generation;
 		thread_state.tid = syscall(SYS_gettid);
 		thread_state.outer = 0;
+		thread_state.capturing = 0;
 		thread_state.probe_credit = PROBE_BURST * agent.probe_interval_ns;
 		thread_state.probe_last = 0;
+	}
+	if (capture) {
+		/* Counted when it began, uncounted when it ends. */
+		if (capture > 0 && cb->callbackSite == CUPTI_API_EXIT)
+			thread_state.capturing++;
+		else if (capture < 0 && cb->callbackSite == CUPTI_API_ENTER &&
+			 thread_state.capturing)
+			thread_state.capturing--;
+		return;
 	}
 	if (cb->callbackSite == CUPTI_API_EXIT) {
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
@@ -728,6 +796,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		thread_state.outer = cb->correlationId;
 	if (flags & GPU_LAUNCH_GRAPH)
 		launch.graph_exec_id = graph_exec_id(domain, cb);
+	if (!launch.parent_correlation && !(flags & GPU_LAUNCH_GRAPH) && !thread_state.capturing)
+		atomic_fetch_add_explicit(&agent.launched_work, 1, memory_order_relaxed);
 	if (!launch.parent_correlation && probe_allowed(launch.time_ns, flags)) {
 		launch.flags |= GPU_LAUNCH_PROBED;
 		STAP_PROBE3(llmprof, launch, launch.correlation, cbid, domain);
@@ -930,6 +1000,12 @@ static void emit_memset(const CUpti_ActivityMemset4 *s)
 	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
 }
 
+static void work_finished(uint32_t graph_id)
+{
+	if (!graph_id)
+		atomic_fetch_add_explicit(&agent.finished_work, 1, memory_order_relaxed);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
 				      size_t size, size_t valid)
 {
@@ -943,16 +1019,23 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 		goto cleanup;
 	pthread_mutex_lock(&agent.completion_lock);
 	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
+		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;
+		const CUpti_ActivityMemset4 *s = (const CUpti_ActivityMemset4 *)record;
+
 		switch (record->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			emit_kernel((const CUpti_ActivityKernel10 *)record);
+			work_finished(k->graphId);
+			emit_kernel(k);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			emit_memcpy((const CUpti_ActivityMemcpy6 *)record);
+			work_finished(c->graphId);
+			emit_memcpy(c);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMSET:
-			emit_memset((const CUpti_ActivityMemset4 *)record);
+			work_finished(s->graphId);
+			emit_memset(s);
 			break;
 		default:
 			break;
@@ -1066,6 +1149,8 @@ static void reset_counters(void)
 	atomic_store(&agent.sent_memcpys, 0);
 	atomic_store(&agent.sent_memsets, 0);
 	atomic_store(&agent.sent_launches, 0);
+	atomic_store(&agent.launched_work, 0);
+	atomic_store(&agent.finished_work, 0);
 }
 
 static uint64_t probe_interval(void)
@@ -1185,9 +1270,37 @@ static void activity_disable(void)
 	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
 }
 
+/*
+ * A forced flush hands back records of work still running with times of 0,
+ * and those records are lost.  So first, for at most DRAIN_WAIT_MS, ordinary
+ * flushes take what finishes, until every launch made outside a graph has
+ * its record back (graphs' kernel counts are not known here).  What is
+ * still running then is counted as incomplete: cut off at stop.
+ */
+static void drain_in_flight(void)
+{
+	uint64_t deadline = monotonic_ns() + DRAIN_WAIT_MS * 1000000ull;
+
+	for (;;) {
+		size_t dropped = 0;
+
+		agent.cupti.flush_all(0);
+		/* Records CUPTI had no buffer for never come. */
+		if (agent.cupti.dropped_records(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+			atomic_fetch_add(&agent.dropped_activity, dropped);
+		if (atomic_load(&agent.finished_work) + atomic_load(&agent.dropped_activity) >=
+			atomic_load(&agent.launched_work) ||
+		    monotonic_ns() >= deadline)
+			break;
+		usleep(TICK_MS * 1000 / 2);
+	}
+}
+
 /* Everything CUPTI holds goes to llmprof (or nowhere, when it is gone). */
 static void flush_everything(bool send)
 {
+	if (send && !atomic_load(&agent.dead))
+		drain_in_flight();
 	agent.cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&agent.drain_lock);
 	launch_ring_drain(send && !atomic_load(&agent.dead));
