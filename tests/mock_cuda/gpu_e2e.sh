@@ -15,7 +15,7 @@ export LLMPROF_CUPTI_LIBRARY=$MOCK_CUPTI
 # else only the ratios between kernels.
 check_folded() {
 	python3 - "$@" <<'PY' || fail "$1: $(grep gpu "$1" | head -20)"
-import sys
+import os, sys
 path = sys.argv[1]
 iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 # leaf: (launching function, microseconds per iteration)
@@ -30,6 +30,11 @@ want = {
     "memcpy DtoH": ("download_result", None),
     "memset": ("clear_tail", None),
 }
+# A second process of the tree, with correlation ids of its own: its
+# kernels under its own launcher, or unattributed while the tree is not
+# sampled, never under the first process's launches with the same ids.
+child = os.environ.get("WANT_CHILD")
+child_us = mixed = 0
 total, under = {}, {}
 for line in open(path):
     stack, _, weight = line.rstrip("\n").rpartition(" ")
@@ -37,6 +42,11 @@ for line in open(path):
     if not frames[-1].startswith("[gpu] "):
         continue
     leaf = frames[-1][6:]
+    if child and leaf == "child_kernel":
+        child_us += int(weight)
+        if "child_step" not in frames and "[unattributed]" not in frames:
+            mixed += int(weight)
+        continue
     # Copies name their host memory; the mock's is pageable.
     if leaf.startswith("memcpy "):
         assert leaf.endswith(" (pageable)"), leaf
@@ -57,6 +67,8 @@ if not iterations and total.get("softmax_kernel"):
         got = total.get(leaf, 0) / total["softmax_kernel"]
         if abs(got / ratio - 1) > 0.10:
             bad.append(f"{leaf}/softmax_kernel = {got:.2f}, programmed {ratio}")
+if child and (not child_us or mixed):
+    bad.append(f"child_kernel: {mixed} of {child_us} us under the other process's launches")
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -75,6 +87,21 @@ if [ "$mode" = record ]; then
 	fi
 	grep -q "GPU summary" "$WORK/app.err" || fail "no GPU summary"
 	check_folded "$WORK/record.folded" "$iterations"
+
+	# A process tree: a child with its own agent, whose correlation ids
+	# are the parent's over again; then one that closed the descriptors
+	# it inherited before it started.
+	for spawn in --spawn-child; do
+		"$LLMPROF" record -o "$WORK/tree.folded" -- "$MOCK_APP" --seconds 2 $spawn \
+			>"$WORK/app.out" 2>"$WORK/app.err" ||
+			fail "record $spawn exited $?: $(tail "$WORK/app.err")"
+		! grep "cannot inject" "$WORK/app.err" || fail "$spawn: a process could not load the agent"
+		grep -q "^child iterations [1-9]" "$WORK/app.err" || fail "$spawn: the child did not run"
+		iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+		WANT_CHILD=1 check_folded "$WORK/tree.folded" "$iterations"
+		grep -q "GPU summary (2 agents)" "$WORK/app.err" ||
+			fail "$spawn: $(grep -A3 'GPU summary' "$WORK/app.err")"
+	done
 
 	# The timeline: GPU streams on the threads' clock, kernels as long as
 	# programmed.
