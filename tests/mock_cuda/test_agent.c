@@ -6,7 +6,7 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, probe_rate, bench
+ * receiver_killed, attach, probe_rate, api_coverage, bench
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -616,6 +616,56 @@ static int scenario_attach(void)
 	return failures ? 1 : 0;
 }
 
+/* Each copy and launch entry point of mock_app --api-coverage: the GPU
+ * work it made leads to a probed launch record of that call. */
+static int scenario_api_coverage(void)
+{
+	static const struct {
+		uint32_t domain, cbid;
+		const char *name;
+		size_t records; /* at least */
+	} apis[] = {
+		{GPU_DOMAIN_RUNTIME, 214, "cudaLaunchKernel_ptsz", 1},
+		{GPU_DOMAIN_RUNTIME, 32, "cudaMemcpy2D", 1},
+		{GPU_DOMAIN_RUNTIME, 44, "cudaMemcpy2DAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 160, "cudaMemcpyPeer", 1},
+		{GPU_DOMAIN_RUNTIME, 161, "cudaMemcpyPeerAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 39, "cudaMemcpyToSymbol", 1},
+		{GPU_DOMAIN_RUNTIME, 47, "cudaMemcpyToSymbolAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 509, "cudaMemcpyBatchAsync", 3},
+		{GPU_DOMAIN_DRIVER, 276, "cuMemcpyHtoD_v2", 1},
+		{GPU_DOMAIN_DRIVER, 278, "cuMemcpyDtoH_v2", 1},
+		{GPU_DOMAIN_DRIVER, 307, "cuLaunchKernel", 1},
+		{GPU_DOMAIN_DRIVER, 652, "cuLaunchKernelEx", 1},
+		{GPU_DOMAIN_DRIVER, 514, "cuGraphLaunch", 3},
+	};
+	const char *args[] = {"--iterations", "2", "--api-coverage", NULL};
+	size_t seen[sizeof(apis) / sizeof(apis[0])] = {0};
+	struct run r;
+
+	run_recorded(&r, args, NULL);
+	check_app(&r, r.out);
+	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+		uint32_t correlation =
+		    rec->runtime_correlation ? rec->runtime_correlation : rec->correlation;
+		const struct gpu_launch_record *l = gpu_session__launch(r.gs, 0, correlation);
+
+		if (l && l->parent_correlation)
+			l = gpu_session__launch(r.gs, 0, l->parent_correlation);
+		for (size_t a = 0; l && a < sizeof(apis) / sizeof(apis[0]); a++)
+			if (l->domain == apis[a].domain && l->callback_id == apis[a].cbid &&
+			    (l->flags & GPU_LAUNCH_PROBED))
+				seen[a]++;
+	}
+	for (size_t a = 0; a < sizeof(apis) / sizeof(apis[0]); a++)
+		EXPECT(seen[a] >= apis[a].records, "%s: %zu GPU records from a probed launch",
+		       apis[a].name, seen[a]);
+	check_merge(r.gs, r.begin);
+	run_free(&r);
+	return failures ? 1 : 0;
+}
+
 /* The launching thread's CPU time per launch from mock_app --bench. */
 static double bench_result(const char *err)
 {
@@ -706,6 +756,8 @@ int main(int argc, char **argv)
 		failures += scenario_attach();
 	else if (!strcmp(scenario, "probe_rate"))
 		failures += scenario_probe_rate();
+	else if (!strcmp(scenario, "api_coverage"))
+		failures += scenario_api_coverage();
 	else if (!strcmp(scenario, "bench"))
 		failures += scenario_bench();
 	else

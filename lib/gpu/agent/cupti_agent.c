@@ -513,63 +513,145 @@ static void launch_ring_drain(bool send)
 
 /* Callbacks. */
 
+/*
+ * The calls we trace and their GPU_LAUNCH_* flags: every runtime and
+ * driver entry point that launches a kernel or a graph or makes a copy or
+ * a memset, in the per-thread-default-stream (_ptsz, _ptds) variants too;
+ * driver-only launchers are what Triton, cuBLASLt and PyTorch's CUDA graphs
+ * call.  Ids from CUDA 13's cupti_runtime_cbid.h and cupti_driver_cbid.h; a
+ * CUPTI that does not know one refuses it alone.
+ */
+struct traced_call {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId cbid;
+	int flags;
+};
+
+static const struct traced_call traced_calls[] = {
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, 0},
+#if CUPTI_API_VERSION >= 130000
+	/* What nvcc 13 generated launch stubs call. */
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
+#endif
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, GPU_LAUNCH_MEMORY},
+};
+
+#define MAX_TRACED_CBID 1024
+/* flags + 1 by domain and cbid, 0 for calls not traced: one load per
+ * callback. */
+static int8_t traced_flags[2][MAX_TRACED_CBID];
+
+static void traced_calls_init(void)
+{
+	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++) {
+		const struct traced_call *t = &traced_calls[i];
+
+		if (t->cbid < MAX_TRACED_CBID)
+			traced_flags[t->domain == CUPTI_CB_DOMAIN_DRIVER_API][t->cbid] =
+			    t->flags + 1;
+	}
+}
+
 /* GPU_LAUNCH_* flags of the calls we trace, -1 for others. */
 static int launch_flags(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-		switch (cbid) {
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
-#if CUPTI_API_VERSION >= 130000
-		/* What nvcc 13 generated launch stubs call. */
-		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-#endif
-			return 0;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-			return GPU_LAUNCH_GRAPH;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
-			return GPU_LAUNCH_MEMORY;
-		default:
-			return -1;
-		}
-	}
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		switch (cbid) {
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-			return 0;
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-			return GPU_LAUNCH_GRAPH;
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
-			return GPU_LAUNCH_MEMORY;
-		default:
-			return -1;
-		}
-	}
-	return -1;
+	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+	    cbid >= MAX_TRACED_CBID)
+		return -1;
+	return traced_flags[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] - 1;
 }
 
 /* +1 for a call that begins a stream capture, -1 for one that ends it, 0
@@ -607,36 +689,16 @@ static int capture_change(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 	}
 }
 
-static const CUpti_CallbackId runtime_cbids[] = {
+static const CUpti_CallbackId capture_runtime_cbids[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-#if CUPTI_API_VERSION >= 130000
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-#endif
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
 };
 
-static const CUpti_CallbackId driver_cbids[] = {
+static const CUpti_CallbackId capture_driver_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
 	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
@@ -645,31 +707,20 @@ static const CUpti_CallbackId driver_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
 	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
 };
 
 static void enable_launch_callbacks(uint32_t enable)
 {
 	/* A cbid this CUPTI does not know fails alone; the rest still work. */
-	for (size_t i = 0; i < sizeof(runtime_cbids) / sizeof(runtime_cbids[0]); i++)
+	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++)
+		agent.cupti.enable_callback(enable, agent.subscriber, traced_calls[i].domain,
+					    traced_calls[i].cbid);
+	for (size_t i = 0; i < sizeof(capture_runtime_cbids) / sizeof(capture_runtime_cbids[0]); i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-					    runtime_cbids[i]);
-	for (size_t i = 0; i < sizeof(driver_cbids) / sizeof(driver_cbids[0]); i++)
+					    capture_runtime_cbids[i]);
+	for (size_t i = 0; i < sizeof(capture_driver_cbids) / sizeof(capture_driver_cbids[0]); i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-					    driver_cbids[i]);
+					    capture_driver_cbids[i]);
 }
 
 /* CUPTI asks that cuptiFinalize() run in an API exit callback. */
@@ -1436,6 +1487,7 @@ static void on_fork_child(void)
 static void agent_init(void)
 {
 	launch_ring_init();
+	traced_calls_init();
 	pthread_atfork(NULL, NULL, on_fork_child);
 	atexit(on_exit_flush);
 }
