@@ -77,6 +77,35 @@ PY
 
 "$MOCK_APP" --iterations 3 >"$WORK/reference" 2>/dev/null || fail "mock_app alone failed"
 
+if [ "$mode" = record_nofp ]; then
+	# The libraries and the app have no frame pointers, the libraries no
+	# symbols but .dynsym: every launch stack must still reach main.
+	for lib in "$(dirname "$MOCK_CUPTI")"/libcu*.so.13; do
+		! readelf -S "$lib" | grep -q '\.symtab' || fail "$lib is not stripped"
+		readelf -S "$lib" | grep -q '\.eh_frame ' || fail "$lib has no .eh_frame"
+	done
+	"$LLMPROF" record -o "$WORK/nofp.folded" -- "$MOCK_APP" --seconds 2 \
+		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	check_folded "$WORK/nofp.folded" "$iterations"
+	python3 - "$WORK/nofp.folded" <<'PY' || fail "GPU leaves whose stacks do not reach main"
+import sys
+total = cut = 0
+for line in open(sys.argv[1]):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[-1].startswith("[gpu] "):
+        total += int(weight)
+        if "main" not in frames:
+            cut += int(weight)
+            print("no main:", line.strip(), file=sys.stderr)
+sys.exit(1 if not total or cut > 0.01 * total else 0)
+PY
+	echo PASS
+	exit 0
+fi
+
 if [ "$mode" = record ]; then
 	"$LLMPROF" record -o "$WORK/record.folded" -- "$MOCK_APP" --seconds 2 \
 		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
