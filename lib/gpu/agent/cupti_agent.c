@@ -18,6 +18,8 @@
  * 10000, 0 for all); LLMPROF_AGENT_CLOCK=offset|callback (overrides the
  * clock choice: callback in record mode, offset in attach mode).
  */
+#include "glibc_compat.h"
+
 #include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
