@@ -164,6 +164,7 @@ static struct {
 	/* Launches outside graphs that make one GPU record each, and such
 	 * records come back: what is still in flight at stop. */
 	_Atomic uint64_t launched_work, finished_work;
+	_Atomic uint32_t first_counted; /* correlation id of the first, 0 none yet */
 } agent = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
 	.completion_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -849,8 +850,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		thread_state.outer = cb->correlationId;
 	if (flags & GPU_LAUNCH_GRAPH)
 		launch.graph_exec_id = graph_exec_id(domain, cb);
-	if (!launch.parent_correlation && !(flags & GPU_LAUNCH_GRAPH) && !thread_state.capturing)
+	if (!launch.parent_correlation && !(flags & GPU_LAUNCH_GRAPH) && !thread_state.capturing) {
+		uint32_t none = 0;
+
+		atomic_compare_exchange_strong(&agent.first_counted, &none, launch.correlation);
 		atomic_fetch_add_explicit(&agent.launched_work, 1, memory_order_relaxed);
+	}
 	if (!launch.parent_correlation && probe_allowed(launch.time_ns, flags)) {
 		launch.flags |= GPU_LAUNCH_PROBED;
 		STAP_PROBE3(llmprof, launch, launch.correlation, cbid, domain);
@@ -1053,9 +1058,12 @@ static void emit_memset(const CUpti_ActivityMemset4 *s)
 	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
 }
 
-static void work_finished(uint32_t graph_id)
+/* Records of launches made before the first counted one do not count. */
+static void work_finished(uint32_t graph_id, uint32_t correlation)
 {
-	if (!graph_id)
+	uint32_t first = atomic_load_explicit(&agent.first_counted, memory_order_relaxed);
+
+	if (!graph_id && first && correlation >= first)
 		atomic_fetch_add_explicit(&agent.finished_work, 1, memory_order_relaxed);
 }
 
@@ -1079,15 +1087,16 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 		switch (record->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			work_finished(k->graphId);
+			work_finished(k->graphId, k->correlationId);
 			emit_kernel(k);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			work_finished(c->graphId);
+			work_finished(c->graphId, c->runtimeCorrelationId ? c->runtimeCorrelationId
+								   : c->correlationId);
 			emit_memcpy(c);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMSET:
-			work_finished(s->graphId);
+			work_finished(s->graphId, s->correlationId);
 			emit_memset(s);
 			break;
 		default:
@@ -1204,6 +1213,7 @@ static void reset_counters(void)
 	atomic_store(&agent.sent_launches, 0);
 	atomic_store(&agent.launched_work, 0);
 	atomic_store(&agent.finished_work, 0);
+	atomic_store(&agent.first_counted, 0);
 }
 
 static uint64_t probe_interval(void)
@@ -1306,12 +1316,14 @@ static int session_setup(void)
 	}
 	agent.probe_interval_ns = probe_interval();
 	atomic_fetch_add(&agent.generation, 1);
-	atomic_store(&agent.state, STATE_ACTIVE);
-	enable_launch_callbacks(1);
+	/* Activity before callbacks: every launch counted for the drain at
+	 * stop then makes a record. */
 	if (agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
 		agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_KERNEL);
 	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET);
+	atomic_store(&agent.state, STATE_ACTIVE);
+	enable_launch_callbacks(1);
 	return 0;
 }
 
