@@ -120,7 +120,7 @@ if [ "$mode" = record ]; then
 	# A process tree: a child with its own agent, whose correlation ids
 	# are the parent's over again; then one that closed the descriptors
 	# it inherited before it started.
-	for spawn in --spawn-child; do
+	for spawn in --spawn-child --spawn-child-closed; do
 		"$LLMPROF" record -o "$WORK/tree.folded" -- "$MOCK_APP" --seconds 2 $spawn \
 			>"$WORK/app.out" 2>"$WORK/app.err" ||
 			fail "record $spawn exited $?: $(tail "$WORK/app.err")"
