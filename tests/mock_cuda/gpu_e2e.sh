@@ -168,7 +168,7 @@ PY
 fi
 
 [ "$mode" = attach ] || fail "mode $mode"
-start_bg "$MOCK_APP" --seconds 7 >"$WORK/app.out" 2>"$WORK/app.err"
+start_bg "$MOCK_APP" --seconds 12 >"$WORK/app.out" 2>"$WORK/app.err"
 sleep 0.5
 for round in 1 2; do
 	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -o "$WORK/attach$round.folded" 2>"$WORK/llmprof$round.err" ||
