@@ -20,7 +20,10 @@
 # PATH or /usr/local/cuda/bin/nvcc), PYTHON (default python3),
 # LLMPROF_CUPTI_LIBRARY (a libcupti for the CUDA C program, else found
 # here), TOLERANCE (default 0.10).
-# Exit status: 0 all checks passed, 1 a check failed, 2 usage, 77 no GPU.
+# Exit status: 0 all checks ran and passed, 1 a check failed, 2 usage, 77
+# "cannot check: ...": no GPU, no nvcc or no PyTorch with CUDA, so some
+# check did not run (never "all checks passed" for a check not made).
+# The last lines are one table of every check and its figure.
 
 set -euo pipefail
 
@@ -40,6 +43,8 @@ mkdir -p -- "$WORK"
 PYTHON=${PYTHON:-python3}
 TOLERANCE=${TOLERANCE:-0.10}
 failures=0
+cannot=()
+results=()
 background_pid=
 
 cleanup() {
@@ -49,8 +54,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "PASS: $*"; results+=("PASS  $*"); }
+fail() { echo "FAIL: $*"; results+=("FAIL  $*"); failures=$((failures + 1)); }
+cannot_check() { echo "gpu-check: cannot check: $*" >&2; cannot+=("$*"); results+=("SKIP  cannot check: $*"); }
 note() { echo "gpu-check: $*" >&2; }
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -58,7 +64,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 2
 fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-	note "no NVIDIA GPU here (nvidia-smi -L failed): nothing to check"
+	echo "gpu-check: cannot check: no GPU (nvidia-smi -L failed)" >&2
 	exit 77
 fi
 command -v "$PYTHON" >/dev/null 2>&1 || { note "$PYTHON not found"; exit 2; }
@@ -83,15 +89,23 @@ note "LLMPROF_CUPTI_LIBRARY=${LLMPROF_CUPTI_LIBRARY:-(none: the agent searches)}
 #   on its launch stack.  Compares each kernel's GPU time in FOLDED (weights
 #   in microseconds) with the "event NAME TOTAL_US COUNT" lines of EVENTS.
 check_kernels() {
-	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" <<'PY'
+	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" "$4" <<'PY'
 import re, sys
 folded, events, mapping, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+summary = sys.argv[5]
 want = dict(item.split("=", 1) for item in mapping.split(","))
-timed = {}
+timed, counted = {}, {}
 for line in open(events):
     parts = line.split()
     if len(parts) == 4 and parts[0] == "event":
         timed[parts[1]] = float(parts[2])
+        counted[parts[1]] = int(parts[3])
+# The GPU summary's top kernels: "  12.3%  45.600 ms  300  name".
+seen = {}
+for line in open(summary):
+    m = re.match(r"\s+[0-9.]+%\s+[0-9.]+ ms\s+([0-9]+)\s+(.*)$", line)
+    if m:
+        seen[m.group(2).strip()] = int(m.group(1))
 gpu, launched = {}, {}
 for line in open(folded):
     stack, _, weight = line.rstrip("\n").rpartition(" ")
@@ -118,6 +132,11 @@ for name, launcher in want.items():
     verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
     bad += verdict == "FAIL"
     print(f"{verdict}: {name}: llmprof {gpu_us} us, CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
+    # Kernel counts, not only times: one record per launch, no more.
+    got, launched = seen.get(name), counted.get(name)
+    verdict = "PASS" if got is not None and got == launched else "FAIL"
+    bad += verdict == "FAIL"
+    print(f"{verdict}: {name}: llmprof counted {got} kernels, the program launched {launched}")
 sys.exit(1 if bad else 0)
 PY
 }
@@ -224,7 +243,8 @@ if [ -x "$NVCC" ]; then
 		>"$WORK/named.events" 2>"$WORK/named.stderr"; then
 		cat "$WORK/named.stderr" >&2
 		if check_kernels "$WORK/named.folded" "$WORK/named.events" \
-			"spin_alpha=launch_alpha,spin_beta=launch_beta,spin_gamma<3>=launch_gamma"; then
+			"spin_alpha=launch_alpha,spin_beta=launch_beta,spin_gamma<3>=launch_gamma" \
+			"$WORK/named.stderr" | tee "$WORK/named.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 			pass "CUDA C program under record"
 		else
 			fail "CUDA C program under record"
@@ -234,7 +254,7 @@ if [ -x "$NVCC" ]; then
 		fail "llmprof record of named_kernels exited $?"
 	fi
 else
-	note "no nvcc: the CUDA C check is skipped"
+	cannot_check "no nvcc ($NVCC): the CUDA C program"
 fi
 
 # 2. PyTorch, record.
@@ -274,6 +294,14 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 		# that the agent starts again after the first llmprof is gone.
 		"$LLMPROF" attach -p "$background_pid" -d 5 -o "$WORK/attach.folded" \
 			2>>"$WORK/attach.stderr" || attach_ok=0
+		# A third attach: the agent already loaded starts once more.
+		if "$LLMPROF" attach -p "$background_pid" -d 3 -o "$WORK/attach3.folded" \
+			2>"$WORK/attach3.stderr" && grep -q "GPU summary" "$WORK/attach3.stderr" &&
+			grep -q '^\S*.*\[gpu\] ' "$WORK/attach3.folded"; then
+			pass "third attach: $(grep -c '\[gpu\] ' "$WORK/attach3.folded") GPU stacks"
+		else
+			fail "third attach: $(tail -3 "$WORK/attach3.stderr")"
+		fi
 		if ! kill -0 "$background_pid" 2>/dev/null; then
 			fail "the PyTorch target died during attach"
 		fi
@@ -296,12 +324,24 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 		fi
 	fi
 else
-	note "no PyTorch with CUDA: the PyTorch checks are skipped"
+	cannot_check "no torch with CUDA ($PYTHON): PyTorch under record and attach"
 fi
 
 echo "gpu-check: outputs in $WORK"
+echo "gpu-check: summary"
+for line in "${results[@]}"; do
+	echo "  $line"
+done
 if [ "$failures" -ne 0 ]; then
 	echo "gpu-check: $failures check(s) failed"
 	exit 1
+fi
+if [ "${#cannot[@]}" -ne 0 ]; then
+	echo "gpu-check: cannot check: ${cannot[*]}"
+	exit 77
+fi
+if [ "${#results[@]}" -eq 0 ]; then
+	echo "gpu-check: cannot check: nothing ran"
+	exit 77
 fi
 echo "gpu-check: all checks passed"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "gpu/agent_image.h"
@@ -79,6 +80,7 @@ int gpu_capture__prepare_record(struct gpu_capture *gc)
 	const unsigned char *image;
 	char path[64];
 	size_t size, done = 0;
+	bool shared;
 
 	if (getenv("CUDA_INJECTION64_PATH")) {
 		report__warn("CUDA_INJECTION64_PATH is already set (another CUDA tool?); GPU "
@@ -86,9 +88,17 @@ int gpu_capture__prepare_record(struct gpu_capture *gc)
 		return -EBUSY;
 	}
 	image = agent_image__get(&size);
-	/* Not close-on-exec: the command inherits it under the same number,
-	 * so /proc/self/fd/N names it there and nothing is left on disk. */
-	gc->memfd = memfd_create(AGENT_MEMFD_NAME, 0);
+	/*
+	 * Nothing on disk: the agent is a memfd of ours, and the command's
+	 * whole tree finds it as /proc/LLMPROF_PID/fd/N while we run, also a
+	 * grandchild started with its inherited descriptors closed (Python's
+	 * subprocess does that), where /proc/self/fd/N would name nothing or
+	 * another file.  That takes ptrace access to us: when we are not
+	 * root and not dumpable (file capabilities), the command inherits
+	 * the descriptor instead and /proc/self/fd/N names it.
+	 */
+	shared = geteuid() == 0 || prctl(PR_GET_DUMPABLE) == 1;
+	gc->memfd = memfd_create(AGENT_MEMFD_NAME, shared ? MFD_CLOEXEC : 0);
 	if (gc->memfd < 0)
 		return -errno;
 	while (done < size) {
@@ -98,7 +108,10 @@ int gpu_capture__prepare_record(struct gpu_capture *gc)
 			return -errno;
 		done += n;
 	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", gc->memfd);
+	if (shared)
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", getpid(), gc->memfd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", gc->memfd);
 	if (setenv("CUDA_INJECTION64_PATH", path, 1) ||
 	    setenv(GPU_AGENT_SOCKET_ENV, gpu_session__socket_name(gc->gpu), 1))
 		return -errno;

@@ -148,10 +148,11 @@ static const struct gpu_launch_record *outer_launch(const struct gpu_session *gs
 static size_t stack_of(struct merge_state *m, uint32_t agent, uint32_t correlation)
 {
 	const struct gpu_launch_record *at = gpu_session__launch(m->gs, agent, correlation);
+	bool own_tids = !m->gs->agents[agent].other_pid_namespace;
 	size_t depth = 0;
 
 	if (!correlation ||
-	    m->options->launch_stack(m->options->ctx, correlation, at ? at->tid : 0,
+	    m->options->launch_stack(m->options->ctx, correlation, at && own_tids ? at->tid : 0,
 				     at ? at->time_ns : 0, m->frames, MAX_STACK, &depth) ||
 	    !depth || depth > MAX_STACK)
 		return 0;
@@ -691,7 +692,8 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 		const struct gpu_agent_info *a = &gs->agents[i];
 
 		if (a->incomplete)
-			report__text("  pid %u: %" PRIu64 " GPU records without valid times\n",
+			report__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "
+				     "when the capture stopped, or without valid times\n",
 				     a->pid, a->incomplete);
 		if (a->other_subscriber)
 			report__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,

@@ -150,6 +150,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		/* SO_PEERCRED's pid is in our pid namespace, the agent's may not be. */
 		if (!info->pid)
 			info->pid = m.pid;
+		info->other_pid_namespace = info->pid != m.pid;
 		info->cupti_version = m.cupti_version;
 		info->clock_mode = m.clock_mode;
 		info->clock_offset_ns = m.clock_offset_ns;

@@ -30,7 +30,8 @@
  * graph launch's kernels all carry the cudaGraphLaunch's.  A driver launch
  * made inside a runtime launch on the same thread is sent with
  * parent_correlation set to the runtime call's, so either id leads to the
- * outermost launch; only outermost launches fire the llmprof:launch probe,
+ * outermost launch; one that carries the runtime call's own id (CUPTI
+ * often gives both the same) is not sent at all; only outermost launches fire the llmprof:launch probe,
  * and at most LLMPROF_AGENT_PROBE_RATE (default 10000) per second and
  * thread, graph launches always (GPU_LAUNCH_PROBED says which did).
  *
@@ -195,7 +196,8 @@ struct gpu_dropped {
 	__u64 activity_records; /* CUPTI dropped: no buffer space */
 	__u64 launch_records;	/* agent's launch queue was full */
 	__u64 messages;		/* llmprof did not read in time */
-	__u64 incomplete;	/* records without valid times */
+	__u64 incomplete;	/* records without valid times: work still
+				 * running at stop, cut off by the forced flush */
 };
 
 struct gpu_other_subscriber {

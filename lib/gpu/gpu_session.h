@@ -76,6 +76,7 @@ struct gpu_agent_info {
 	int64_t clock_offset_ns;
 	uint64_t clock_error_ns;
 	uint32_t mode;	       /* enum gpu_agent_mode */
+	bool other_pid_namespace; /* its pids and tids are not ours */
 	bool hello;	       /* a valid hello arrived */
 	bool goodbye;	       /* the agent said goodbye */
 	bool closed;	       /* the connection is gone */
@@ -127,8 +128,10 @@ int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len);
 
 /* Returns the CPU launch stack of a correlation id: frame ids of
  * profile, root first, at most max; 0 with *depth set, or -errno (-ENOENT
- * when unknown).  tid and time_ns come from the agent's launch record and
- * are 0 when it had none. */
+ * when unknown).  Every process counts correlation ids from 1, so the
+ * launch must have been made on thread tid; tid is 0 when that is not known
+ * (no launch record, or an agent in another pid namespace).  time_ns comes
+ * from the agent's launch record, 0 when it had none. */
 typedef int (*gpu_launch_stack_fn)(void *ctx, uint32_t correlation_id, uint32_t tid,
 				   uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth);
 

@@ -1054,7 +1054,8 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 {
 	if (s->launch_link)
 		return -EEXIST;
-	s->launch_link = bpf_program__attach_usdt(s->skel->progs.on_gpu_launch, s->options.pid,
+	/* Any process: the program keeps the target set's, children too. */
+	s->launch_link = bpf_program__attach_usdt(s->skel->progs.on_gpu_launch, -1,
 						  binary_path, "llmprof", "launch", NULL);
 	if (!s->launch_link) {
 		int err = -errno;
@@ -1121,7 +1122,19 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 			      s->nr_launches ? s->launches[0].correlation : 0);
 		return -ENOENT;
 	}
-	launch = &s->launches[lo];
+	/* Every process counts its ids from 1: of the launches with this id,
+	 * the one on the agent's thread (any when tid is 0), nearest in time. */
+	launch = NULL;
+	for (size_t i = lo; i < s->nr_launches && s->launches[i].correlation == correlation; i++) {
+		struct raw_launch *l = &s->launches[i];
+
+		if ((!tid || s->threads[l->thread].tid == tid) &&
+		    (!launch || llabs((long long)(l->time_ns - time_ns)) <
+				    llabs((long long)(launch->time_ns - time_ns))))
+			launch = l;
+	}
+	if (!launch)
+		return -ENOENT;
 	trimmed = s->raw_stacks[launch->stack];
 	symbolizer = s->processes.processes[trimmed.process].symbolizer;
 	while (symbolizer && trimmed.nr_user > 1 &&

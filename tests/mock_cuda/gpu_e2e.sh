@@ -15,7 +15,7 @@ export LLMPROF_CUPTI_LIBRARY=$MOCK_CUPTI
 # else only the ratios between kernels.
 check_folded() {
 	python3 - "$@" <<'PY' || fail "$1: $(grep gpu "$1" | head -20)"
-import sys
+import os, sys
 path = sys.argv[1]
 iterations = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 # leaf: (launching function, microseconds per iteration)
@@ -30,6 +30,11 @@ want = {
     "memcpy DtoH": ("download_result", None),
     "memset": ("clear_tail", None),
 }
+# A second process of the tree, with correlation ids of its own: its
+# kernels under its own launcher, or unattributed while the tree is not
+# sampled, never under the first process's launches with the same ids.
+child = os.environ.get("WANT_CHILD")
+child_us = mixed = 0
 total, under = {}, {}
 for line in open(path):
     stack, _, weight = line.rstrip("\n").rpartition(" ")
@@ -37,6 +42,11 @@ for line in open(path):
     if not frames[-1].startswith("[gpu] "):
         continue
     leaf = frames[-1][6:]
+    if child and leaf == "child_kernel":
+        child_us += int(weight)
+        if "child_step" not in frames and "[unattributed]" not in frames:
+            mixed += int(weight)
+        continue
     # Copies name their host memory; the mock's is pageable.
     if leaf.startswith("memcpy "):
         assert leaf.endswith(" (pageable)"), leaf
@@ -57,6 +67,8 @@ if not iterations and total.get("softmax_kernel"):
         got = total.get(leaf, 0) / total["softmax_kernel"]
         if abs(got / ratio - 1) > 0.10:
             bad.append(f"{leaf}/softmax_kernel = {got:.2f}, programmed {ratio}")
+if child and (not child_us or mixed):
+    bad.append(f"child_kernel: {mixed} of {child_us} us under the other process's launches")
 for b in bad:
     print("FAIL:", b, file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -64,6 +76,35 @@ PY
 }
 
 "$MOCK_APP" --iterations 3 >"$WORK/reference" 2>/dev/null || fail "mock_app alone failed"
+
+if [ "$mode" = record_nofp ]; then
+	# The libraries and the app have no frame pointers, the libraries no
+	# symbols but .dynsym: every launch stack must still reach main.
+	for lib in "$(dirname "$MOCK_CUPTI")"/libcu*.so.13; do
+		! readelf -S "$lib" | grep -q '\.symtab' || fail "$lib is not stripped"
+		readelf -S "$lib" | grep -q '\.eh_frame ' || fail "$lib has no .eh_frame"
+	done
+	"$LLMPROF" record -o "$WORK/nofp.folded" -- "$MOCK_APP" --seconds 2 \
+		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	check_folded "$WORK/nofp.folded" "$iterations"
+	python3 - "$WORK/nofp.folded" <<'PY' || fail "GPU leaves whose stacks do not reach main"
+import sys
+total = cut = 0
+for line in open(sys.argv[1]):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if frames[-1].startswith("[gpu] "):
+        total += int(weight)
+        if "main" not in frames:
+            cut += int(weight)
+            print("no main:", line.strip(), file=sys.stderr)
+sys.exit(1 if not total or cut > 0.01 * total else 0)
+PY
+	echo PASS
+	exit 0
+fi
 
 if [ "$mode" = record ]; then
 	"$LLMPROF" record -o "$WORK/record.folded" -- "$MOCK_APP" --seconds 2 \
@@ -75,6 +116,21 @@ if [ "$mode" = record ]; then
 	fi
 	grep -q "GPU summary" "$WORK/app.err" || fail "no GPU summary"
 	check_folded "$WORK/record.folded" "$iterations"
+
+	# A process tree: a child with its own agent, whose correlation ids
+	# are the parent's over again; then one that closed the descriptors
+	# it inherited before it started.
+	for spawn in --spawn-child --spawn-child-closed; do
+		"$LLMPROF" record -o "$WORK/tree.folded" -- "$MOCK_APP" --seconds 2 $spawn \
+			>"$WORK/app.out" 2>"$WORK/app.err" ||
+			fail "record $spawn exited $?: $(tail "$WORK/app.err")"
+		! grep "cannot inject" "$WORK/app.err" || fail "$spawn: a process could not load the agent"
+		grep -q "^child iterations [1-9]" "$WORK/app.err" || fail "$spawn: the child did not run"
+		iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+		WANT_CHILD=1 check_folded "$WORK/tree.folded" "$iterations"
+		grep -q "GPU summary (2 agents)" "$WORK/app.err" ||
+			fail "$spawn: $(grep -A3 'GPU summary' "$WORK/app.err")"
+	done
 
 	# The timeline: GPU streams on the threads' clock, kernels as long as
 	# programmed.
@@ -112,7 +168,7 @@ PY
 fi
 
 [ "$mode" = attach ] || fail "mode $mode"
-start_bg "$MOCK_APP" --seconds 7 >"$WORK/app.out" 2>"$WORK/app.err"
+start_bg "$MOCK_APP" --seconds 12 >"$WORK/app.out" 2>"$WORK/app.err"
 sleep 0.5
 for round in 1 2; do
 	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -o "$WORK/attach$round.folded" 2>"$WORK/llmprof$round.err" ||

@@ -9,22 +9,34 @@
  *
  * mock_app [--seconds S] [--iterations N] [--subscribe-first]
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
+ *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
  * agent itself and calls llmprof_agent_start($MOCK_ATTACH_SOCKET), as the
  * injector does, again each time the previous session ended, K times;
- * --bench launches N empty kernels and prints the cost per launch.
+ * --bench launches N empty kernels and prints the cost per launch;
+ * --spawn-child runs a second copy with --child beside the loop (its own
+ * CUDA runtime and correlation ids), --spawn-child-closed the same with every
+ * descriptor above 2 closed first, as Python's subprocess does; --child
+ * launches child_kernel from child_step() only, and prints nothing on
+ * stdout; --api-coverage first calls, once each from a function of its own,
+ * the other copy and launch entry points (2D, peer, to-symbol and batched
+ * copies, the per-thread-stream launch, and the driver API's synchronous
+ * copies and launchers).
  */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +81,7 @@ STUB(layernorm_stub)
 STUB(mlp_stub)
 STUB(residual_stub)
 STUB(empty_stub)
+STUB(child_stub)
 
 static char fatbin[16];
 
@@ -86,6 +99,7 @@ __attribute__((constructor)) static void register_kernels(void)
 		{mlp_stub, "_Z10mlp_kerneljPf"},
 		{residual_stub, "_Z12residual_addjPf"},
 		{empty_stub, "_Z12empty_kerneljPf"},
+		{child_stub, "_Z12child_kerneljPf"},
 	};
 	void **handle = __cudaRegisterFatBinary(fatbin);
 
@@ -184,6 +198,127 @@ __attribute__((noinline)) static void train_step(void)
 	run_attention();
 	run_graph_step();
 	download_result();
+}
+
+/* Every other entry point, once each, from a function of its own. */
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args,
+				  size_t shared_memory, cudaStream_t stream);
+
+#define COVER_BYTES 4096
+static char cover_host[COVER_BYTES], cover_symbol[COVER_BYTES];
+
+__attribute__((noinline)) static void cover_memcpy_2d(void)
+{
+	CHECK(cudaMemcpy2D(device_buf, 1024, cover_host, 1024, 1024, 4, cudaMemcpyHostToDevice));
+	CHECK(cudaMemcpy2DAsync(device_buf, 512, cover_host, 512, 512, 4, cudaMemcpyHostToDevice,
+				stream));
+}
+
+__attribute__((noinline)) static void cover_memcpy_peer(void)
+{
+	CHECK(cudaMemcpyPeer(device_buf, 0, device_buf + BATCH_FLOATS / 2, 0, COVER_BYTES));
+	CHECK(cudaMemcpyPeerAsync(device_buf, 0, device_buf + BATCH_FLOATS / 2, 0, COVER_BYTES,
+				  stream));
+}
+
+__attribute__((noinline)) static void cover_memcpy_symbol(void)
+{
+	CHECK(cudaMemcpyToSymbol(cover_symbol, cover_host, 256, 0, cudaMemcpyHostToDevice));
+	CHECK(cudaMemcpyToSymbolAsync(cover_symbol, cover_host, 256, 256, cudaMemcpyHostToDevice,
+				      stream));
+}
+
+__attribute__((noinline)) static void cover_memcpy_batch(void)
+{
+	void *dsts[] = {device_buf, device_buf + 1024, device_buf + 2048};
+	const void *srcs[] = {cover_host, cover_host + 1024, cover_host + 2048};
+	size_t sizes[] = {1024, 1024, 1024};
+	struct cudaMemcpyAttributes attrs = {.srcAccessOrder = cudaMemcpySrcAccessOrderStream};
+	size_t index = 0;
+
+	CHECK(cudaMemcpyBatchAsync(dsts, srcs, sizes, 3, &attrs, &index, 1, stream));
+}
+
+__attribute__((noinline)) static void cover_launch_ptsz(void)
+{
+	unsigned int us = MLP_US;
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel_ptsz((const void *)mlp_stub, (dim3){2, 1, 1}, (dim3){32, 1, 1}, args,
+				    0, stream));
+}
+
+#define CHECK_DRIVER(call)                                                                         \
+	do {                                                                                       \
+		if ((call) != CUDA_SUCCESS) {                                                      \
+			fprintf(stderr, "mock_app: %s failed\n", #call);                           \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+__attribute__((noinline)) static void cover_driver_copies(void)
+{
+	CHECK_DRIVER(cuMemcpyHtoD_v2((CUdeviceptr)device_buf, cover_host, COVER_BYTES));
+	CHECK_DRIVER(cuMemcpyDtoH_v2(cover_host, (CUdeviceptr)device_buf, COVER_BYTES));
+}
+
+__attribute__((noinline)) static void cover_driver_launches(void)
+{
+	unsigned int us = RESIDUAL_US;
+	void *args[] = {&us, &device_buf};
+	CUlaunchConfig config = {
+		.gridDimX = 4,
+		.gridDimY = 1,
+		.gridDimZ = 1,
+		.blockDimX = 64,
+		.blockDimY = 1,
+		.blockDimZ = 1,
+		.hStream = (CUstream)stream,
+	};
+
+	CHECK_DRIVER(cuLaunchKernel((CUfunction)residual_stub, 1, 1, 1, 32, 1, 1, 0,
+				    (CUstream)stream, args, NULL));
+	CHECK_DRIVER(cuLaunchKernelEx(&config, (CUfunction)softmax_stub, args, NULL));
+	CHECK_DRIVER(cuGraphLaunch((CUgraphExec)graph, (CUstream)stream));
+}
+
+static void cover_apis(void)
+{
+	cover_memcpy_2d();
+	cover_memcpy_peer();
+	cover_memcpy_symbol();
+	cover_memcpy_batch();
+	cover_launch_ptsz();
+	cover_driver_copies();
+	cover_driver_launches();
+	CHECK(cudaDeviceSynchronize());
+}
+
+/* The child's loop: one kernel, from one function of its own. */
+__attribute__((noinline)) static void child_step(void)
+{
+	unsigned int us = GEMM_US;
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel((const void *)child_stub, (dim3){8, 1, 1}, (dim3){64, 1, 1}, args,
+			       0, stream));
+	CHECK(cudaStreamSynchronize(stream));
+}
+
+static pid_t spawn_child(const char *self, double seconds, bool close_descriptors)
+{
+	char text[32];
+	pid_t pid;
+
+	snprintf(text, sizeof(text), "%g", seconds);
+	pid = fork();
+	if (pid)
+		return pid;
+	if (close_descriptors)
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+	execl(self, self, "--child", "--seconds", text, (char *)NULL);
+	_exit(127);
 }
 
 static uint32_t checksum(void)
@@ -323,6 +458,9 @@ int main(int argc, char **argv)
 	double seconds = 1, deadline;
 	long iterations = 0, bench_launches = 0, done = 0;
 	pthread_t attacher, heartbeat;
+	int spawn = 0, child_status = 0;
+	bool child = false, coverage = false;
+	pid_t child_pid = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
@@ -341,13 +479,22 @@ int main(int argc, char **argv)
 			attach_library = argv[++i];
 		} else if (!strcmp(argv[i], "--attach-count") && i + 1 < argc) {
 			attach_count = parse_number(argv[++i], "--attach-count");
+		} else if (!strcmp(argv[i], "--spawn-child")) {
+			spawn = 1;
+		} else if (!strcmp(argv[i], "--spawn-child-closed")) {
+			spawn = 2;
+		} else if (!strcmp(argv[i], "--child")) {
+			child = true;
+		} else if (!strcmp(argv[i], "--api-coverage")) {
+			coverage = true;
 		} else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench_launches = parse_number(argv[++i], "--bench");
 		} else {
 			fprintf(stderr,
 				"usage: mock_app [--seconds S] [--iterations N] "
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
-				"[--bench N]\n");
+				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
+				"[--api-coverage]\n");
 			return 2;
 		}
 	}
@@ -364,10 +511,23 @@ int main(int argc, char **argv)
 		return 1;
 	if (pthread_create(&heartbeat, NULL, heartbeat_thread, NULL))
 		return 1;
+	if (spawn)
+		child_pid = spawn_child("/proc/self/exe", seconds, spawn == 2);
+	if (child) {
+		deadline = now_seconds() + seconds;
+		while (now_seconds() < deadline) {
+			child_step();
+			done++;
+		}
+		fprintf(stderr, "child iterations %ld\n", done);
+		return 0;
+	}
 	if (bench_launches) {
 		bench(bench_launches);
 	} else {
 		build_graph();
+		if (coverage)
+			cover_apis();
 		deadline = now_seconds() + seconds;
 		while (iterations ? done < iterations : now_seconds() < deadline) {
 			train_step();
@@ -375,6 +535,11 @@ int main(int argc, char **argv)
 		}
 	}
 	CHECK(cudaDeviceSynchronize());
+	if (child_pid > 0 && (waitpid(child_pid, &child_status, 0) != child_pid ||
+			      !WIFEXITED(child_status) || WEXITSTATUS(child_status))) {
+		fprintf(stderr, "mock_app: the child failed (%d)\n", child_status);
+		return 1;
+	}
 	if (attach_library)
 		fprintf(stderr, "agent starts %d\n",
 			__atomic_load_n(&attach_starts, __ATOMIC_RELAXED));

@@ -3,8 +3,8 @@
  * The private link between the mock CUDA runtime and the mock libcupti: it
  * stands in for the driver export tables the real CUPTI hooks into.  The
  * mock libcupti registers these hooks with the runtime when it starts; the
- * runtime calls them around every API call and for every finished
- * operation.
+ * runtime calls them around every API call, for every operation it queues
+ * and for every finished operation.
  */
 #ifndef MOCK_CUDA_H
 #define MOCK_CUDA_H
@@ -17,9 +17,10 @@ enum mock_activity_kind {
 	MOCK_MEMSET,
 };
 
-/* One finished operation of the mock device. */
+/* One operation of the mock device: queued (times 0) or finished. */
 struct mock_activity {
 	enum mock_activity_kind kind;
+	uint64_t token; /* the same for an operation's queued and finished reports */
 	uint64_t start_ns; /* CLOCK_MONOTONIC: the mock's GPU clock */
 	uint64_t end_ns;
 	uint32_t device;
@@ -43,6 +44,9 @@ struct mock_cuda_tool {
 			      const char *symbol);
 	void (*api_exit)(int domain, uint32_t cbid, uint32_t correlation, const char *function,
 			 const void *params, const char *symbol);
+	/* An operation entered the device queue: real CUPTI reserves its
+	 * record then, and fills in the times when it finishes. */
+	void (*activity_queued)(const struct mock_activity *activity);
 	void (*activity)(const struct mock_activity *activity);
 };
 

@@ -59,6 +59,7 @@ struct op {
 	size_t bytes;
 	int value;
 	uint8_t copy_kind;
+	uint64_t token;
 	struct op *next;
 };
 
@@ -88,6 +89,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static struct CUstream_st default_stream = {.id = DEFAULT_STREAM_ID};
 static _Atomic uint32_t next_stream_id = DEFAULT_STREAM_ID + 6;
 static _Atomic uint32_t next_graph_id = 1;
+static _Atomic uint64_t next_token = 1;
 static __thread cudaError_t last_error;
 
 static struct {
@@ -122,10 +124,11 @@ static void sleep_until(uint64_t ns)
 		;
 }
 
-static void report(const struct op *op, uint64_t start, uint64_t end)
+static void report(const struct op *op, uint64_t start, uint64_t end, bool queued)
 {
 	const struct mock_cuda_tool *t = atomic_load(&tool);
 	struct mock_activity a = {
+		.token = op->token,
 		.kind = op->kind == OP_KERNEL   ? MOCK_KERNEL
 			: op->kind == OP_MEMCPY ? MOCK_MEMCPY
 						: MOCK_MEMSET,
@@ -146,7 +149,9 @@ static void report(const struct op *op, uint64_t start, uint64_t end)
 		.graph_node_id = op->graph_node_id,
 	};
 
-	if (t)
+	if (t && queued)
+		t->activity_queued(&a);
+	else if (t)
 		t->activity(&a);
 }
 
@@ -175,7 +180,7 @@ static void *device_thread(void *arg)
 		else if (op->kind == OP_MEMSET)
 			memset(op->dst, op->value, op->bytes);
 		/* The device is exact: the programmed time is the true time. */
-		report(op, start, end);
+		report(op, start, end, false);
 
 		pthread_mutex_lock(&device.lock);
 		op->stream->completed++;
@@ -195,6 +200,8 @@ static void submit(const struct op *template)
 		abort();
 	*op = *template;
 	op->next = NULL;
+	op->token = atomic_fetch_add(&next_token, 1);
+	report(op, 0, 0, true);
 	pthread_mutex_lock(&device.lock);
 	op->stream->submitted++;
 	device.submitted++;
@@ -333,8 +340,30 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
 	return cudaSuccess;
 }
 
+static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const void *func, dim3 grid,
+				  dim3 block, void **args, size_t shared_memory,
+				  cudaStream_t stream);
+
 EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args,
 				    size_t shared_memory, cudaStream_t stream)
+{
+	return runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+			      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, func, grid, block, args,
+			      shared_memory, stream);
+}
+
+/* What code built with --default-stream per-thread calls. */
+EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 grid, dim3 block, void **args,
+					 size_t shared_memory, cudaStream_t stream)
+{
+	return runtime_launch(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+			      CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, func, grid, block, args,
+			      shared_memory, stream);
+}
+
+static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const void *func, dim3 grid,
+				  dim3 block, void **args, size_t shared_memory,
+				  cudaStream_t stream)
 {
 	cudaLaunchKernel_v7000_params params = {func, grid, block, args, shared_memory, stream};
 	cuLaunchKernel_params driver = {
@@ -354,19 +383,60 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, voi
 	cudaError_t err;
 
 	init();
-	correlation =
-	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-		      "cudaLaunchKernel", &params, name);
+	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaLaunchKernel", &params, name);
 	/* The real runtime launches through the driver, inside the call. */
 	driver_correlation =
-	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-		      "cuLaunchKernel", &driver, name);
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, "cuLaunchKernel", &driver, name);
 	err = launch(func, grid, block, args, stream, correlation, driver_correlation);
-	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-		 driver_correlation, "cuLaunchKernel", &driver, name);
-	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-		 correlation, "cudaLaunchKernel", &params, name);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation, "cuLaunchKernel",
+		 &driver, name);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation, "cudaLaunchKernel", &params, name);
 	return err;
+}
+
+/* The driver API alone, as Triton, cuBLASLt and CUDA graphs in PyTorch call
+ * it: a CUfunction here is the host stub the kernel was registered with. */
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y,
+			       unsigned int grid_z, unsigned int block_x, unsigned int block_y,
+			       unsigned int block_z, unsigned int shared_memory, CUstream stream,
+			       void **args, void **extra)
+{
+	cuLaunchKernel_params params = {f,	 grid_x,	grid_y, grid_z, block_x, block_y,
+					block_z, shared_memory, stream, args,	extra};
+	const char *name = kernel_name(f);
+	uint32_t correlation;
+	cudaError_t err;
+
+	init();
+	correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+				"cuLaunchKernel", &params, name);
+	err = launch(f, (dim3){grid_x, grid_y, grid_z}, (dim3){block_x, block_y, block_z}, args,
+		     (cudaStream_t)stream, correlation, 0);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, correlation,
+		 "cuLaunchKernel", &params, name);
+	return err == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **args,
+				 void **extra)
+{
+	cuLaunchKernelEx_params params = {config, f, args, extra};
+	const char *name = kernel_name(f);
+	uint32_t correlation;
+	cudaError_t err;
+
+	init();
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API,
+				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx",
+				&params, name);
+	err = launch(f, (dim3){config->gridDimX, config->gridDimY, config->gridDimZ},
+		     (dim3){config->blockDimX, config->blockDimY, config->blockDimZ}, args,
+		     (cudaStream_t)config->hStream, correlation, 0);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, correlation,
+		 "cuLaunchKernelEx", &params, name);
+	return err == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
@@ -458,15 +528,15 @@ static void wait_stream(struct CUstream_st *s)
 	pthread_mutex_unlock(&device.lock);
 }
 
-static cudaError_t memory_op(enum op_kind kind, void *dst, const void *src, size_t bytes, int value,
-			     enum cudaMemcpyKind copy, cudaStream_t stream, bool async,
-			     uint32_t runtime_cbid, const char *function, const void *params)
+/* A copy or memset through the runtime (runtime_cbid, with the driver call
+ * inside), or, with runtime_cbid 0, a driver call (driver_cbid) alone. */
+static cudaError_t memory_op_as(enum op_kind kind, void *dst, const void *src, size_t bytes,
+				int value, enum cudaMemcpyKind copy, cudaStream_t stream, bool async,
+				uint32_t runtime_cbid, uint32_t driver_cbid, const char *function,
+				const void *params)
 {
 	struct CUstream_st *s = stream_of(stream);
-	uint32_t driver_cbid = kind == OP_MEMCPY ? driver_memcpy_cbid(copy, async)
-			       : async		 ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async
-						 : CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2;
-	uint32_t correlation, driver_correlation;
+	uint32_t correlation = 0, driver_correlation;
 	struct op op = {
 		.kind = kind,
 		.stream = s,
@@ -481,9 +551,13 @@ static cudaError_t memory_op(enum op_kind kind, void *dst, const void *src, size
 	init();
 	if (!dst || (kind == OP_MEMCPY && !src))
 		return fail(cudaErrorInvalidValue);
-	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, function, params, NULL);
-	driver_correlation =
-	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, "cuMem", NULL, NULL);
+	if (runtime_cbid)
+		correlation =
+		    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, function, params, NULL);
+	driver_correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid,
+				       runtime_cbid ? "cuMem" : function, NULL, NULL);
+	if (!runtime_cbid)
+		correlation = driver_correlation;
 	/* The real memcpy record carries the driver call's id and the
 	 * runtime's as runtimeCorrelationId. */
 	op.correlation = correlation;
@@ -491,9 +565,24 @@ static cudaError_t memory_op(enum op_kind kind, void *dst, const void *src, size
 	submit(&op);
 	if (!async)
 		wait_stream(s);
-	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation, "cuMem", NULL, NULL);
-	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, correlation, function, params, NULL);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation,
+		 runtime_cbid ? "cuMem" : function, NULL, NULL);
+	if (runtime_cbid)
+		api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, correlation, function, params,
+			 NULL);
 	return cudaSuccess;
+}
+
+static cudaError_t memory_op(enum op_kind kind, void *dst, const void *src, size_t bytes, int value,
+			     enum cudaMemcpyKind copy, cudaStream_t stream, bool async,
+			     uint32_t runtime_cbid, const char *function, const void *params)
+{
+	uint32_t driver_cbid = kind == OP_MEMCPY ? driver_memcpy_cbid(copy, async)
+			       : async		 ? CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async
+						 : CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2;
+
+	return memory_op_as(kind, dst, src, bytes, value, copy, stream, async, runtime_cbid,
+			    driver_cbid, function, params);
 }
 
 EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -529,6 +618,135 @@ EXPORT cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStrea
 	return memory_op(OP_MEMSET, ptr, NULL, count, value, cudaMemcpyDefault, stream, true,
 			 CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, "cudaMemsetAsync",
 			 &params);
+}
+
+EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+			       size_t width, size_t height, enum cudaMemcpyKind kind)
+{
+	cudaMemcpy2D_v3020_params params = {dst, dst_pitch, src, src_pitch, width, height, kind};
+
+	/* The mock copies rows packed: pitch is width. */
+	if (dst_pitch != width || src_pitch != width)
+		return fail(cudaErrorInvalidPitchValue);
+	return memory_op(OP_MEMCPY, dst, src, width * height, 0, kind, NULL, false,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, "cudaMemcpy2D", &params);
+}
+
+EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dst_pitch, const void *src,
+				    size_t src_pitch, size_t width, size_t height,
+				    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	cudaMemcpy2DAsync_v3020_params params = {dst,	 dst_pitch, src,  src_pitch,
+						 width, height,	   kind, stream};
+
+	if (dst_pitch != width || src_pitch != width)
+		return fail(cudaErrorInvalidPitchValue);
+	return memory_op(OP_MEMCPY, dst, src, width * height, 0, kind, stream, true,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, "cudaMemcpy2DAsync",
+			 &params);
+}
+
+EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
+				 size_t count)
+{
+	cudaMemcpyPeer_v4000_params params = {dst, dst_device, src, src_device, count};
+
+	return memory_op_as(OP_MEMCPY, dst, src, count, 0, cudaMemcpyDeviceToDevice, NULL, false,
+			    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000,
+			    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, "cudaMemcpyPeer", &params);
+}
+
+EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src,
+				      int src_device, size_t count, cudaStream_t stream)
+{
+	cudaMemcpyPeerAsync_v4000_params params = {dst, dst_device, src, src_device, count, stream};
+
+	return memory_op_as(OP_MEMCPY, dst, src, count, 0, cudaMemcpyDeviceToDevice, stream, true,
+			    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+			    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, "cudaMemcpyPeerAsync",
+			    &params);
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
+				     size_t offset, enum cudaMemcpyKind kind)
+{
+	cudaMemcpyToSymbol_v3020_params params = {symbol, src, count, offset, kind};
+
+	return memory_op(OP_MEMCPY, (char *)symbol + offset, src, count, 0, kind, NULL, false,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020, "cudaMemcpyToSymbol",
+			 &params);
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
+					  size_t offset, enum cudaMemcpyKind kind,
+					  cudaStream_t stream)
+{
+	cudaMemcpyToSymbolAsync_v3020_params params = {symbol, src, count, offset, kind, stream};
+
+	return memory_op(OP_MEMCPY, (char *)symbol + offset, src, count, 0, kind, stream, true,
+			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020,
+			 "cudaMemcpyToSymbolAsync", &params);
+}
+
+/* One API call, several copies, each its own record with the call's id. */
+EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+				       const size_t *sizes, size_t count,
+				       struct cudaMemcpyAttributes *attrs, size_t *attrs_indices,
+				       size_t nr_attrs, cudaStream_t stream)
+{
+	cudaMemcpyBatchAsync_v13000_params params = {dsts,	    srcs,     sizes, count,
+						     attrs,	    attrs_indices, nr_attrs, stream};
+	uint32_t correlation, driver_correlation;
+	struct CUstream_st *s = stream_of(stream);
+
+	init();
+	if (!dsts || !srcs || !sizes || !count)
+		return fail(cudaErrorInvalidValue);
+	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
+				CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+				"cudaMemcpyBatchAsync", &params, NULL);
+	driver_correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API,
+				       CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+				       "cuMemcpyBatchAsync_v2", NULL, NULL);
+	for (size_t i = 0; i < count; i++) {
+		struct op op = {
+			.kind = OP_MEMCPY,
+			.stream = s,
+			.duration_ns = COPY_FIXED_NS + (uint64_t)(sizes[i] * COPY_NS_PER_BYTE),
+			.dst = dsts[i],
+			.src = srcs[i],
+			.bytes = sizes[i],
+			.copy_kind = copy_kind(cudaMemcpyHostToDevice),
+			.correlation = correlation,
+			.driver_correlation = driver_correlation,
+		};
+
+		submit(&op);
+	}
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+		 driver_correlation, "cuMemcpyBatchAsync_v2", NULL, NULL);
+	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+		 correlation, "cudaMemcpyBatchAsync", &params, NULL);
+	return cudaSuccess;
+}
+
+/* Synchronous driver copies, called directly. */
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+	return memory_op_as(OP_MEMCPY, (void *)dst, src, bytes, 0, cudaMemcpyHostToDevice, NULL,
+			    false, 0, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2",
+			    NULL)
+		   ? CUDA_ERROR_INVALID_VALUE
+		   : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+	return memory_op_as(OP_MEMCPY, dst, (const void *)src, bytes, 0, cudaMemcpyDeviceToHost,
+			    NULL, false, 0, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+			    "cuMemcpyDtoH_v2", NULL)
+		   ? CUDA_ERROR_INVALID_VALUE
+		   : CUDA_SUCCESS;
 }
 
 /* Calls that only pass through the hooks. */
@@ -719,6 +937,35 @@ EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph
 	return cudaSuccess;
 }
 
+static void graph_submit(cudaGraphExec_t exec, cudaStream_t stream, uint32_t correlation,
+			 uint32_t driver_correlation)
+{
+	for (int i = 0; i < exec->graph.nr_nodes; i++) {
+		struct op op = exec->graph.nodes[i];
+
+		op.stream = stream_of(stream);
+		op.correlation = correlation;
+		op.driver_correlation = driver_correlation;
+		submit(&op);
+	}
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+	cuGraphLaunch_params params = {exec, stream};
+	uint32_t correlation;
+
+	init();
+	if (!exec)
+		return CUDA_ERROR_INVALID_VALUE;
+	correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+				"cuGraphLaunch", &params, NULL);
+	graph_submit((cudaGraphExec_t)exec, (cudaStream_t)stream, correlation, 0);
+	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, correlation,
+		 "cuGraphLaunch", &params, NULL);
+	return CUDA_SUCCESS;
+}
+
 EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 {
 	cudaGraphLaunch_v10000_params params = {exec, stream};
@@ -735,14 +982,7 @@ EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream)
 	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
 		      "cuGraphLaunch", &driver, NULL);
 	/* Every kernel of one graph launch carries that launch's id. */
-	for (int i = 0; i < exec->graph.nr_nodes; i++) {
-		struct op op = exec->graph.nodes[i];
-
-		op.stream = stream_of(stream);
-		op.correlation = correlation;
-		op.driver_correlation = driver_correlation;
-		submit(&op);
-	}
+	graph_submit(exec, stream, correlation, driver_correlation);
 	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
 		 driver_correlation, "cuGraphLaunch", &driver, NULL);
 	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,

@@ -4,14 +4,21 @@
  * agent uses, with the real headers' types and record layouts.  One
  * subscriber at a time; API callbacks with correlation ids from the mock
  * runtime's hooks (mock_cuda.h); activity records in buffers the client
- * hands out, returned from a worker thread when full or on flush; a clock
+ * hands out, reserved when the operation is queued and completed when it
+ * finishes, as the real one does: a buffer goes back (from a worker thread,
+ * or on flush) only once all its records are complete, except on a forced
+ * flush, which returns unfinished records with times of 0; a clock
  * on CLOCK_REALTIME, as the real one on Linux, unless a timestamp callback
  * was registered before any activity was enabled.
  *
  * Environment: MOCK_CUPTI_TRACE=1 logs calls on stderr;
  * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks;
  * MOCK_CUPTI_KERNEL_CORRELATION=driver gives kernels the nested driver
- * call's correlation id instead of the runtime call's.
+ * call's correlation id instead of the runtime call's (with
+ * MOCK_CUPTI_NESTED_CORRELATION=distinct).  By default, as real CUPTI does, a
+ * driver call made inside a runtime call on the same thread carries the
+ * runtime call's correlation id; MOCK_CUPTI_NESTED_CORRELATION=distinct gives
+ * it an id of its own.
  */
 #include <cupti.h>
 
@@ -31,6 +38,7 @@
 #define MAX_CBID 2048
 #define MAX_KIND 64
 #define MAX_PENDING 64
+#define MAX_IN_FLIGHT 8192
 
 struct CUpti_Subscriber_st {
 	const char *name;
@@ -39,6 +47,14 @@ struct CUpti_Subscriber_st {
 struct pending {
 	uint8_t *buffer;
 	size_t size, valid;
+	int incomplete; /* records still waiting for their operation */
+};
+
+/* A reserved record whose operation has not finished. */
+struct in_flight {
+	uint64_t token;
+	uint8_t *buffer;
+	size_t offset;
 };
 
 static struct {
@@ -64,6 +80,9 @@ static struct {
 
 	uint8_t *buffer; /* being filled */
 	size_t size, used, records, max_records;
+	int incomplete; /* of the buffer being filled */
+	struct in_flight in_flight[MAX_IN_FLIGHT];
+	int nr_in_flight;
 	struct pending pending[MAX_PENDING];
 	int nr_pending;
 	size_t dropped;
@@ -75,6 +94,9 @@ static struct {
 };
 
 static __thread int in_callback;
+/* The runtime call in progress on this thread, whose id nested driver calls
+ * share. */
+static __thread uint32_t runtime_open;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -147,11 +169,29 @@ static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint
 	in_callback--;
 }
 
+static bool nested_distinct(void)
+{
+	static int distinct = -1;
+
+	if (distinct < 0) {
+		const char *env = getenv("MOCK_CUPTI_NESTED_CORRELATION");
+
+		distinct = env && !strcmp(env, "distinct");
+	}
+	return distinct;
+}
+
 static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, const void *params,
 			       const char *symbol)
 {
-	uint32_t correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
+	uint32_t correlation;
 
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_open && !nested_distinct())
+		correlation = runtime_open;
+	else
+		correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_open)
+		runtime_open = correlation;
 	dispatch(domain, cbid, CUPTI_API_ENTER, correlation, function, params, symbol);
 	return correlation;
 }
@@ -160,6 +200,8 @@ static void hook_api_exit(int domain, uint32_t cbid, uint32_t correlation, const
 			  const void *params, const char *symbol)
 {
 	dispatch(domain, cbid, CUPTI_API_EXIT, correlation, function, params, symbol);
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && runtime_open == correlation)
+		runtime_open = 0;
 }
 
 static size_t record_size(CUpti_ActivityKind kind)
@@ -177,6 +219,18 @@ static size_t record_size(CUpti_ActivityKind kind)
 	}
 }
 
+/* Records of buffer (NULL: all) that will never be completed now.  Caller
+ * holds cupti.lock. */
+static void forget_in_flight(const uint8_t *buffer)
+{
+	int kept = 0;
+
+	for (int i = 0; i < cupti.nr_in_flight; i++)
+		if (buffer && cupti.in_flight[i].buffer != buffer)
+			cupti.in_flight[kept++] = cupti.in_flight[i];
+	cupti.nr_in_flight = kept;
+}
+
 /* Caller holds cupti.lock. */
 static void complete_buffer(void)
 {
@@ -185,15 +239,36 @@ static void complete_buffer(void)
 	if (cupti.nr_pending == MAX_PENDING) {
 		cupti.dropped += cupti.records;
 		cupti.used = cupti.records = 0;
+		forget_in_flight(cupti.buffer);
+		cupti.incomplete = 0;
 		return;
 	}
-	cupti.pending[cupti.nr_pending++] = (struct pending){cupti.buffer, cupti.size, cupti.used};
+	cupti.pending[cupti.nr_pending++] =
+	    (struct pending){cupti.buffer, cupti.size, cupti.used, cupti.incomplete};
 	cupti.buffer = NULL;
 	cupti.used = cupti.records = 0;
+	cupti.incomplete = 0;
 	pthread_cond_signal(&cupti.wake);
 }
 
-static void append(const void *record, size_t size)
+/* The first buffer that may go back: all its records complete, or any with
+ * forced.  Caller holds cupti.lock.  Returns false when there is none. */
+static bool take_pending(bool forced, struct pending *out)
+{
+	for (int i = 0; i < cupti.nr_pending; i++) {
+		if (cupti.pending[i].incomplete && !forced)
+			continue;
+		*out = cupti.pending[i];
+		memmove(cupti.pending + i, cupti.pending + i + 1,
+			(--cupti.nr_pending - i) * sizeof(*out));
+		forget_in_flight(out->buffer);
+		return true;
+	}
+	return false;
+}
+
+/* Reserves a record for the operation token. */
+static void append(const void *record, size_t size, uint64_t token)
 {
 	pthread_mutex_lock(&cupti.lock);
 	if (cupti.buffer && cupti.used + size > cupti.size)
@@ -203,11 +278,14 @@ static void append(const void *record, size_t size)
 		if (cupti.buffer && cupti.size < size)
 			cupti.buffer = NULL; /* leaked, as a too small buffer would be */
 	}
-	if (!cupti.buffer) {
+	if (!cupti.buffer || cupti.nr_in_flight == MAX_IN_FLIGHT) {
 		cupti.dropped++;
 		goto cleanup;
 	}
 	memcpy(cupti.buffer + cupti.used, record, size);
+	cupti.in_flight[cupti.nr_in_flight++] =
+	    (struct in_flight){.token = token, .buffer = cupti.buffer, .offset = cupti.used};
+	cupti.incomplete++;
 	cupti.used += size;
 	if (++cupti.records == cupti.max_records)
 		complete_buffer();
@@ -215,16 +293,19 @@ cleanup:
 	pthread_mutex_unlock(&cupti.lock);
 }
 
-static void hook_activity(const struct mock_activity *a)
+union record {
+	CUpti_Activity base;
+	CUpti_ActivityKernel10 kernel;
+	CUpti_ActivityMemcpy6 memcpy;
+	CUpti_ActivityMemset4 memset;
+};
+
+/* The record of a queued operation, times 0; false when its kind is not
+ * enabled. */
+static bool make_record(const struct mock_activity *a, union record *out)
 {
 	static int driver_correlation = -1;
-	union {
-		CUpti_Activity base;
-		CUpti_ActivityKernel10 kernel;
-		CUpti_ActivityMemcpy6 memcpy;
-		CUpti_ActivityMemset4 memset;
-	} r;
-	int64_t offset = cupti_clock_offset();
+	union record r;
 	CUpti_ActivityKind kind;
 
 	if (driver_correlation < 0) {
@@ -240,13 +321,10 @@ static void hook_activity(const struct mock_activity *a)
 		else if (atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_KERNEL]))
 			kind = CUPTI_ACTIVITY_KIND_KERNEL;
 		else
-			return;
+			return false;
 		r.kernel = (CUpti_ActivityKernel10){
 			.kind = kind,
 			.registersPerThread = 32,
-			.start = a->start_ns + offset,
-			.end = a->end_ns + offset,
-			.completed = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,
@@ -266,15 +344,13 @@ static void hook_activity(const struct mock_activity *a)
 		break;
 	case MOCK_MEMCPY:
 		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMCPY]))
-			return;
+			return false;
 		r.memcpy = (CUpti_ActivityMemcpy6){
 			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
 			.copyKind = a->copy_kind,
 			.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
 			.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 			.bytes = a->bytes,
-			.start = a->start_ns + offset,
-			.end = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,
@@ -284,13 +360,11 @@ static void hook_activity(const struct mock_activity *a)
 		break;
 	case MOCK_MEMSET:
 		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMSET]))
-			return;
+			return false;
 		r.memset = (CUpti_ActivityMemset4){
 			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
 			.value = a->value,
 			.bytes = a->bytes,
-			.start = a->start_ns + offset,
-			.end = a->end_ns + offset,
 			.deviceId = a->device,
 			.contextId = a->context,
 			.streamId = a->stream,
@@ -298,14 +372,67 @@ static void hook_activity(const struct mock_activity *a)
 		};
 		break;
 	default:
-		return;
+		return false;
 	}
-	append(&r, record_size(r.base.kind));
+	*out = r;
+	return true;
+}
+
+static void hook_activity_queued(const struct mock_activity *a)
+{
+	union record r;
+
+	if (make_record(a, &r))
+		append(&r, record_size(r.base.kind), a->token);
+}
+
+/* The operation finished: its record gets its times, and its buffer may go
+ * back.  Nothing happens when a forced flush took the record already. */
+static void hook_activity(const struct mock_activity *a)
+{
+	int64_t offset = cupti_clock_offset();
+	uint64_t start = a->start_ns + offset, end = a->end_ns + offset;
+	union record *r;
+	int i;
+
+	pthread_mutex_lock(&cupti.lock);
+	for (i = 0; i < cupti.nr_in_flight; i++)
+		if (cupti.in_flight[i].token == a->token)
+			break;
+	if (i == cupti.nr_in_flight)
+		goto cleanup;
+	r = (union record *)(cupti.in_flight[i].buffer + cupti.in_flight[i].offset);
+	if (r->base.kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+		r->memcpy.start = start;
+		r->memcpy.end = end;
+	} else if (r->base.kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+		r->memset.start = start;
+		r->memset.end = end;
+	} else {
+		r->kernel.start = start;
+		r->kernel.end = end;
+		r->kernel.completed = end;
+	}
+	if (cupti.in_flight[i].buffer == cupti.buffer) {
+		cupti.incomplete--;
+	} else {
+		for (int p = 0; p < cupti.nr_pending; p++) {
+			if (cupti.pending[p].buffer != cupti.in_flight[i].buffer)
+				continue;
+			if (!--cupti.pending[p].incomplete)
+				pthread_cond_signal(&cupti.wake);
+			break;
+		}
+	}
+	cupti.in_flight[i] = cupti.in_flight[--cupti.nr_in_flight];
+cleanup:
+	pthread_mutex_unlock(&cupti.lock);
 }
 
 static const struct mock_cuda_tool hooks = {
 	.api_enter = hook_api_enter,
 	.api_exit = hook_api_exit,
+	.activity_queued = hook_activity_queued,
 	.activity = hook_activity,
 };
 
@@ -315,19 +442,24 @@ static void *worker(void *arg)
 	for (;;) {
 		struct pending p;
 
+		bool ready = false;
+
 		pthread_mutex_lock(&cupti.lock);
-		while (!cupti.nr_pending)
+		for (;;) {
+			for (int i = 0; i < cupti.nr_pending && !ready; i++)
+				ready = !cupti.pending[i].incomplete;
+			if (ready)
+				break;
 			pthread_cond_wait(&cupti.wake, &cupti.lock);
+		}
 		pthread_mutex_unlock(&cupti.lock);
 		pthread_mutex_lock(&cupti.deliver_lock);
 		pthread_mutex_lock(&cupti.lock);
-		if (!cupti.nr_pending) {
+		if (!take_pending(false, &p)) {
 			pthread_mutex_unlock(&cupti.lock);
 			pthread_mutex_unlock(&cupti.deliver_lock);
 			continue;
 		}
-		p = cupti.pending[0];
-		memmove(cupti.pending, cupti.pending + 1, --cupti.nr_pending * sizeof(p));
 		pthread_mutex_unlock(&cupti.lock);
 		if (cupti.completed)
 			cupti.completed(NULL, 0, p.buffer, p.size, p.valid);
@@ -536,24 +668,27 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t
 	return CUPTI_SUCCESS;
 }
 
-/* Returns every buffer with records, from the calling thread. */
+/* Returns, from the calling thread, every buffer whose records are all
+ * complete; with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED every buffer with
+ * records, unfinished ones with times of 0 (they stay so). */
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
+	bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
+
 	if (ready())
 		return CUPTI_ERROR_NOT_INITIALIZED;
+	trace("flush%s", forced ? " forced" : "");
 	pthread_mutex_lock(&cupti.deliver_lock);
 	for (;;) {
 		struct pending p;
 
 		pthread_mutex_lock(&cupti.lock);
-		if (cupti.buffer && cupti.used)
+		if (cupti.buffer && cupti.used && (forced || !cupti.incomplete))
 			complete_buffer();
-		if (!cupti.nr_pending) {
+		if (!take_pending(forced, &p)) {
 			pthread_mutex_unlock(&cupti.lock);
 			break;
 		}
-		p = cupti.pending[0];
-		memmove(cupti.pending, cupti.pending + 1, --cupti.nr_pending * sizeof(p));
 		pthread_mutex_unlock(&cupti.lock);
 		if (cupti.completed)
 			cupti.completed(NULL, 0, p.buffer, p.size, p.valid);
@@ -598,6 +733,8 @@ EXPORT CUptiResult cuptiFinalize(void)
 		back[nr_back++] = cupti.pending[i];
 	if (cupti.buffer)
 		back[nr_back++] = (struct pending){cupti.buffer, cupti.size, cupti.used};
+	forget_in_flight(NULL);
+	cupti.incomplete = 0;
 	completed = cupti.completed;
 	cupti.requested = NULL;
 	cupti.completed = NULL;

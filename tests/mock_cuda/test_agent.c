@@ -6,7 +6,7 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, probe_rate, bench
+ * receiver_killed, attach, probe_rate, api_coverage, bench
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -397,8 +397,16 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 
 		/* About 2000 launches a second: under the default rate, all
 		 * probed. */
+		struct gpu_session_stats stats;
+
 		count_probed(r.gs, max_correlation(r.gs), &outer, &probed);
 		EXPECT(outer > 100 && probed == outer, "%zu of %zu launches probed", probed, outer);
+		/* One launch record and one probe per launch, though the
+		 * runtime call and the driver call inside it share an id. */
+		gpu_session__stats(r.gs, &stats);
+		EXPECT(stats.outer_launches == outer && stats.probed == probed,
+		       "%zu launch records and %zu probes for %zu launches", stats.outer_launches,
+		       stats.probed, outer);
 	}
 	run_free(&r);
 	free(reference);
@@ -431,7 +439,8 @@ static int scenario_probe_rate(void)
 static int scenario_driver_correlation(void)
 {
 	const char *args[] = {"--seconds", "1", NULL};
-	const char *env[] = {"MOCK_CUPTI_KERNEL_CORRELATION=driver", NULL};
+	const char *env[] = {"MOCK_CUPTI_KERNEL_CORRELATION=driver",
+			     "MOCK_CUPTI_NESTED_CORRELATION=distinct", NULL};
 	size_t nested = 0;
 	struct run r;
 
@@ -575,6 +584,10 @@ static int scenario_attach(void)
 		EXPECT(a->mode == GPU_AGENT_ATTACH, "session %zu: mode %u", i, a->mode);
 		EXPECT(a->clock_mode == GPU_CLOCK_OFFSET, "session %zu: clock %u", i,
 		       a->clock_mode);
+		/* The app keeps the device busy: at each stop kernels are in
+		 * flight, and the agent waits for them. */
+		EXPECT(!a->incomplete, "session %zu: %" PRIu64 " records cut off at stop", i,
+		       a->incomplete);
 		for (size_t k = 0; k < gpu_session__nr_records(gs); k++) {
 			const struct gpu_record *r = gpu_session__record(gs, k);
 			uint64_t ns = r->end_ns - r->start_ns;
@@ -600,6 +613,56 @@ static int scenario_attach(void)
 	gpu_session__close(gs);
 	free(err);
 	free(reference);
+	return failures ? 1 : 0;
+}
+
+/* Each copy and launch entry point of mock_app --api-coverage: the GPU
+ * work it made leads to a probed launch record of that call. */
+static int scenario_api_coverage(void)
+{
+	static const struct {
+		uint32_t domain, cbid;
+		const char *name;
+		size_t records; /* at least */
+	} apis[] = {
+		{GPU_DOMAIN_RUNTIME, 214, "cudaLaunchKernel_ptsz", 1},
+		{GPU_DOMAIN_RUNTIME, 32, "cudaMemcpy2D", 1},
+		{GPU_DOMAIN_RUNTIME, 44, "cudaMemcpy2DAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 160, "cudaMemcpyPeer", 1},
+		{GPU_DOMAIN_RUNTIME, 161, "cudaMemcpyPeerAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 39, "cudaMemcpyToSymbol", 1},
+		{GPU_DOMAIN_RUNTIME, 47, "cudaMemcpyToSymbolAsync", 1},
+		{GPU_DOMAIN_RUNTIME, 509, "cudaMemcpyBatchAsync", 3},
+		{GPU_DOMAIN_DRIVER, 276, "cuMemcpyHtoD_v2", 1},
+		{GPU_DOMAIN_DRIVER, 278, "cuMemcpyDtoH_v2", 1},
+		{GPU_DOMAIN_DRIVER, 307, "cuLaunchKernel", 1},
+		{GPU_DOMAIN_DRIVER, 652, "cuLaunchKernelEx", 1},
+		{GPU_DOMAIN_DRIVER, 514, "cuGraphLaunch", 3},
+	};
+	const char *args[] = {"--iterations", "2", "--api-coverage", NULL};
+	size_t seen[sizeof(apis) / sizeof(apis[0])] = {0};
+	struct run r;
+
+	run_recorded(&r, args, NULL);
+	check_app(&r, r.out);
+	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+		uint32_t correlation =
+		    rec->runtime_correlation ? rec->runtime_correlation : rec->correlation;
+		const struct gpu_launch_record *l = gpu_session__launch(r.gs, 0, correlation);
+
+		if (l && l->parent_correlation)
+			l = gpu_session__launch(r.gs, 0, l->parent_correlation);
+		for (size_t a = 0; l && a < sizeof(apis) / sizeof(apis[0]); a++)
+			if (l->domain == apis[a].domain && l->callback_id == apis[a].cbid &&
+			    (l->flags & GPU_LAUNCH_PROBED))
+				seen[a]++;
+	}
+	for (size_t a = 0; a < sizeof(apis) / sizeof(apis[0]); a++)
+		EXPECT(seen[a] >= apis[a].records, "%s: %zu GPU records from a probed launch",
+		       apis[a].name, seen[a]);
+	check_merge(r.gs, r.begin);
+	run_free(&r);
 	return failures ? 1 : 0;
 }
 
@@ -693,6 +756,8 @@ int main(int argc, char **argv)
 		failures += scenario_attach();
 	else if (!strcmp(scenario, "probe_rate"))
 		failures += scenario_probe_rate();
+	else if (!strcmp(scenario, "api_coverage"))
+		failures += scenario_api_coverage();
 	else if (!strcmp(scenario, "bench"))
 		failures += scenario_bench();
 	else

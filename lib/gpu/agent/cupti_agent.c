@@ -7,7 +7,8 @@
  * over the socket of gpu_protocol.h.  It links no CUPTI: it uses the
  * libcupti the process already maps, else $LLMPROF_CUPTI_LIBRARY, else the
  * system's, else CUDA_ROOT's.  When the socket closes it disables activity,
- * flushes, and finalizes CUPTI from the next API exit callback (or, if the
+ * (after waiting, at most a second, for launched work to finish), flushes,
+ * and finalizes CUPTI from the next API exit callback (or, if the
  * process makes no CUDA call within two seconds, unsubscribes), so the
  * process runs on as before and a later llmprof_agent_start() works.
  *
@@ -17,6 +18,8 @@
  * 10000, 0 for all); LLMPROF_AGENT_CLOCK=offset|callback (overrides the
  * clock choice: callback in record mode, offset in attach mode).
  */
+#include "glibc_compat.h"
+
 #include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -61,6 +64,9 @@
 #define TICK_MS 10
 #define FLUSH_INTERVAL_MS 1000
 #define DETACH_WAIT_MS 2000
+/* At stop, how long work already launched may take to finish before a
+ * forced flush cuts it off (llmprof waits 3 s for the goodbye). */
+#define DRAIN_WAIT_MS 1000
 /* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
  * otherwise (0: every launch). */
 #define PROBE_RATE_DEFAULT 10000
@@ -155,6 +161,10 @@ static struct {
 
 	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
 	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
+	/* Launches outside graphs that make one GPU record each, and such
+	 * records come back: what is still in flight at stop. */
+	_Atomic uint64_t launched_work, finished_work;
+	_Atomic uint32_t first_counted; /* correlation id of the first, 0 none yet */
 } agent = {
 	.send_lock = PTHREAD_MUTEX_INITIALIZER,
 	.completion_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -170,6 +180,7 @@ static __thread struct {
 	uint32_t generation;
 	uint32_t tid;
 	uint32_t outer;	       /* runtime launch in progress on this thread */
+	uint32_t capturing;    /* stream captures begun and not ended */
 	uint64_t probe_credit; /* ns of probe budget saved up */
 	uint64_t probe_last;   /* when the credit was last topped up */
 } thread_state;
@@ -505,114 +516,214 @@ static void launch_ring_drain(bool send)
 
 /* Callbacks. */
 
+/*
+ * The calls we trace and their GPU_LAUNCH_* flags: every runtime and
+ * driver entry point that launches a kernel or a graph or makes a copy or
+ * a memset, in the per-thread-default-stream (_ptsz, _ptds) variants too;
+ * driver-only launchers are what Triton, cuBLASLt and PyTorch's CUDA graphs
+ * call.  Ids from CUDA 13's cupti_runtime_cbid.h and cupti_driver_cbid.h; a
+ * CUPTI that does not know one refuses it alone.
+ */
+struct traced_call {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId cbid;
+	int flags;
+};
+
+static const struct traced_call traced_calls[] = {
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, 0},
+#if CUPTI_API_VERSION >= 130000
+	/* What nvcc 13 generated launch stubs call. */
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 0},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v13000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
+#endif
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_ptds_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, 0},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, GPU_LAUNCH_GRAPH},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz, GPU_LAUNCH_MEMORY},
+	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, GPU_LAUNCH_MEMORY},
+};
+
+#define MAX_TRACED_CBID 1024
+/* flags + 1 by domain and cbid, 0 for calls not traced: one load per
+ * callback. */
+static int8_t traced_flags[2][MAX_TRACED_CBID];
+
+static void traced_calls_init(void)
+{
+	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++) {
+		const struct traced_call *t = &traced_calls[i];
+
+		if (t->cbid < MAX_TRACED_CBID)
+			traced_flags[t->domain == CUPTI_CB_DOMAIN_DRIVER_API][t->cbid] =
+			    t->flags + 1;
+	}
+}
+
 /* GPU_LAUNCH_* flags of the calls we trace, -1 for others. */
 static int launch_flags(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-		switch (cbid) {
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
-#if CUPTI_API_VERSION >= 130000
-		/* What nvcc 13 generated launch stubs call. */
-		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
-		case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
-#endif
-			return 0;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000:
-			return GPU_LAUNCH_GRAPH;
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000:
-		case CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000:
-			return GPU_LAUNCH_MEMORY;
-		default:
-			return -1;
-		}
-	}
-	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		switch (cbid) {
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-		case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-			return 0;
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-		case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
-			return GPU_LAUNCH_GRAPH;
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
-		case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
-			return GPU_LAUNCH_MEMORY;
-		default:
-			return -1;
-		}
-	}
-	return -1;
+	if ((domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) ||
+	    cbid >= MAX_TRACED_CBID)
+		return -1;
+	return traced_flags[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] - 1;
 }
 
-static const CUpti_CallbackId runtime_cbids[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-#if CUPTI_API_VERSION >= 130000
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
-	CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
-#endif
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+/* +1 for a call that begins a stream capture, -1 for one that ends it, 0
+ * for others.  Launches on a capturing thread become graph nodes and make
+ * no GPU records of their own. */
+static int capture_change(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030:
+			return 1;
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000:
+		case CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000:
+			return -1;
+		default:
+			return 0;
+		}
+	}
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz:
+		return 1;
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture:
+	case CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+static const CUpti_CallbackId capture_runtime_cbids[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
 };
 
-static const CUpti_CallbackId driver_cbids[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
-	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+static const CUpti_CallbackId capture_driver_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 };
 
 static void enable_launch_callbacks(uint32_t enable)
 {
 	/* A cbid this CUPTI does not know fails alone; the rest still work. */
-	for (size_t i = 0; i < sizeof(runtime_cbids) / sizeof(runtime_cbids[0]); i++)
+	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++)
+		agent.cupti.enable_callback(enable, agent.subscriber, traced_calls[i].domain,
+					    traced_calls[i].cbid);
+	for (size_t i = 0; i < sizeof(capture_runtime_cbids) / sizeof(capture_runtime_cbids[0]); i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
-					    runtime_cbids[i]);
-	for (size_t i = 0; i < sizeof(driver_cbids) / sizeof(driver_cbids[0]); i++)
+					    capture_runtime_cbids[i]);
+	for (size_t i = 0; i < sizeof(capture_driver_cbids) / sizeof(capture_driver_cbids[0]); i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-					    driver_cbids[i]);
+					    capture_driver_cbids[i]);
 }
 
 /* CUPTI asks that cuptiFinalize() run in an API exit callback. */
@@ -679,7 +790,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	const CUpti_CallbackData *cb = data;
 	uint32_t generation;
 	struct gpu_launch launch;
-	int state, flags;
+	int state, flags, capture;
 
 	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API)
 		return;
@@ -692,15 +803,26 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (state != STATE_ACTIVE)
 		return;
 	flags = launch_flags(domain, cbid);
-	if (flags < 0)
+	capture = capture_change(domain, cbid);
+	if (flags < 0 && !capture)
 		return;
 	generation = atomic_load_explicit(&agent.generation, memory_order_relaxed);
 	if (thread_state.generation != generation) {
 		thread_state.generation = generation;
 		thread_state.tid = syscall(SYS_gettid);
 		thread_state.outer = 0;
+		thread_state.capturing = 0;
 		thread_state.probe_credit = PROBE_BURST * agent.probe_interval_ns;
 		thread_state.probe_last = 0;
+	}
+	if (capture) {
+		/* Counted when it began, uncounted when it ends. */
+		if (capture > 0 && cb->callbackSite == CUPTI_API_EXIT)
+			thread_state.capturing++;
+		else if (capture < 0 && cb->callbackSite == CUPTI_API_ENTER &&
+			 thread_state.capturing)
+			thread_state.capturing--;
+		return;
 	}
 	if (cb->callbackSite == CUPTI_API_EXIT) {
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
@@ -708,6 +830,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 			thread_state.outer = 0;
 		return;
 	}
+	/* CUPTI may give the driver call inside a runtime launch the
+	 * runtime call's own id: that launch is queued and probed already. */
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && thread_state.outer == cb->correlationId)
+		return;
 	launch = (struct gpu_launch){
 		.time_ns = monotonic_ns(),
 		.correlation = cb->correlationId,
@@ -724,6 +850,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		thread_state.outer = cb->correlationId;
 	if (flags & GPU_LAUNCH_GRAPH)
 		launch.graph_exec_id = graph_exec_id(domain, cb);
+	if (!launch.parent_correlation && !(flags & GPU_LAUNCH_GRAPH) && !thread_state.capturing) {
+		uint32_t none = 0;
+
+		atomic_compare_exchange_strong(&agent.first_counted, &none, launch.correlation);
+		atomic_fetch_add_explicit(&agent.launched_work, 1, memory_order_relaxed);
+	}
 	if (!launch.parent_correlation && probe_allowed(launch.time_ns, flags)) {
 		launch.flags |= GPU_LAUNCH_PROBED;
 		STAP_PROBE3(llmprof, launch, launch.correlation, cbid, domain);
@@ -926,6 +1058,15 @@ static void emit_memset(const CUpti_ActivityMemset4 *s)
 	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
 }
 
+/* Records of launches made before the first counted one do not count. */
+static void work_finished(uint32_t graph_id, uint32_t correlation)
+{
+	uint32_t first = atomic_load_explicit(&agent.first_counted, memory_order_relaxed);
+
+	if (!graph_id && first && correlation >= first)
+		atomic_fetch_add_explicit(&agent.finished_work, 1, memory_order_relaxed);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer,
 				      size_t size, size_t valid)
 {
@@ -939,16 +1080,24 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 		goto cleanup;
 	pthread_mutex_lock(&agent.completion_lock);
 	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
+		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;
+		const CUpti_ActivityMemset4 *s = (const CUpti_ActivityMemset4 *)record;
+
 		switch (record->kind) {
 		case CUPTI_ACTIVITY_KIND_KERNEL:
 		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			emit_kernel((const CUpti_ActivityKernel10 *)record);
+			work_finished(k->graphId, k->correlationId);
+			emit_kernel(k);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			emit_memcpy((const CUpti_ActivityMemcpy6 *)record);
+			work_finished(c->graphId, c->runtimeCorrelationId ? c->runtimeCorrelationId
+								   : c->correlationId);
+			emit_memcpy(c);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMSET:
-			emit_memset((const CUpti_ActivityMemset4 *)record);
+			work_finished(s->graphId, s->correlationId);
+			emit_memset(s);
 			break;
 		default:
 			break;
@@ -1062,6 +1211,9 @@ static void reset_counters(void)
 	atomic_store(&agent.sent_memcpys, 0);
 	atomic_store(&agent.sent_memsets, 0);
 	atomic_store(&agent.sent_launches, 0);
+	atomic_store(&agent.launched_work, 0);
+	atomic_store(&agent.finished_work, 0);
+	atomic_store(&agent.first_counted, 0);
 }
 
 static uint64_t probe_interval(void)
@@ -1164,12 +1316,14 @@ static int session_setup(void)
 	}
 	agent.probe_interval_ns = probe_interval();
 	atomic_fetch_add(&agent.generation, 1);
-	atomic_store(&agent.state, STATE_ACTIVE);
-	enable_launch_callbacks(1);
+	/* Activity before callbacks: every launch counted for the drain at
+	 * stop then makes a record. */
 	if (agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
 		agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_KERNEL);
 	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMCPY);
 	agent.cupti.activity_enable(CUPTI_ACTIVITY_KIND_MEMSET);
+	atomic_store(&agent.state, STATE_ACTIVE);
+	enable_launch_callbacks(1);
 	return 0;
 }
 
@@ -1181,9 +1335,37 @@ static void activity_disable(void)
 	agent.cupti.activity_disable(CUPTI_ACTIVITY_KIND_MEMSET);
 }
 
+/*
+ * A forced flush hands back records of work still running with times of 0,
+ * and those records are lost.  So first, for at most DRAIN_WAIT_MS, ordinary
+ * flushes take what finishes, until every launch made outside a graph has
+ * its record back (graphs' kernel counts are not known here).  What is
+ * still running then is counted as incomplete: cut off at stop.
+ */
+static void drain_in_flight(void)
+{
+	uint64_t deadline = monotonic_ns() + DRAIN_WAIT_MS * 1000000ull;
+
+	for (;;) {
+		size_t dropped = 0;
+
+		agent.cupti.flush_all(0);
+		/* Records CUPTI had no buffer for never come. */
+		if (agent.cupti.dropped_records(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped)
+			atomic_fetch_add(&agent.dropped_activity, dropped);
+		if (atomic_load(&agent.finished_work) + atomic_load(&agent.dropped_activity) >=
+			atomic_load(&agent.launched_work) ||
+		    monotonic_ns() >= deadline)
+			break;
+		usleep(TICK_MS * 1000 / 2);
+	}
+}
+
 /* Everything CUPTI holds goes to llmprof (or nowhere, when it is gone). */
 static void flush_everything(bool send)
 {
+	if (send && !atomic_load(&agent.dead))
+		drain_in_flight();
 	agent.cupti.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_lock(&agent.drain_lock);
 	launch_ring_drain(send && !atomic_load(&agent.dead));
@@ -1319,6 +1501,7 @@ static void on_fork_child(void)
 static void agent_init(void)
 {
 	launch_ring_init();
+	traced_calls_init();
 	pthread_atfork(NULL, NULL, on_fork_child);
 	atexit(on_exit_flush);
 }
