@@ -63,8 +63,8 @@ static int memfd__fill(pid_t pid, int remote_fd, const struct inject_request *re
 	link[n] = '\0';
 	snprintf(want, sizeof(want), "/memfd:%s (deleted)", memfd_name);
 	if (strcmp(link, want)) {
-		inject_result__say(result, "descriptor %d in the target is %s, not the memfd", remote_fd,
-			    link);
+		inject_result__say(result, "descriptor %d in the target is %s, not the memfd",
+				   remote_fd, link);
 		return -ESTALE;
 	}
 	fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -85,14 +85,26 @@ cleanup:
 	return err;
 }
 
-/* The stub that catches a function's return: it lands if we are gone. */
-static const unsigned char landing_stub[] = {
-    0x48, 0x89, 0xc7,		  /* mov %rax,%rdi: the return value, for us */
-    0xb8, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%eax: rt_sigreturn */
-    0x0f, 0x05,			  /* syscall: the trap, or the landing */
-};
+/*
+ * The stub that catches a function's return: it puts the thread's errno
+ * back (at first into a scratch word: errno's address is the first thing
+ * we ask for) and lands, which, with us alive, is where we stop it.
+ */
+static int stub__write(struct tracee *tracee, unsigned long page, unsigned long errno_address,
+		       int errno_value)
+{
+	unsigned char code[STUB_TRAP_OFFSET] = {
+	    0x48,	 0x89, 0xc7,		 /* mov %rax,%rdi: the return value, for us */
+	    0x48,	 0xb8,			 /* movabs $errno_address,%rax */
+	    [13] = 0xc7, 0x00,			 /* movl $errno_value,(%rax) */
+	    [19] = 0xb8, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%eax: rt_sigreturn */
+	    0x0f,	 0x05,			 /* syscall: the trap, or the landing */
+	};
 
-_Static_assert(sizeof(landing_stub) == STUB_TRAP_OFFSET, "stub trap offset");
+	memcpy(code + 5, &errno_address, 8);
+	memcpy(code + 15, &errno_value, 4);
+	return tracee__write(tracee, page, code, sizeof(code));
+}
 
 /*
  * The private area, made with the thread's own stack as the landing: a
@@ -123,7 +135,7 @@ static int injection__private_area(struct injection *injection, struct tracee *t
 	stub_page = ret + PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE;
 	err = tracee__write_landing(tracee, frame);
 	if (!err)
-		err = tracee__write(tracee, stub_page, landing_stub, sizeof(landing_stub));
+		err = stub__write(tracee, stub_page, stub_page - sizeof(long), 0);
 	if (err)
 		return err;
 	tracee->private_frame = frame;
@@ -192,6 +204,11 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	if (err)
 		return err;
 	tracee->errno_saved = true;
+	/* From now on the stub also puts errno back (the page is ours, and
+	 * /proc/PID/mem writes through its read-only protection). */
+	err = stub__write(tracee, tracee->stub, tracee->errno_address, tracee->saved_errno);
+	if (err)
+		return err;
 
 	err = tracee__write_strings(tracee, request, &name, &symbol, &argument, &path);
 	if (err)
@@ -271,8 +288,8 @@ static void injection__tidy(struct injection *injection, struct tracee *tracee)
 	if (tracee->abandoned) {
 		if (tracee->private_base)
 			inject_result__say(injection->result,
-				    "a 1 MiB stack stays mapped in the target at %#lx",
-				    tracee->private_base);
+					   "a 1 MiB stack stays mapped in the target at %#lx",
+					   tracee->private_base);
 	}
 	if (tracee->remote_memfd >= 0) {
 		args[0] = tracee->remote_memfd;
@@ -324,7 +341,7 @@ static int injection__run(struct injection *injection)
 		return err;
 	if (status.tracer_pid) {
 		inject_result__say(result, "process %d is already traced by %d", injection->pid,
-			    status.tracer_pid);
+				   status.tracer_pid);
 		return -EBUSY;
 	}
 	if (status.state == 'T' || status.state == 't') {
@@ -334,11 +351,13 @@ static int injection__run(struct injection *injection)
 	if (status.state == 'X')
 		return -ESRCH;
 	if (status.state == 'Z') {
-		inject_result__say(result, "the main thread of process %d has exited", injection->pid);
+		inject_result__say(result, "the main thread of process %d has exited",
+				   injection->pid);
 		return -ENOTSUP;
 	}
 	if (status.seccomp == 1) {
-		inject_result__say(result, "process %d runs in seccomp strict mode", injection->pid);
+		inject_result__say(result, "process %d runs in seccomp strict mode",
+				   injection->pid);
 		return -ENOTSUP;
 	}
 	if (status.ignored & SIGNAL_BIT(SIGSEGV)) {
@@ -349,10 +368,12 @@ static int injection__run(struct injection *injection)
 	if (err)
 		return err;
 	if (target_maps__find(&injection->maps, 0)) {
-		inject_result__say(result, "process %d maps page 0, where calls return", injection->pid);
+		inject_result__say(result, "process %d maps page 0, where calls return",
+				   injection->pid);
 		return -ENOTSUP;
 	}
-	err = target_functions__resolve(injection->pid, &injection->maps, &injection->functions, result);
+	err = target_functions__resolve(injection->pid, &injection->maps, &injection->functions,
+					result);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", injection->pid);
@@ -364,7 +385,8 @@ static int injection__run(struct injection *injection)
 	while (err == -EAGAIN && inject__now_ns() < deadline_ns) {
 		free(list);
 		list = NULL;
-		err = target_candidates__list(injection->pid, &injection->maps, mem_fd, &list, &count);
+		err = target_candidates__list(injection->pid, &injection->maps, mem_fd, &list,
+					      &count);
 		if (err == -EBUSY)
 			inject_result__say(result, "process %d is stopped", injection->pid);
 		if (err)
@@ -396,7 +418,8 @@ static int injection__run(struct injection *injection)
 			}
 			if (err) {
 				if (err == -ETIMEDOUT)
-					inject_result__say(result, "thread %d did not stop", tracee.tid);
+					inject_result__say(result, "thread %d did not stop",
+							   tracee.tid);
 				tracee__release(&tracee, result);
 				/* One thread exiting is no reason to stop trying. */
 				if (err == -ETIMEDOUT ||
@@ -429,7 +452,8 @@ static int injection__run(struct injection *injection)
 			inject__sleep_us(inject__now_ns() < quiet_until_ns ? 1000 : 2000);
 	}
 	if (err == -EAGAIN)
-		inject_result__say(result, "no thread of process %d was in a safe state", injection->pid);
+		inject_result__say(result, "no thread of process %d was in a safe state",
+				   injection->pid);
 cleanup:
 	free(list);
 	if (mem_fd >= 0)

@@ -44,9 +44,10 @@
  * frame: the frame itself and the largest XSAVE area (AMX: 11 KiB). */
 #define LANDING_ROOM (16 * 1024)
 #define STUB_PAGE_SIZE 4096
-/* The stub: mov %rax,%rdi; mov $15,%eax; syscall (rt_sigreturn). */
+/* The stub: mov %rax,%rdi; movabs $errno_address,%rax; movl $errno,(%rax);
+ * mov $15,%eax; syscall (rt_sigreturn). */
 #define STUB_SIGRETURN_OFFSET 3
-#define STUB_TRAP_OFFSET 10
+#define STUB_TRAP_OFFSET 26
 #define SYSCALL_RT_SIGRETURN 15
 
 #define SIGNAL_BIT(sig) (1ULL << ((sig)-1))
