@@ -21,6 +21,7 @@
 #include "gpu/gpu_capture.h"
 #include "profile/output.h"
 #include "status.h"
+#include "sampling/proc_files.h"
 #include "sampling/session.h"
 #include "profile/summary.h"
 #include "sampling/unwinder.h"
@@ -450,6 +451,50 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 		report__warn("the profile is kept in %s", path);
 }
 
+/*
+ * What attach can tell before it starts: a zombie (every thread gone) and a
+ * kernel thread give nothing to profile (1, with the reason); a stopped
+ * process is profiled, with a warning that it takes no samples until it
+ * continues.
+ */
+static int check_attach_target(pid_t pid)
+{
+	char path[64], text[1024], dir[64], state, *paren;
+	unsigned long flags = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		report__error("no process with PID %d", pid);
+		return EXIT_RUNTIME;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	paren = strrchr(text, ')');
+	if (!paren || sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 0;
+	if (flags & 0x00200000) { /* PF_KTHREAD */
+		report__error("process %d is a kernel thread: only user processes can be profiled",
+			      pid);
+		return EXIT_RUNTIME;
+	}
+	if ((state == 'Z' || state == 'X') && proc_files__dir(pid, dir, sizeof(dir))) {
+		report__error("process %d is a zombie: it has exited and waits for its parent "
+			      "to reap it",
+			      pid);
+		return EXIT_RUNTIME;
+	}
+	if (state == 'T')
+		report__warn("process %d is stopped (SIGSTOP); no samples until it continues", pid);
+	else if (state == 't')
+		report__warn("process %d is stopped by a debugger; no samples until it continues",
+			     pid);
+	return 0;
+}
+
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
@@ -464,6 +509,12 @@ static int run_profile(struct profile_env *env)
 	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
 		report__error("no process with PID %d", env->session.pid);
 		return EXIT_RUNTIME;
+	}
+	if (env->mode == MODE_ATTACH) {
+		status = check_attach_target(env->session.pid);
+		if (status)
+			return status;
+		status = EXIT_RUNTIME;
 	}
 	err = output_file__open(&output, env->output_path);
 	if (err) {
