@@ -23,6 +23,9 @@ check_error() { # STATUS PATTERN ARGS...
 check_error 1 "no process with PID" attach -p 4194000 -o "$out"
 check_error 2 "invalid frequency '0'" attach -p 1 -F 0 -o "$out"
 check_error 2 "invalid frequency 'abc'" attach -p 1 -F abc -o "$out"
+# Rates that stall the machine are refused, naming the kernel's limit.
+check_error 2 "expected 1 to [0-9]* Hz (higher rates stall the machine; kernel.perf_event_max_sample_rate is" \
+	attach -p 1 -F 100000 -o "$out"
 check_error 2 "invalid duration '-1'" attach -p 1 -d -1 -o "$out"
 check_error 2 "invalid format 'svg'" attach -p 1 -f svg -o "$out"
 check_error 2 "no process given" attach -o "$out"
