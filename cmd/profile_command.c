@@ -22,6 +22,7 @@
 #include "gpu/gpu_memory.h"
 #include "profile/output.h"
 #include "status.h"
+#include "sampling/proc_files.h"
 #include "sampling/session.h"
 #include "profile/summary.h"
 #include "sampling/unwinder.h"
@@ -108,7 +109,7 @@ static void usage(enum profile_mode mode, FILE *out)
 	fprintf(out,
 		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
 		"                         target exits)\n"
-		"  -F, --frequency HZ     samples per second per CPU (default 99)\n"
+		"  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
 		"  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
 		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
 		"      --no-kernel        user-space frames only\n"
@@ -214,6 +215,84 @@ static int parse_pids(const char *text, struct profile_env *env)
 }
 
 /* Returns -1 to go on, else the exit status. */
+/*
+ * -F is capped at MAX_FREQUENCY: at 30 kHz on every CPU the sampling
+ * interrupts alone halve the speed of unrelated processes, and at 100 kHz
+ * they stall the machine.  The kernel throttles perf events above
+ * kernel.perf_event_max_sample_rate (and lowers that when interrupts run
+ * long), so the cap is that when it is lower.
+ */
+#define MAX_FREQUENCY 10000
+
+static long kernel_max_sample_rate(void)
+{
+	long rate = -1;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f) {
+		if (fscanf(f, "%ld", &rate) != 1)
+			rate = -1;
+		fclose(f);
+	}
+	return rate;
+}
+
+static long frequency_limit(void)
+{
+	long rate = kernel_max_sample_rate();
+
+	return rate > 0 && rate < MAX_FREQUENCY ? rate : MAX_FREQUENCY;
+}
+
+/* CPU time the process has used, all its threads, in clock ticks; -1 if
+ * unknown.  A zombie not yet reaped still shows its total. */
+static long long process_cpu_ticks(pid_t pid)
+{
+	char path[64], text[1024], *paren;
+	unsigned long long user, system;
+	long long ticks = -1;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	paren = strrchr(text, ')');
+	if (paren && sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			    &user, &system) == 2)
+		ticks = (long long)(user + system);
+	return ticks;
+}
+
+/*
+ * The summary's sample count is only honest if the kernel delivered what
+ * -F asked for: compare it with the target's CPU time.  A shortfall of more
+ * than half means throttling (or a stalled machine), and is said.
+ */
+static void check_delivered_rate(const struct profile *profile, unsigned int frequency,
+				 long long cpu_ticks)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	double cpu_s, due;
+
+	if (!frequency || cpu_ticks < 0 || hz <= 0)
+		return;
+	cpu_s = (double)cpu_ticks / hz;
+	due = cpu_s * frequency;
+	if (due < 200 || profile->samples_taken + profile->samples_lost >= due / 2)
+		return;
+	report__warn("only %llu samples for the target's %.2f s of CPU time, where %u Hz "
+		     "would give about %.0f: the kernel throttled sampling "
+		     "(kernel.perf_event_max_sample_rate is %ld); the profile's shape holds, "
+		     "its counts are low",
+		     (unsigned long long)(profile->samples_taken + profile->samples_lost), cpu_s,
+		     frequency, due, kernel_max_sample_rate());
+}
+
 static int parse_options(int argc, char **argv, struct profile_env *env)
 {
 	bool view_given = false;
@@ -252,15 +331,19 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'F':
-			if (parse_long(optarg, 1, 100000, &value)) {
-				report__error(
-				    "invalid frequency '%s' for -F: expected 1 to 100000 Hz",
-				    optarg);
+		case 'F': {
+			long limit = frequency_limit();
+
+			if (parse_long(optarg, 1, limit, &value)) {
+				report__error("invalid frequency '%s' for -F: expected 1 to %ld Hz "
+					      "(higher rates stall the machine; "
+					      "kernel.perf_event_max_sample_rate is %ld)",
+					      optarg, limit, kernel_max_sample_rate());
 				return EXIT_USAGE;
 			}
 			env->session.frequency = value;
 			break;
+		}
 		case 'f':
 			if (output__parse_format(optarg, &env->format)) {
 				report__error("invalid format '%s' for -f: expected folded, "
@@ -675,6 +758,50 @@ out:
 	return err;
 }
 
+/*
+ * What attach can tell before it starts: a zombie (every thread gone) and a
+ * kernel thread give nothing to profile (1, with the reason); a stopped
+ * process is profiled, with a warning that it takes no samples until it
+ * continues.
+ */
+static int check_attach_target(pid_t pid)
+{
+	char path[64], text[1024], dir[64], state, *paren;
+	unsigned long flags = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		report__error("no process with PID %d", pid);
+		return EXIT_RUNTIME;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	paren = strrchr(text, ')');
+	if (!paren || sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return 0;
+	if (flags & 0x00200000) { /* PF_KTHREAD */
+		report__error("process %d is a kernel thread: only user processes can be profiled",
+			      pid);
+		return EXIT_RUNTIME;
+	}
+	if ((state == 'Z' || state == 'X') && proc_files__dir(pid, dir, sizeof(dir))) {
+		report__error("process %d is a zombie: it has exited and waits for its parent "
+			      "to reap it",
+			      pid);
+		return EXIT_RUNTIME;
+	}
+	if (state == 'T')
+		report__warn("process %d is stopped (SIGSTOP); no samples until it continues", pid);
+	else if (state == 't')
+		report__warn("process %d is stopped by a debugger; no samples until it continues",
+			     pid);
+	return 0;
+}
+
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
@@ -685,12 +812,19 @@ static int run_profile(struct profile_env *env)
 	struct gpu_capture *gpu = NULL;
 	struct gpu_memory *memory = NULL;
 	enum session_end end = SESSION_END_DURATION;
+	long long cpu_start, cpu_end = -1;
 	int status = EXIT_RUNTIME, err;
 
 	install_signal_handlers();
 	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
 		report__error("no process with PID %d", env->session.pid);
 		return EXIT_RUNTIME;
+	}
+	if (env->mode == MODE_ATTACH) {
+		status = check_attach_target(env->session.pid);
+		if (status)
+			return status;
+		status = EXIT_RUNTIME;
 	}
 	if (is_pattern(env->output_path)) {
 		/* Named per process at the end; check the directory now. */
@@ -780,11 +914,13 @@ static int run_profile(struct profile_env *env)
 			     env->session.frequency,
 			     env->session.duration > 0 ? "" : "; Ctrl-C to stop");
 	}
+	cpu_start = process_cpu_ticks(env->session.pid);
 	err = session__run(session, &stop_requested, &end);
 	if (err) {
 		report__error("sampling failed: %s", strerror(-err));
 		goto cleanup;
 	}
+	cpu_end = process_cpu_ticks(env->session.pid);
 	if (end == SESSION_END_TARGET_EXITED && env->mode == MODE_ATTACH)
 		report__info("process %d exited; the profile ends there", env->session.pid);
 	if (gpu)
@@ -823,6 +959,8 @@ static int run_profile(struct profile_env *env)
 	}
 	if (!memory_profile)
 		summary__print(profile, env->session.pid, env->output_path, env->format);
+	if (!memory_profile && cpu_start >= 0 && cpu_end >= cpu_start)
+		check_delivered_rate(profile, env->session.frequency, cpu_end - cpu_start);
 	if (gpu)
 		gpu_capture__print_summary(gpu, profile);
 	if (memory)

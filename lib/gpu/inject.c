@@ -5,11 +5,12 @@
  * the loader and CUDA) is seized and interrupted; functions of the
  * target's own libc are called in it (memfd_create, dlopen, dlsym, then
  * the start function) by pointing its registers at them, on a private
- * stack, with a return address of 0 whose fault is caught as a
- * signal-delivery-stop and never delivered.  Nothing is written into the
- * target's code.  Everything the calls disturb is put back: registers,
- * FPU/xstate, signal mask, errno, held signals, and the system call the
- * thread was in, which the kernel's own restart logic then resumes.
+ * stack, each returning into a small stub of ours that we catch at a
+ * syscall stop.  Nothing is written into the target's code.  Everything the
+ * calls disturb is put back: registers, FPU/xstate, signal mask, errno,
+ * held signals, and the system call the thread was in, which the kernel's
+ * own restart logic then resumes.  Should llmprof die at any point, the
+ * thread puts itself back through an rt_sigreturn frame (tracee_landing.c).
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -62,8 +63,8 @@ static int memfd__fill(pid_t pid, int remote_fd, const struct inject_request *re
 	link[n] = '\0';
 	snprintf(want, sizeof(want), "/memfd:%s (deleted)", memfd_name);
 	if (strcmp(link, want)) {
-		inject_result__say(result, "descriptor %d in the target is %s, not the memfd", remote_fd,
-			    link);
+		inject_result__say(result, "descriptor %d in the target is %s, not the memfd",
+				   remote_fd, link);
 		return -ESTALE;
 	}
 	fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -84,6 +85,78 @@ cleanup:
 	return err;
 }
 
+/*
+ * The stub that catches a function's return: it puts the thread's errno
+ * back (at first into a scratch word: errno's address is the first thing
+ * we ask for) and lands, which, with us alive, is where we stop it.
+ */
+static int stub__write(struct tracee *tracee, unsigned long page, unsigned long errno_address,
+		       int errno_value)
+{
+	unsigned char code[STUB_TRAP_OFFSET] = {
+	    0x48,	 0x89, 0xc7,		 /* mov %rax,%rdi: the return value, for us */
+	    0x48,	 0xb8,			 /* movabs $errno_address,%rax */
+	    [13] = 0xc7, 0x00,			 /* movl $errno_value,(%rax) */
+	    [19] = 0xb8, 0x0f, 0x00, 0x00, 0x00, /* mov $15,%eax: rt_sigreturn */
+	    0x0f,	 0x05,			 /* syscall: the trap, or the landing */
+	};
+
+	memcpy(code + 5, &errno_address, 8);
+	memcpy(code + 15, &errno_value, 4);
+	return tracee__write(tracee, page, code, sizeof(code));
+}
+
+/*
+ * The private area, made with the thread's own stack as the landing: a
+ * guard page, the stack with the strings and the second landing frame at
+ * its top, and the stub page, made executable before any function call.
+ */
+static int injection__private_area(struct injection *injection, struct tracee *tracee)
+{
+	struct inject_result *result = injection->result;
+	unsigned long ret, args[6], stub_page, frame;
+	int err;
+
+	args[0] = 0;
+	args[1] = PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE + STUB_PAGE_SIZE;
+	args[2] = PROT_READ | PROT_WRITE;
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE;
+	args[4] = (unsigned long)-1;
+	err = tracee__syscall_checked(tracee, result, SYS_mmap, args, 5, &ret);
+	if (err)
+		return err;
+	if (ret >= (unsigned long)-4095) {
+		inject_result__say(result, "mmap in the target failed");
+		return (long)ret;
+	}
+	tracee->private_base = ret;
+	tracee->strings = ret + PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE - STRINGS_AREA_SIZE;
+	frame = ((tracee->strings - landing__size(tracee)) & ~15UL) - 8;
+	stub_page = ret + PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE;
+	err = tracee__write_landing(tracee, frame);
+	if (!err)
+		err = stub__write(tracee, stub_page, stub_page - sizeof(long), 0);
+	if (err)
+		return err;
+	tracee->private_frame = frame;
+	tracee->frame = frame;
+	args[0] = stub_page;
+	args[1] = STUB_PAGE_SIZE;
+	args[2] = PROT_READ | PROT_EXEC;
+	err = tracee__syscall_checked(tracee, result, SYS_mprotect, args, 3, &ret);
+	if (err)
+		return err;
+	if (ret) {
+		inject_result__say(result, "the target may not map executable memory");
+		return (long)ret;
+	}
+	tracee->stub = stub_page;
+	args[0] = tracee->private_base;
+	args[1] = PRIVATE_GUARD_SIZE;
+	args[2] = PROT_NONE;
+	return tracee__syscall_checked(tracee, result, SYS_mprotect, args, 3, &ret);
+}
+
 /* The calls themselves, on a stopped, safe thread. */
 static int injection__calls(struct injection *injection, struct tracee *tracee)
 {
@@ -97,32 +170,33 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	err = tracee__save_fpu(tracee);
 	if (err)
 		return err;
-	err = tracee__clean_fpu(tracee);
-	if (err)
-		return err;
-
-	/* Asynchronous signals wait in the kernel's queue until we are done;
-	 * faults stay deliverable, so that our return trap never resets a
-	 * handler (force_sig() on a blocked signal does).  While ppoll(),
-	 * pselect() or sigsuspend() have a temporary mask in force, this reads
-	 * the thread's real one, and setting a mask drops the temporary one:
-	 * the restarted call puts it back itself. */
+	/* While ppoll(), pselect() or sigsuspend() have a temporary mask in
+	 * force, this reads the thread's real one, and setting a mask drops
+	 * the temporary one: the restarted call puts it back itself. */
 	if (ptrace(PTRACE_GETSIGMASK, tracee->tid, sizeof(uint64_t), &tracee->saved_mask) < 0)
 		return ptrace__error();
 	if (tracee->saved_mask & SIGNAL_BIT(SIGSEGV)) {
 		inject_result__say(result, "thread %d blocks SIGSEGV", tracee->tid);
 		return -ENOTSUP;
 	}
-	{
-		uint64_t mask = tracee->saved_mask | ~SYNCHRONOUS_SIGNALS;
-
-		tracee->mask_dirty = true;
-		if (ptrace(PTRACE_SETSIGMASK, tracee->tid, sizeof(uint64_t), &mask) < 0)
-			return ptrace__error();
+	if (landing__size(tracee) > LANDING_ROOM) {
+		inject_result__say(result, "thread %d has %zu bytes of FPU state", tracee->tid,
+				   tracee->fpu_size);
+		return -ENOTSUP;
 	}
+	tracee->syscall_fn = fn->syscall;
+	tracee->restore_rt = fn->restore_rt;
+	/* Nothing of the thread changes before this frame is in place. */
+	err = tracee__write_landing(tracee, tracee->thread_frame);
+	if (err)
+		return err;
+	tracee->frame = tracee->thread_frame;
+	err = injection__private_area(injection, tracee);
+	if (err)
+		return err;
 
 	/* errno is the thread's own; our calls change it. */
-	err = tracee__call_checked(tracee, result, fn->errno_location, true, NULL, 0, &ret);
+	err = tracee__call_checked(tracee, result, fn->errno_location, NULL, 0, &ret);
 	if (err)
 		return err;
 	tracee->errno_address = ret;
@@ -130,49 +204,23 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	if (err)
 		return err;
 	tracee->errno_saved = true;
+	/* From now on the stub also puts errno back (the page is ours, and
+	 * /proc/PID/mem writes through its read-only protection). */
+	err = stub__write(tracee, tracee->stub, tracee->errno_address, tracee->saved_errno);
+	if (err)
+		return err;
 
-	/* A private stack with a guard page below it; the strings at its top. */
-	args[0] = 0;
-	args[1] = PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE;
-	args[2] = PROT_READ | PROT_WRITE;
-	args[3] = MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE;
-	args[4] = (unsigned long)-1;
-	args[5] = 0;
-	err = tracee__call_checked(tracee, result, fn->mmap, true, args, 6, &ret);
-	if (err)
-		return err;
-	if (ret >= (unsigned long)-4095) {
-		inject_result__say(result, "mmap in the target failed");
-		return tracee__remote_errno(tracee);
-	}
-	tracee->private_base = ret;
-	tracee->strings = ret + PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE - STRINGS_AREA_SIZE;
-	tracee->private_sp = (tracee->strings & ~15UL) - 64 - 8;
-	args[0] = tracee->private_base;
-	args[1] = PRIVATE_GUARD_SIZE;
-	args[2] = PROT_NONE;
-	err = tracee__call_checked(tracee, result, fn->mprotect, false, args, 3, &ret);
-	if (err)
-		return err;
 	err = tracee__write_strings(tracee, request, &name, &symbol, &argument, &path);
 	if (err)
 		return err;
-
 	args[0] = name;
 	args[1] = MFD_CLOEXEC;
-	if (fn->memfd_create) {
-		err = tracee__call_checked(tracee, result, fn->memfd_create, false, args, 2, &ret);
-	} else {
-		args[2] = args[1];
-		args[1] = args[0];
-		args[0] = SYS_memfd_create;
-		err = tracee__call_checked(tracee, result, fn->syscall, false, args, 3, &ret);
-	}
+	err = tracee__syscall_checked(tracee, result, SYS_memfd_create, args, 2, &ret);
 	if (err)
 		return err;
-	if ((int)ret < 0) {
+	if ((long)ret < 0) {
 		inject_result__say(result, "memfd_create in the target failed");
-		return tracee__remote_errno(tracee);
+		return (long)ret;
 	}
 	tracee->remote_memfd = (int)ret;
 	err = memfd__fill(injection->pid, tracee->remote_memfd, request, result);
@@ -185,14 +233,14 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 		return err;
 	args[0] = path;
 	args[1] = RTLD_NOW | RTLD_LOCAL;
-	err = tracee__call_checked(tracee, result, fn->dlopen, false, args, 2, &handle);
+	err = tracee__call_checked(tracee, result, fn->dlopen, args, 2, &handle);
 	if (err)
 		return err;
 	args[0] = tracee->remote_memfd;
-	if (!tracee__call_checked(tracee, result, fn->close, false, args, 1, &ret))
+	if (!tracee__syscall_checked(tracee, result, SYS_close, args, 1, &ret))
 		tracee->remote_memfd = -1;
 	if (!handle) {
-		if (!tracee__call_checked(tracee, result, fn->dlerror, false, NULL, 0, &ret)) {
+		if (!tracee__call_checked(tracee, result, fn->dlerror, NULL, 0, &ret)) {
 			tracee__read_string(tracee, ret, text, sizeof(text));
 			inject_result__say(result, "dlopen in the target failed: %s", text);
 		}
@@ -201,55 +249,57 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 
 	args[0] = handle;
 	args[1] = symbol;
-	err = tracee__call_checked(tracee, result, fn->dlsym, false, args, 2, &start);
+	err = tracee__call_checked(tracee, result, fn->dlsym, args, 2, &start);
 	if (err)
 		return err;
 	if (!start) {
 		inject_result__say(result, "dlsym(%s) in the target failed", request->start_symbol);
 		args[0] = handle;
-		tracee__call_checked(tracee, result, fn->dlclose, false, args, 1, &ret);
+		tracee__call_checked(tracee, result, fn->dlclose, args, 1, &ret);
 		return -ENOENT;
 	}
 
 	args[0] = argument;
-	err = tracee__call_checked(tracee, result, start, false, args, 1, &ret);
+	err = tracee__call_checked(tracee, result, start, args, 1, &ret);
 	if (err)
 		return err;
 	result->start_result = (int)ret;
 	return 0;
 }
 
-/* Undoes what the calls left in the target: the memfd and private stack. */
+/* Undoes what the calls left in the target: the memfd and private area. */
 static void injection__tidy(struct injection *injection, struct tracee *tracee)
 {
-	const struct target_functions *fn = &injection->functions;
 	unsigned long args[2], ret;
 
-	if (!tracee->stopped)
+	if (!tracee->stopped || !tracee->frame)
 		return;
 	/* The tidying gets its own time, even when the calls used up theirs. */
 	if (tracee->deadline_ns < inject__now_ns() + RECOVERY_MS * 1000000ULL)
 		tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;
+	/* From here the calls land through the thread's own stack and libc:
+	 * the private area goes away under them. */
+	if (tracee__write_landing(tracee, tracee->thread_frame))
+		return;
+	tracee->frame = tracee->thread_frame;
+	tracee->stub = 0;
 	/* A cut-off call may still own frames on the private stack (a thread
 	 * it started could be told about them): leave it mapped then. */
 	if (tracee->abandoned) {
 		if (tracee->private_base)
 			inject_result__say(injection->result,
-				    "a 1 MiB stack stays mapped in the target at %#lx",
-				    tracee->private_base);
+					   "a 1 MiB stack stays mapped in the target at %#lx",
+					   tracee->private_base);
 	}
 	if (tracee->remote_memfd >= 0) {
 		args[0] = tracee->remote_memfd;
-		if (!tracee__call_checked(tracee, injection->result, fn->close,
-					  tracee->abandoned || !tracee->private_base, args, 1,
-					  &ret))
+		if (!tracee__syscall_checked(tracee, injection->result, SYS_close, args, 1, &ret))
 			tracee->remote_memfd = -1;
 	}
 	if (tracee->private_base && !tracee->abandoned && tracee->stopped) {
 		args[0] = tracee->private_base;
-		args[1] = PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE;
-		if (!tracee__call_checked(tracee, injection->result, fn->munmap, true, args, 2,
-					  &ret))
+		args[1] = PRIVATE_GUARD_SIZE + PRIVATE_STACK_SIZE + STUB_PAGE_SIZE;
+		if (!tracee__syscall_checked(tracee, injection->result, SYS_munmap, args, 2, &ret))
 			tracee->private_base = 0;
 	}
 }
@@ -291,7 +341,7 @@ static int injection__run(struct injection *injection)
 		return err;
 	if (status.tracer_pid) {
 		inject_result__say(result, "process %d is already traced by %d", injection->pid,
-			    status.tracer_pid);
+				   status.tracer_pid);
 		return -EBUSY;
 	}
 	if (status.state == 'T' || status.state == 't') {
@@ -301,11 +351,13 @@ static int injection__run(struct injection *injection)
 	if (status.state == 'X')
 		return -ESRCH;
 	if (status.state == 'Z') {
-		inject_result__say(result, "the main thread of process %d has exited", injection->pid);
+		inject_result__say(result, "the main thread of process %d has exited",
+				   injection->pid);
 		return -ENOTSUP;
 	}
 	if (status.seccomp == 1) {
-		inject_result__say(result, "process %d runs in seccomp strict mode", injection->pid);
+		inject_result__say(result, "process %d runs in seccomp strict mode",
+				   injection->pid);
 		return -ENOTSUP;
 	}
 	if (status.ignored & SIGNAL_BIT(SIGSEGV)) {
@@ -316,10 +368,12 @@ static int injection__run(struct injection *injection)
 	if (err)
 		return err;
 	if (target_maps__find(&injection->maps, 0)) {
-		inject_result__say(result, "process %d maps page 0, where calls return", injection->pid);
+		inject_result__say(result, "process %d maps page 0, where calls return",
+				   injection->pid);
 		return -ENOTSUP;
 	}
-	err = target_functions__resolve(injection->pid, &injection->maps, &injection->functions, result);
+	err = target_functions__resolve(injection->pid, &injection->maps, &injection->functions,
+					result);
 	if (err)
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", injection->pid);
@@ -331,7 +385,8 @@ static int injection__run(struct injection *injection)
 	while (err == -EAGAIN && inject__now_ns() < deadline_ns) {
 		free(list);
 		list = NULL;
-		err = target_candidates__list(injection->pid, &injection->maps, mem_fd, &list, &count);
+		err = target_candidates__list(injection->pid, &injection->maps, mem_fd, &list,
+					      &count);
 		if (err == -EBUSY)
 			inject_result__say(result, "process %d is stopped", injection->pid);
 		if (err)
@@ -363,7 +418,8 @@ static int injection__run(struct injection *injection)
 			}
 			if (err) {
 				if (err == -ETIMEDOUT)
-					inject_result__say(result, "thread %d did not stop", tracee.tid);
+					inject_result__say(result, "thread %d did not stop",
+							   tracee.tid);
 				tracee__release(&tracee, result);
 				/* One thread exiting is no reason to stop trying. */
 				if (err == -ETIMEDOUT ||
@@ -396,7 +452,8 @@ static int injection__run(struct injection *injection)
 			inject__sleep_us(inject__now_ns() < quiet_until_ns ? 1000 : 2000);
 	}
 	if (err == -EAGAIN)
-		inject_result__say(result, "no thread of process %d was in a safe state", injection->pid);
+		inject_result__say(result, "no thread of process %d was in a safe state",
+				   injection->pid);
 cleanup:
 	free(list);
 	if (mem_fd >= 0)

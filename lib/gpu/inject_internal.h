@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the injector's three parts share (x86-64 only): inject_target.c
- * reads the target from /proc and its ELF files before anything is
- * stopped, tracee.c holds the ptrace primitives on one borrowed thread,
- * and inject.c is the plan that strings them together.
+ * What the injector's parts share (x86-64 only): inject_target.c reads the
+ * target from /proc and its ELF files before anything is stopped, tracee.c
+ * holds the ptrace primitives on one borrowed thread, tracee_landing.c
+ * builds the signal frame that puts that thread back by itself should
+ * llmprof die, and inject.c is the plan that strings them together.
  */
 #ifndef LLMPROF_INJECT_INTERNAL_H
 #define LLMPROF_INJECT_INTERNAL_H
@@ -39,6 +40,15 @@
 #define SCORE_QUIET_WAIT 100
 #define QUIET_WINDOW_MS 20
 #define STACK_SCAN_BYTES 512
+/* Room below the red zone of the borrowed thread's stack for the landing
+ * frame: the frame itself and the largest XSAVE area (AMX: 11 KiB). */
+#define LANDING_ROOM (16 * 1024)
+#define STUB_PAGE_SIZE 4096
+/* The stub: mov %rax,%rdi; movabs $errno_address,%rax; movl $errno,(%rax);
+ * mov $15,%eax; syscall (rt_sigreturn). */
+#define STUB_SIGRETURN_OFFSET 3
+#define STUB_TRAP_OFFSET 26
+#define SYSCALL_RT_SIGRETURN 15
 
 #define SIGNAL_BIT(sig) (1ULL << ((sig)-1))
 /* Faults that must reach the thread at once: never blocked during the calls. */
@@ -79,8 +89,9 @@ struct target_functions {
 	unsigned long mprotect;
 	unsigned long munmap;
 	unsigned long close;
-	unsigned long memfd_create; /* 0: syscall(SYS_memfd_create) instead */
 	unsigned long syscall;
+	/* glibc's __restore_rt (mov $15,%rax; syscall), found by its bytes. */
+	unsigned long restore_rt;
 	unsigned long dlopen;
 	unsigned long dlsym;
 	unsigned long dlerror;
@@ -91,6 +102,7 @@ enum stop_kind {
 	STOP_INTERRUPT, /* PTRACE_EVENT_STOP from PTRACE_INTERRUPT */
 	STOP_GROUP,	/* group-stop (SIGSTOP and friends) */
 	STOP_SIGNAL,	/* signal-delivery-stop */
+	STOP_SYSCALL,	/* syscall-entry or -exit stop (PTRACE_O_TRACESYSGOOD) */
 };
 
 struct tracee {
@@ -100,8 +112,9 @@ struct tracee {
 	unsigned long long deadline_ns;
 	unsigned long long seized_ns;
 	bool seized;
-	bool stopped;	  /* in a ptrace-stop we can restart it from */
-	bool signal_stop; /* ... and that stop is a signal-delivery-stop */
+	bool stopped;	   /* in a ptrace-stop we can restart it from */
+	bool signal_stop;  /* ... and that stop is a signal-delivery-stop */
+	bool syscall_stop; /* ... or a syscall stop */
 
 	struct user_regs_struct saved;
 	bool regs_dirty;
@@ -115,9 +128,19 @@ struct tracee {
 	int saved_errno;
 	bool errno_saved;
 
-	unsigned long thread_sp;    /* for calls on the thread's own stack */
-	unsigned long private_base; /* remote mmap: guard, stack, strings */
-	unsigned long private_sp;
+	/*
+	 * Every call returns into code that, run without us, puts the thread
+	 * back: an rt_sigreturn through a frame right above the return
+	 * address holding the saved registers, FPU state and signal mask.
+	 * syscall_fn and restore_rt are the target's libc; stub is ours.
+	 */
+	unsigned long syscall_fn;
+	unsigned long restore_rt;
+	unsigned long thread_frame;  /* landing frame on the thread's own stack */
+	unsigned long private_frame; /* ... and on the private stack */
+	unsigned long frame;	     /* the one calls use now: their stack pointer */
+	unsigned long stub;	     /* the stub page's code, once executable */
+	unsigned long private_base;  /* remote mmap: guard, stack, strings, stub */
 	unsigned long strings;
 	int remote_memfd;
 	bool abandoned; /* a call was cut off by the deadline */
@@ -167,8 +190,12 @@ int ptrace__error(void);
 int tracee__read(struct tracee *tracee, unsigned long address, void *buf, size_t size);
 int tracee__write(struct tracee *tracee, unsigned long address, const void *buf, size_t size);
 int tracee__call_checked(struct tracee *tracee, struct inject_result *result, unsigned long fn,
-			 bool own_stack, const unsigned long *args, size_t nargs,
-			 unsigned long *ret);
+			 const unsigned long *args, size_t nargs, unsigned long *ret);
+int tracee__syscall_checked(struct tracee *tracee, struct inject_result *result, long nr,
+			    const unsigned long *args, size_t nargs, unsigned long *ret);
+size_t landing__size(const struct tracee *tracee);
+int tracee__write_landing(struct tracee *tracee, unsigned long frame);
+void tracee__resume_regs(struct tracee *tracee, struct user_regs_struct *regs, bool landing);
 int tracee__remote_errno(struct tracee *tracee);
 void tracee__read_string(struct tracee *tracee, unsigned long address, char *buf, size_t size);
 int tracee__save_fpu(struct tracee *tracee);

@@ -492,10 +492,39 @@ static int maps__open_file(pid_t pid, const struct maps_entry *entry)
 	return fd >= 0 ? fd : -errno;
 }
 
-/* Resolves wants in the library whose mapped name matches. */
+/*
+ * Finds glibc's __restore_rt (mov $15,%rax; syscall), the signal return
+ * trampoline, in the executable segments: it is no dynamic symbol.  Its
+ * address without the load bias, or 0.
+ */
+static unsigned long elf__find_restore_rt(Elf *elf)
+{
+	static const unsigned char code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+	size_t phnum, i, file_size;
+	const char *file = elf_rawfile(elf, &file_size);
+
+	if (!file || elf_getphdrnum(elf, &phnum))
+		return 0;
+	for (i = 0; i < phnum; i++) {
+		const char *hit;
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD ||
+		    !(phdr.p_flags & PF_X) || phdr.p_offset > file_size ||
+		    phdr.p_filesz > file_size - phdr.p_offset)
+			continue;
+		hit = memmem(file + phdr.p_offset, phdr.p_filesz, code, sizeof(code));
+		if (hit)
+			return phdr.p_vaddr + (unsigned long)(hit - (file + phdr.p_offset));
+	}
+	return 0;
+}
+
+/* Resolves wants in the library whose mapped name matches (and, with
+ * restore_rt, finds that too). */
 static int maps__resolve(pid_t pid, const struct process_maps *maps,
 			 bool (*match)(const char *name), struct symbol_want *wants, size_t count,
-			 bool *found)
+			 bool *found, unsigned long *restore_rt)
 {
 	const struct maps_entry *base = NULL;
 	unsigned long load_vaddr = 0, bias;
@@ -530,11 +559,21 @@ static int maps__resolve(pid_t pid, const struct process_maps *maps,
 	for (i = 0; i < count; i++)
 		*wants[i].value = 0;
 	err = elf__lookup(elf, wants, count, &load_vaddr);
+	if (!err && restore_rt)
+		*restore_rt = elf__find_restore_rt(elf);
 	elf_end(elf);
 	close(fd);
 	if (err)
 		return err;
 	bias = base->start - load_vaddr;
+	if (restore_rt && *restore_rt) {
+		const struct maps_entry *entry = target_maps__find(maps, *restore_rt + bias);
+
+		*restore_rt = entry && entry->perms[2] == 'x' && entry->path &&
+				      !strcmp(entry->path, base->path)
+				  ? *restore_rt + bias
+				  : 0;
+	}
 	for (i = 0; i < count; i++) {
 		const struct maps_entry *entry;
 
@@ -559,7 +598,6 @@ int target_functions__resolve(pid_t pid, const struct process_maps *maps,
 	    {"mprotect", &functions->mprotect},
 	    {"munmap", &functions->munmap},
 	    {"close", &functions->close},
-	    {"memfd_create", &functions->memfd_create},
 	    {"syscall", &functions->syscall},
 	    {"dlopen", &functions->dlopen},
 	    {"dlsym", &functions->dlsym},
@@ -571,7 +609,8 @@ int target_functions__resolve(pid_t pid, const struct process_maps *maps,
 
 	memset(functions, 0, sizeof(*functions));
 	err = maps__resolve(pid, maps, name__is_libc, libc_wants,
-			    sizeof(libc_wants) / sizeof(libc_wants[0]), &found);
+			    sizeof(libc_wants) / sizeof(libc_wants[0]), &found,
+			    &functions->restore_rt);
 	if (err) {
 		inject_result__say(result, "cannot read the target's libc: %s", strerror(-err));
 		return err;
@@ -589,17 +628,20 @@ int target_functions__resolve(pid_t pid, const struct process_maps *maps,
 		    {"dlclose", &functions->dlclose},
 		};
 
-		err = maps__resolve(pid, maps, name__is_libdl, dl_wants, 4, &found);
+		err = maps__resolve(pid, maps, name__is_libdl, dl_wants, 4, &found, NULL);
 		if (err)
 			return err;
 	}
 	if (!functions->errno_location || !functions->mmap || !functions->mprotect ||
-	    !functions->munmap || !functions->close ||
-	    (!functions->memfd_create && !functions->syscall) || !functions->dlopen ||
+	    !functions->munmap || !functions->close || !functions->syscall || !functions->dlopen ||
 	    !functions->dlsym || !functions->dlerror || !functions->dlclose) {
 		inject_result__say(
 		    result,
 		    "the target's libc lacks dlopen (glibc before 2.34 without libdl mapped?)");
+		return -ENOTSUP;
+	}
+	if (!functions->restore_rt) {
+		inject_result__say(result, "no signal return trampoline in the target's libc");
 		return -ENOTSUP;
 	}
 	return 0;

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ptrace on the one thread the injector borrows: seize and stop it, call a
- * function in it and catch the return at address 0, hold back signals that
- * arrive meanwhile, and put back everything the calls disturbed (registers,
- * FPU/xstate, signal mask, errno, the interrupted system call) on release.
+ * function in it (or make a system call through libc's syscall()) and catch
+ * the return at a syscall stop, hold back signals that arrive meanwhile,
+ * and put back everything the calls disturbed (registers, FPU/xstate,
+ * signal mask, errno, the interrupted system call) on release.  Each call
+ * returns into a landing (tracee_landing.c), so that the thread also puts
+ * itself back if we die holding it.
  */
 #include <elf.h>
 #include <errno.h>
@@ -76,14 +79,18 @@ static int tracee__wait(struct tracee *tracee, enum stop_kind *kind, int *signo)
 				continue;
 			tracee->stopped = true;
 			tracee->signal_stop = false;
+			tracee->syscall_stop = false;
 			*signo = WSTOPSIG(status);
-			if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (*signo == (SIGTRAP | 0x80) && (status >> 16) == 0) {
+				*kind = STOP_SYSCALL;
+				tracee->syscall_stop = true;
+			} else if ((status >> 16) == PTRACE_EVENT_STOP) {
 				*kind = *signo == SIGTRAP ? STOP_INTERRUPT : STOP_GROUP;
 			} else if ((status >> 16) == 0) {
 				*kind = STOP_SIGNAL;
 				tracee->signal_stop = true;
 			} else {
-				*kind = STOP_INTERRUPT; /* no PTRACE_O_* options are set */
+				*kind = STOP_INTERRUPT; /* no other PTRACE_O_* options are set */
 			}
 			return 0;
 		}
@@ -118,31 +125,75 @@ static void tracee__note_restart(struct tracee *tracee)
 		tracee->restart_block_clobbered = true;
 }
 
-static int tracee__resume(struct tracee *tracee)
+/* PTRACE_SYSCALL while a call runs (its return is a syscall stop). */
+static int tracee__resume(struct tracee *tracee, int request)
 {
-	if (ptrace(PTRACE_CONT, tracee->tid, 0, 0) < 0)
+	if (ptrace(request, tracee->tid, 0, 0) < 0)
 		return ptrace__error();
 	tracee->stopped = false;
 	tracee->signal_stop = false;
+	tracee->syscall_stop = false;
 	return 0;
 }
 
 /*
- * Calls fn(args) in the thread with the stack pointer sp, and waits for it
- * to return to address 0.  Signals that arrive meanwhile are held back.
+ * The first change to the thread comes after its registers point into a
+ * call whose return lands: from then on, whatever we have changed, the
+ * landing puts back.
+ */
+static int tracee__prepare(struct tracee *tracee)
+{
+	uint64_t mask;
+
+	if (!tracee->fpu_dirty) {
+		int err = tracee__clean_fpu(tracee);
+
+		if (err)
+			return err;
+	}
+	if (!tracee->mask_dirty) {
+		/* Asynchronous signals wait in the kernel's queue until we are
+		 * done; faults stay deliverable, so that a fault in our calls
+		 * is seen, never a handler reset (force_sig() on a blocked
+		 * signal does that). */
+		mask = tracee->saved_mask | ~SYNCHRONOUS_SIGNALS;
+		tracee->mask_dirty = true;
+		if (ptrace(PTRACE_SETSIGMASK, tracee->tid, sizeof(uint64_t), &mask) < 0)
+			return ptrace__error();
+	}
+	return 0;
+}
+
+/*
+ * Calls fn(args) in the thread (nr < 0), or makes system call nr(args)
+ * through libc's syscall(), on the current landing frame, and waits for
+ * the return: a function's at the stub's rt_sigreturn (its value then in
+ * rdi), a system call's at its own syscall-exit stop.  Signals that arrive
+ * meanwhile are held back.
  */
 static int tracee__call(struct tracee *tracee, struct inject_result *result, unsigned long fn,
-			unsigned long sp, const unsigned long *args, size_t nargs,
-			unsigned long *ret)
+			long nr, const unsigned long *args, size_t nargs, unsigned long *ret)
 {
 	struct user_regs_struct regs = tracee->saved;
-	unsigned long argv[6] = {}, zero = 0;
+	unsigned long argv[6] = {}, sp = tracee->frame, return_to;
 	enum stop_kind kind;
 	siginfo_t info;
 	int signo, err;
 
+	if (nargs > (nr >= 0 ? 5 : 6))
+		return -EINVAL;
+	return_to = tracee->stub ? tracee->stub : tracee->restore_rt;
+	if (!sp || !return_to || (nr < 0 && !tracee->stub))
+		return -EINVAL;
 	if (nargs)
 		memcpy(argv, args, nargs * sizeof(*args));
+	if (nr >= 0) {
+		/* syscall(nr, a0..a4); its sixth argument, 8(%rsp), is the
+		 * frame's uc_flags, 0. */
+		memmove(argv + 1, argv, 5 * sizeof(*argv));
+		argv[0] = (unsigned long)nr;
+		fn = tracee->syscall_fn;
+	}
 	regs.rip = fn;
 	regs.rdi = argv[0];
 	regs.rsi = argv[1];
@@ -154,30 +205,50 @@ static int tracee__call(struct tracee *tracee, struct inject_result *result, uns
 	regs.orig_rax = -1; /* not in a system call: no restart fix-ups on resume */
 	regs.rsp = sp;	    /* sp % 16 == 8, as right after a call instruction */
 	regs.eflags &= ~X86_EFLAGS_DF;
-	err = tracee__write(tracee, sp, &zero, sizeof(zero));
+	err = tracee__write(tracee, sp, &return_to, sizeof(return_to));
 	if (err)
 		return err;
 	if (ptrace(PTRACE_SETREGS, tracee->tid, 0, &regs) < 0)
 		return ptrace__error();
 	tracee->regs_dirty = true;
-	err = tracee__resume(tracee);
+	err = tracee__prepare(tracee);
+	if (err)
+		return err;
+	err = tracee__resume(tracee, PTRACE_SYSCALL);
 	if (err)
 		return err;
 	for (;;) {
 		err = tracee__wait(tracee, &kind, &signo);
 		if (err)
 			return err;
-		if (kind == STOP_SIGNAL) {
-			if (ptrace(PTRACE_GETSIGINFO, tracee->tid, 0, &info) < 0)
-				return ptrace__error();
+		if (kind == STOP_SYSCALL) {
 			if (ptrace(PTRACE_GETREGS, tracee->tid, 0, &regs) < 0)
 				return ptrace__error();
-			if (signo == SIGSEGV && info.si_code > 0 && regs.rip == 0 &&
-			    regs.rsp == sp + 8) {
+			if (nr >= 0 && (long)regs.orig_rax == nr && (long)regs.rax != -ENOSYS &&
+			    regs.rip - tracee->syscall_fn < 64) {
 				*ret = regs.rax;
 				return 0;
 			}
+			if (tracee->stub && (long)regs.orig_rax == SYSCALL_RT_SIGRETURN &&
+			    regs.rip == tracee->stub + STUB_TRAP_OFFSET) {
+				/* A system call that really returned -ENOSYS. */
+				*ret = nr >= 0 ? (unsigned long)-ENOSYS : regs.rdi;
+				return 0;
+			}
+			if ((long)regs.orig_rax >= 0 &&
+			    (long)regs.rax == -KERNEL_ERESTART_RESTARTBLOCK)
+				tracee->restart_block_clobbered = true;
+			err = tracee__resume(tracee, PTRACE_SYSCALL);
+			if (err)
+				return err;
+			continue;
+		}
+		if (kind == STOP_SIGNAL) {
+			if (ptrace(PTRACE_GETSIGINFO, tracee->tid, 0, &info) < 0)
+				return ptrace__error();
 			if (info.si_code > 0 && (SIGNAL_BIT(signo) & SYNCHRONOUS_SIGNALS)) {
+				if (ptrace(PTRACE_GETREGS, tracee->tid, 0, &regs) < 0)
+					return ptrace__error();
 				inject_result__say(result,
 						   "signal %d in the injected call at %#llx", signo,
 						   regs.rip);
@@ -188,7 +259,7 @@ static int tracee__call(struct tracee *tracee, struct inject_result *result, uns
 		tracee__note_restart(tracee);
 		/* Group-stops are resumed too: detaching re-enters the group
 		 * stop, so the call can finish first. */
-		err = tracee__resume(tracee);
+		err = tracee__resume(tracee, PTRACE_SYSCALL);
 		if (err)
 			return err;
 	}
@@ -215,15 +286,13 @@ static int tracee__interrupt(struct tracee *tracee)
 	return 0;
 }
 
-/* Calls fn on the private stack (or the thread's own, before it exists). */
-int tracee__call_checked(struct tracee *tracee, struct inject_result *result, unsigned long fn,
-			 bool own_stack, const unsigned long *args, size_t nargs,
-			 unsigned long *ret)
+static int tracee__call_cut_off(struct tracee *tracee, struct inject_result *result,
+				unsigned long fn, long nr, const unsigned long *args, size_t nargs,
+				unsigned long *ret)
 {
-	unsigned long sp = own_stack ? tracee->thread_sp : tracee->private_sp;
 	int err;
 
-	err = tracee__call(tracee, result, fn, sp, args, nargs, ret);
+	err = tracee__call(tracee, result, fn, nr, args, nargs, ret);
 	if (err == -ETIMEDOUT) {
 		inject_result__say(result,
 				   "a call into the target did not return in time; it was cut off");
@@ -231,6 +300,20 @@ int tracee__call_checked(struct tracee *tracee, struct inject_result *result, un
 			tracee->stopped = false;
 	}
 	return err;
+}
+
+/* Calls fn on the current landing frame. */
+int tracee__call_checked(struct tracee *tracee, struct inject_result *result, unsigned long fn,
+			 const unsigned long *args, size_t nargs, unsigned long *ret)
+{
+	return tracee__call_cut_off(tracee, result, fn, -1, args, nargs, ret);
+}
+
+/* Makes system call nr; *ret is its raw result (-errno on failure). */
+int tracee__syscall_checked(struct tracee *tracee, struct inject_result *result, long nr,
+			    const unsigned long *args, size_t nargs, unsigned long *ret)
+{
+	return tracee__call_cut_off(tracee, result, 0, nr, args, nargs, ret);
 }
 
 /* errno of the target thread after a failed libc call. */
@@ -298,50 +381,6 @@ int tracee__clean_fpu(struct tracee *tracee)
 	return 0;
 }
 
-static bool tracee__is_syscall_insn(struct tracee *tracee, unsigned long address)
-{
-	unsigned char insn[2];
-
-	return tracee__read(tracee, address, insn, 2) == 0 && insn[0] == 0x0f && insn[1] == 0x05;
-}
-
-/*
- * The registers to put back.  Left as they were, an interrupted restartable
- * call (orig_rax >= 0, rax -ERESTARTSYS/-ERESTARTNOINTR/-ERESTARTNOHAND/
- * -ERESTART_RESTARTBLOCK) is restarted by the kernel itself when the thread
- * leaves this stop: rip back over the syscall instruction and rax =
- * orig_rax (restart_syscall for RESTARTBLOCK), or -EINTR if a re-delivered
- * signal's handler lacks SA_RESTART, exactly as without us.  Two cases need
- * us: a RESTARTBLOCK whose restart_block our calls overwrote, and -EINTR,
- * which calls like epoll_wait return for the interrupt itself; both are
- * restarted from the start by rewinding rip by hand.
- */
-static void tracee__final_regs(struct tracee *tracee, struct user_regs_struct *regs)
-{
-	long nr = (long)regs->orig_rax, ret = (long)regs->rax;
-	bool rewind = false;
-
-	if (nr < 0)
-		return;
-	if (ret == -KERNEL_ERESTART_RESTARTBLOCK && tracee->restart_block_clobbered) {
-		rewind = true;
-	} else if (ret == -EINTR && !tracee->held_count) {
-		struct proc_status thread, process;
-
-		/* Unless a handler is about to run, for a signal that came
-		 * meanwhile: then -EINTR is the right answer. */
-		if (!target_status__read(tracee->pid, tracee->tid, &thread) &&
-		    !target_status__read(tracee->pid, 0, &process) &&
-		    !((thread.pending | process.shared_pending) & ~tracee->saved_mask &
-		      process.caught))
-			rewind = true;
-	}
-	if (rewind && tracee__is_syscall_insn(tracee, regs->rip - 2)) {
-		regs->rip -= 2;
-		regs->rax = regs->orig_rax; /* no error code: the kernel leaves it alone */
-	}
-}
-
 /* Re-queues a held signal for the thread, keeping its siginfo where allowed. */
 static void tracee__requeue(struct tracee *tracee, const siginfo_t *info)
 {
@@ -352,9 +391,63 @@ static void tracee__requeue(struct tracee *tracee, const siginfo_t *info)
 }
 
 /*
+ * From a syscall stop, where the kernel's restart logic would not run after
+ * us, to a stop inside signal handling where it does: an interrupt stop,
+ * or, with a held signal, that signal's delivery-stop (re-sent now, so that
+ * it can ride on the detach).  Meanwhile the thread goes on into its
+ * landing, which is where it stays should we die on the way.
+ */
+static int tracee__leave_syscall_stop(struct tracee *tracee)
+{
+	struct user_regs_struct regs;
+	enum stop_kind kind;
+	siginfo_t info;
+	int signo, err, want = 0;
+
+	if (ptrace(PTRACE_GETREGS, tracee->tid, 0, &regs) < 0)
+		return ptrace__error();
+	if (tracee->stub && (long)regs.orig_rax == SYSCALL_RT_SIGRETURN &&
+	    regs.rip == tracee->stub + STUB_TRAP_OFFSET) {
+		/* Skip this rt_sigreturn; come back to it if we die. */
+		regs.orig_rax = -1;
+		regs.rip = tracee->stub + STUB_SIGRETURN_OFFSET;
+		if (ptrace(PTRACE_SETREGS, tracee->tid, 0, &regs) < 0)
+			return ptrace__error();
+	}
+	tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;
+	if (tracee->held_count) {
+		want = tracee->held[0].si_signo;
+		if (syscall(SYS_tgkill, tracee->pid, tracee->tid, want) < 0)
+			return -errno;
+	} else if (ptrace(PTRACE_INTERRUPT, tracee->tid, 0, 0) < 0) {
+		return ptrace__error();
+	}
+	err = tracee__resume(tracee, PTRACE_CONT);
+	while (!err) {
+		err = tracee__wait(tracee, &kind, &signo);
+		if (err)
+			break;
+		if (kind == STOP_SIGNAL) {
+			if (ptrace(PTRACE_GETSIGINFO, tracee->tid, 0, &info) < 0)
+				return ptrace__error();
+			if (want && signo == want && info.si_code == SI_TKILL &&
+			    info.si_pid == getpid())
+				return 0;
+			tracee__hold_signal(tracee, &info);
+		} else if (kind != STOP_SYSCALL && !want) {
+			return 0;
+		}
+		err = tracee__resume(tracee, PTRACE_CONT);
+	}
+	return err;
+}
+
+/*
  * Puts everything back and lets the thread go.  A held signal rides on the
  * detach when we are in a signal-delivery-stop, so it is delivered with its
  * own siginfo at the same point the kernel would have; others are queued.
+ * The registers go back last: until then the thread's next step is its
+ * landing, which also puts back everything before them.
  */
 void tracee__release(struct tracee *tracee, struct inject_result *result)
 {
@@ -363,6 +456,9 @@ void tracee__release(struct tracee *tracee, struct inject_result *result)
 
 	if (!tracee->seized)
 		return;
+	if (tracee->stopped && tracee->syscall_stop && tracee->regs_dirty &&
+	    tracee__leave_syscall_stop(tracee))
+		inject_result__say(result, "the thread did not stop after the calls");
 	if (!tracee->stopped) {
 		/* It never stopped, or it is gone: the kernel lets it go when
 		 * this thread (the tracer) exits. */
@@ -370,18 +466,6 @@ void tracee__release(struct tracee *tracee, struct inject_result *result)
 	}
 	if (tracee->errno_saved)
 		tracee__write(tracee, tracee->errno_address, &tracee->saved_errno, sizeof(int));
-	if (tracee->mask_dirty &&
-	    ptrace(PTRACE_SETSIGMASK, tracee->tid, sizeof(uint64_t), &tracee->saved_mask) < 0)
-		inject_result__say(result, "could not restore the signal mask: %s",
-				   strerror(errno));
-	if (tracee->regs_dirty) {
-		struct user_regs_struct regs = tracee->saved;
-
-		tracee__final_regs(tracee, &regs);
-		if (ptrace(PTRACE_SETREGS, tracee->tid, 0, &regs) < 0)
-			inject_result__say(result, "could not restore the registers: %s",
-					   strerror(errno));
-	}
 	if (tracee->fpu_dirty) {
 		struct iovec iov = {tracee->fpu, tracee->fpu_size};
 
@@ -389,6 +473,10 @@ void tracee__release(struct tracee *tracee, struct inject_result *result)
 			inject_result__say(result, "could not restore the FPU state: %s",
 					   strerror(errno));
 	}
+	if (tracee->mask_dirty &&
+	    ptrace(PTRACE_SETSIGMASK, tracee->tid, sizeof(uint64_t), &tracee->saved_mask) < 0)
+		inject_result__say(result, "could not restore the signal mask: %s",
+				   strerror(errno));
 	if (tracee->signal_stop && tracee->held_count &&
 	    ptrace(PTRACE_SETSIGINFO, tracee->tid, 0, &tracee->held[0]) == 0) {
 		signal = tracee->held[0].si_signo;
@@ -396,6 +484,14 @@ void tracee__release(struct tracee *tracee, struct inject_result *result)
 	}
 	for (i = first; i < tracee->held_count; i++)
 		tracee__requeue(tracee, &tracee->held[i]);
+	if (tracee->regs_dirty) {
+		struct user_regs_struct regs = tracee->saved;
+
+		tracee__resume_regs(tracee, &regs, false);
+		if (ptrace(PTRACE_SETREGS, tracee->tid, 0, &regs) < 0)
+			inject_result__say(result, "could not restore the registers: %s",
+					   strerror(errno));
+	}
 	if (ptrace(PTRACE_DETACH, tracee->tid, 0, signal) < 0)
 		inject_result__say(result, "could not detach: %s", strerror(errno));
 	tracee->seized = false;
@@ -411,16 +507,17 @@ void tracee__release(struct tracee *tracee, struct inject_result *result)
 
 /*
  * Seizes a thread and waits for it to stop; 0 when stopped, with its
- * registers saved.  A signal-delivery-stop serves as well as the interrupt:
- * that signal is held and re-delivered on detach.
+ * registers saved.  A thread caught delivering a signal is let go with it
+ * at once (-EAGAIN: try again): a signal held from the start would be lost
+ * if we died before handing it back.
  */
 int tracee__seize(struct tracee *tracee, unsigned long long deadline_ns)
 {
 	enum stop_kind kind;
-	siginfo_t info;
 	int signo, err;
 
-	if (ptrace(PTRACE_SEIZE, tracee->tid, 0, 0) < 0)
+	/* Never PTRACE_O_EXITKILL: the target outlives us. */
+	if (ptrace(PTRACE_SEIZE, tracee->tid, 0, PTRACE_O_TRACESYSGOOD) < 0)
 		return errno == EPERM ? -EPERM : ptrace__error();
 	tracee->seized = true;
 	tracee->seized_ns = inject__now_ns();
@@ -435,10 +532,14 @@ int tracee__seize(struct tracee *tracee, unsigned long long deadline_ns)
 	if (kind == STOP_GROUP)
 		return -EBUSY;
 	if (kind == STOP_SIGNAL) {
-		if (ptrace(PTRACE_GETSIGINFO, tracee->tid, 0, &info) < 0)
+		if (ptrace(PTRACE_DETACH, tracee->tid, 0, signo) < 0)
 			return ptrace__error();
-		tracee__hold_signal(tracee, &info);
+		tracee->seized = false;
+		tracee->stopped = false;
+		return -EAGAIN;
 	}
+	if (kind != STOP_INTERRUPT)
+		return -EAGAIN;
 	if (ptrace(PTRACE_GETREGS, tracee->tid, 0, &tracee->saved) < 0)
 		return ptrace__error();
 	return 0;
@@ -469,12 +570,12 @@ int tracee__is_safe(struct tracee *tracee, const struct process_maps *maps,
 	} else if (code && code->path && library_name__is_unsafe_to_interrupt(name)) {
 		return 0;
 	}
-	/* The few calls made on the thread's own stack need 1 KiB below
-	 * the red zone; everything else runs on a private stack. */
-	tracee->thread_sp = ((regs->rsp - 128 - 256) & ~15UL) - 8;
+	/* The first landing frame goes on the thread's own stack, below
+	 * the red zone; the calls run on a private stack. */
+	tracee->thread_frame = ((regs->rsp - 128 - LANDING_ROOM) & ~15UL) - 8;
 	stack = target_maps__find(maps, regs->rsp);
 	if (!stack || stack->perms[0] != 'r' || stack->perms[1] != 'w' ||
-	    tracee->thread_sp - 1024 < stack->start)
+	    tracee->thread_frame < stack->start)
 		return 0;
 	return 1;
 }

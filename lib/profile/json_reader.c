@@ -35,11 +35,16 @@ static const char *const token_names[] = {
 
 int json__error(struct json_reader *j, const char *fmt, ...)
 {
+	/* Whatever was expected, a file that stops short is the news. */
+	const char *prefix =
+	    j->token == JSON_END ? "the input ends too soon (is it truncated?): " : "";
+	size_t len = strlen(prefix);
 	va_list ap;
 
 	j->result->line = j->token_line;
+	memcpy(j->result->message, prefix, len + 1);
 	va_start(ap, fmt);
-	vsnprintf(j->result->message, sizeof(j->result->message), fmt, ap);
+	vsnprintf(j->result->message + len, sizeof(j->result->message) - len, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "sampling/proc_files.h"
 #include "sampling/python_reader.h"
 #include "status.h"
 
@@ -289,7 +290,7 @@ static int use_interpreter(struct python_reader *r, const char *path, uint64_t r
 static int examine_file(struct python_reader *r, const char *path, uint64_t start, uint64_t end,
 			uint64_t offset)
 {
-	char proc_path[4200];
+	char proc_path[4200], dir[64];
 	uint64_t runtime = 0, code_type = 0, version_addr = 0, bias = 0;
 	unsigned int major = 0, minor = 0;
 	Elf *elf = NULL;
@@ -298,8 +299,8 @@ static int examine_file(struct python_reader *r, const char *path, uint64_t star
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, r->pid,
 		 start, end);
 	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", r->pid, path);
+	if (fd < 0 && proc_files__dir(r->pid, dir, sizeof(dir)) == 0) {
+		snprintf(proc_path, sizeof(proc_path), "%s/root%s", dir, path);
 		fd = open(proc_path, O_RDONLY | O_CLOEXEC);
 	}
 	if (fd < 0)
@@ -352,17 +353,20 @@ static bool may_be_interpreter(const char *path, const char *exe)
 /* 0 with *found_new set when a file not seen before was examined. */
 static int scan_maps(struct python_reader *r, bool *found_new)
 {
-	char maps_path[64], exe_path[64], exe[4096] = "", *line = NULL;
+	char maps_path[96], exe_path[96], dir[64], exe[4096] = "", *line = NULL;
 	size_t line_cap = 0;
 	ssize_t exe_len;
 	FILE *maps;
 	int err = 0;
 
 	*found_new = false;
-	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", r->pid);
+	err = proc_files__dir(r->pid, dir, sizeof(dir));
+	if (err)
+		return err;
+	snprintf(exe_path, sizeof(exe_path), "%s/exe", dir);
 	exe_len = readlink(exe_path, exe, sizeof(exe) - 1);
 	exe[exe_len > 0 ? exe_len : 0] = '\0';
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", r->pid);
+	snprintf(maps_path, sizeof(maps_path), "%s/maps", dir);
 	maps = fopen(maps_path, "re");
 	if (!maps)
 		return -errno;

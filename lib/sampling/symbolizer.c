@@ -18,6 +18,7 @@
 #include <demangle.h>
 
 #include "status.h"
+#include "sampling/proc_files.h"
 #include "sampling/symbolizer.h"
 
 #define MAX_INLINE_DEPTH 32
@@ -140,7 +141,7 @@ cleanup:
 
 static int open_module_file(pid_t pid, const char *path, uint64_t start, uint64_t end)
 {
-	char proc_path[4096];
+	char proc_path[4096], dir[64];
 	int fd;
 
 	/* map_files reaches the very file that is mapped, even one deleted or
@@ -150,10 +151,12 @@ static int open_module_file(pid_t pid, const char *path, uint64_t start, uint64_
 	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
-	snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", pid, path);
-	fd = open(proc_path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
+	if (proc_files__dir(pid, dir, sizeof(dir)) == 0) {
+		snprintf(proc_path, sizeof(proc_path), "%s/root%s", dir, path);
+		fd = open(proc_path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
@@ -218,13 +221,16 @@ static int compare_mappings(const void *a, const void *b)
 
 int symbolizer__refresh(struct symbolizer *s)
 {
-	char maps_path[64], *line = NULL;
+	char maps_path[96], dir[64], *line = NULL;
 	struct mapping *mappings = NULL;
 	size_t nr = 0, cap = 0, line_cap = 0;
 	int err = 0;
 	FILE *maps;
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", s->pid);
+	err = proc_files__dir(s->pid, dir, sizeof(dir));
+	if (err)
+		return err;
+	snprintf(maps_path, sizeof(maps_path), "%s/maps", dir);
 	maps = fopen(maps_path, "re");
 	if (!maps)
 		return -errno;

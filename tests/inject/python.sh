@@ -6,7 +6,7 @@
 . "$INJECT_TESTS/common.sh"
 command -v python3 >/dev/null || skip "python3 is not installed"
 
-start_target python3 "$INJECT_TESTS/target_python.py" 7 "$WORK/ready"
+start_target python3 "$INJECT_TESTS/target_python.py" 12 "$WORK/ready"
 wait_file "$WORK/ready"
 for i in $(seq 10); do
 	sleep 0.1

@@ -73,9 +73,13 @@ int main(int argc, char **argv)
 	close(fd);
 	errno = 1234;
 	while (now_ns() < end) {
-		if (compute(seed, use_libc) != reference || fegetround() != FE_TOWARDZERO ||
-		    errno != 1234) {
-			fprintf(stderr, "target_compute: round %ld gave different bits\n", rounds);
+		double value = compute(seed, use_libc);
+
+		if (value != reference || fegetround() != FE_TOWARDZERO || errno != 1234) {
+			fprintf(stderr,
+				"target_compute: round %ld gave different bits (%a for %a, "
+				"rounding %d, errno %d)\n",
+				rounds, value, reference, fegetround(), errno);
 			return 1;
 		}
 		rounds++;

@@ -5,7 +5,7 @@
 # run on unharmed).  Prints min / median / max in ms.
 . "$INJECT_TESTS/common.sh"
 
-start_target "$TARGETS/target_sleep" libc 400 "$WORK/ready"
+start_target "$TARGETS/target_sleep" libc 700 "$WORK/ready"
 wait_file "$WORK/ready"
 : >"$WORK/total"
 : >"$WORK/stopped"
@@ -24,5 +24,5 @@ echo "thread stopped ms:    $(summary "$WORK/stopped")"
 max=$(sort -g "$WORK/stopped" | tail -1)
 awk -v m="$max" 'BEGIN { exit !(m < 250) }' || fail "the thread was held $max ms"
 wait_exit $TARGET_PID 0
-diff -u <(seq -f 'tick %g' 400; echo done) "$WORK/target.out" || fail "output changed"
+diff -u <(seq -f 'tick %g' 700; echo done) "$WORK/target.out" || fail "output changed"
 echo PASS
