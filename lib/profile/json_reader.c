@@ -36,8 +36,9 @@ static const char *const token_names[] = {
 int json__error(struct json_reader *j, const char *fmt, ...)
 {
 	/* Whatever was expected, a file that stops short is the news. */
-	const char *prefix =
-	    j->token == JSON_END ? "the input ends too soon (is it truncated?): " : "";
+	const char *prefix = j->token == JSON_END && !j->complete
+				 ? "the input ends too soon (is it truncated?): "
+				 : "";
 	size_t len = strlen(prefix);
 	va_list ap;
 

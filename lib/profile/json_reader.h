@@ -8,6 +8,7 @@
 #ifndef LLMPROF_JSON_READER_H
 #define LLMPROF_JSON_READER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,7 @@ struct json_reader {
 	char *text; /* value of a JSON_STRING; the caller frees it */
 	size_t text_len, text_cap;
 	double number; /* value of a JSON_NUMBER */
+	bool complete; /* the document was read whole: errors now are not the end's */
 };
 
 /* Called with the token at a member's or element's value; must consume it. */

@@ -677,6 +677,8 @@ int speedscope_reader__parse(struct input *in, const struct profile_read_options
 	err = json__next(&j.r);
 	if (!err)
 		err = json__object(&j.r, "the speedscope file", document_member, NULL);
+	if (!err)
+		j.r.complete = true;
 	if (!err && j.r.token != JSON_END)
 		err = json__error(&j.r, "unexpected %s after the JSON document",
 				  json_token__name(j.r.token));
