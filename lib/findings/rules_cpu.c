@@ -304,6 +304,43 @@ cleanup:
 	return err;
 }
 
+/*
+ * Where the interpreter has no symbols (Debian's python3), take_gil is not
+ * on the stack: a GIL wait is Python code going straight into a condition
+ * wait, off the CPU, in code that is not itself a lock or queue of the
+ * threading and queue modules.
+ */
+static int tally_bare_gil_waits(struct analysis *a, struct tally *where, uint64_t *weight)
+{
+	const struct profile *p = a->profile;
+
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		char location[512];
+		int err;
+
+		if (!a->is_off_cpu_stack[i] || !s->weight ||
+		    analysis__stack_find(p, i, gil_calls) >= 0)
+			continue;
+		for (uint32_t k = 0; k + 1 < s->depth; k++) {
+			const struct frame *f = &p->frames[s->frames[k]];
+
+			if (f->kind != FRAME_PYTHON ||
+			    strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13) ||
+			    strstr(f->name, "threading.py") || strstr(f->name, "queue"))
+				continue;
+			*weight += s->weight;
+			location_or(p, i, k + 1, location, sizeof(location), "(no Python frame)");
+			err = tally__add(where, location, s->weight);
+			if (err)
+				return err;
+			break;
+		}
+	}
+	tally__sort(where);
+	return 0;
+}
+
 static int gil_contention(struct analysis *a, struct rule_outcome *o)
 {
 	struct tally where = {0};
@@ -314,6 +351,8 @@ static int gil_contention(struct analysis *a, struct rule_outcome *o)
 
 	o->ran = true;
 	err = tally_calls(a, gil_calls, false, &where, &weight, &blocked);
+	if (!err)
+		err = tally_bare_gil_waits(a, &where, &weight);
 	if (err)
 		goto cleanup;
 	share = analysis__cpu_share(a, weight);

@@ -73,6 +73,11 @@ for t in workers:
         sys.exit(f"{t} is {share:.1f}% preempted, expected about 50")
 PY
 
+# The findings name the contention on the real profile.
+"$LLMPROF" report --findings -f json "$WORK/pinned.folded" |
+	python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(f["rule"] == "cpu-oversubscription" for f in d["findings"]), d' ||
+	fail "no cpu-oversubscription finding for threads pinned to one CPU"
+
 for bad in "--off-cpu-min -1" "--off-cpu-min x" "--mode nonsense" "--mode"; do
 	expect_status 2 "$LLMPROF" attach -p $$ $bad -d 1
 done

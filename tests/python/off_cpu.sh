@@ -23,4 +23,14 @@ $CHECK has "$WORK/off.folded" "$(pyframe produce waits.py | sed 's/[.()[]/\\&/g;
 grep -q 'waiting on a queue' "$WORK/off.err" || fail "the summary does not name the queue wait: $(cat "$WORK/off.err")"
 grep -Eq 'waiting for the GIL.*under contend' "$WORK/off.err" ||
 	fail "the summary does not name the GIL wait: $(cat "$WORK/off.err")"
+# The findings see the GIL contention on the real profile.
+"$LLMPROF" report --findings -f json "$WORK/off.folded" >"$WORK/findings.json" ||
+	fail "report --findings failed"
+python3 - "$WORK/findings.json" <<'PY' || fail "no GIL finding under contend: $(cat "$WORK/findings.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+gil = [f for f in d["findings"] if f["rule"] == "gil-contention"]
+assert gil, "no gil-contention finding"
+assert "contend (waits.py)" in json.dumps(gil[0]), gil[0]
+PY
 echo PASS
