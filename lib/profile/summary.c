@@ -196,6 +196,27 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	if (p->samples_lost)
 		report__warn("%llu samples were lost (ring buffer full); try a lower -F",
 			     (unsigned long long)p->samples_lost);
+	{
+		uint64_t cut = 0, all = 0;
+
+		for (size_t i = 0; i < p->nr_stacks; i++) {
+			const struct stack *st = &p->stacks[i];
+
+			if (!st->depth || profile__stack_is_gpu(p, i))
+				continue;
+			all += st->weight;
+			for (uint32_t k = 0; k < st->depth && k < 3; k++)
+				if (p->frames[st->frames[k]].kind == FRAME_UNKNOWN &&
+				    !strcmp(p->frames[st->frames[k]].name, "[truncated]")) {
+					cut += st->weight;
+					break;
+				}
+		}
+		if (cut)
+			report__warn("%.1f%% of the stacks were deeper than %d frames and are cut at "
+				     "their root (marked [truncated])",
+				     100.0 * cut / all, SUMMARY_MAX_STACK_DEPTH);
+	}
 	if (p->stack_errors)
 		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",
 			     (unsigned long long)p->stack_errors);

@@ -10,6 +10,8 @@
 
 #define SUMMARY_TOP_FUNCTIONS 10
 #define SUMMARY_TOP_WAITS 5
+/* The deepest user stack a sample carries (MAX_STACK_DEPTH in bpf/sampler.h). */
+#define SUMMARY_MAX_STACK_DEPTH 127
 
 void summary__print(const struct profile *profile, pid_t pid, const char *output_path,
 		    enum output_format format);

@@ -35,6 +35,7 @@ struct tracked_process {
 	struct python_reader *python; /* NULL with --no-python */
 	uint64_t last_refresh_ns;
 	bool unknown_since_refresh;
+	bool refreshed_for_unknown; /* an unknown address was looked up once */
 	uint64_t records; /* records of this process received */
 };
 

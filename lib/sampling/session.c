@@ -355,8 +355,14 @@ static int handle_sample(void *ctx, void *data, size_t size)
 			break;
 		}
 	}
-	if (proc->unknown_since_refresh && e->time_ns > proc->last_refresh_ns + REFRESH_INTERVAL_NS)
+	/* The first unknown address of a process is looked up at once (a
+	 * command that just exec'd); later ones at most every interval. */
+	if (proc->unknown_since_refresh &&
+	    (!proc->refreshed_for_unknown ||
+	     e->time_ns > proc->last_refresh_ns + REFRESH_INTERVAL_NS)) {
+		proc->refreshed_for_unknown = true;
 		refresh_modules(proc, e->time_ns);
+	}
 	/* A stack copy, where the sample has one, gives the user stack by the
 	 * unwind information of each binary. */
 	if (proc->unwinder && size > sizeof(*e)) {
@@ -774,14 +780,23 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	 * addresses stay as they are. */
 	if (!proc->symbolizer)
 		return unresolved_stack(p, r, frames, max);
+	/* A stack as deep as the capture allows was cut: say so at its root
+	 * rather than let its outer frames pass for the whole. */
+	if (r->nr_user >= MAX_STACK_DEPTH && max > 1) {
+		int64_t id = profile__intern_frame(p, "[truncated]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
 	/* Python frames take the place of the interpreter's eval frames. */
 	if (r->nr_python && proc->python) {
 		k = python_reader__merge(proc->python, proc->symbolizer, p, r->addrs, r->nr_user,
-					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python, frames,
-					 max);
+					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python,
+					 frames + n, max - n);
 		if (k < 0)
 			return k;
-		n = k;
+		n += k;
 	}
 	/* User frames: captured leaf first, written root first. */
 	for (int i = r->nr_python ? -1 : r->nr_user - 1; i >= 0 && n < max; i--) {
