@@ -5,7 +5,7 @@
 # and a futex wait: --mode wall gives those shares within 3 points, and
 # --off-cpu the three waits with the leaves that name them; two threads
 # pinned to one CPU are each about half preempted; bad values are usage
-# errors.
+# errors; a context-switch storm floods nothing.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 
@@ -77,6 +77,18 @@ PY
 "$LLMPROF" report --findings -f json "$WORK/pinned.folded" |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(f["rule"] == "cpu-oversubscription" for f in d["findings"]), d' ||
 	fail "no cpu-oversubscription finding for threads pinned to one CPU"
+
+# A context-switch storm: short waits are counted, not recorded, and no
+# record is lost.
+if command -v perf >/dev/null; then
+	"$LLMPROF" record --off-cpu --off-cpu-min 1000 -o "$WORK/storm.folded" -- \
+		perf bench sched pipe -T -l 50000 >/dev/null 2>"$WORK/storm.err" ||
+		fail "record of a context-switch storm failed: $(cat "$WORK/storm.err")"
+	short=$(sed -n 's/.*waits (\([0-9]*\) shorter.*/\1/p' "$WORK/storm.err")
+	lost=$(sed -n 's/.*ms in all; \([0-9]*\) lost).*/\1/p' "$WORK/storm.err")
+	[ "${short:-0}" -ge 50000 ] || fail "only ${short:-0} short waits counted: $(cat "$WORK/storm.err")"
+	[ "${lost:-1}" = 0 ] || fail "off-CPU records lost in a storm: $(cat "$WORK/storm.err")"
+fi
 
 for bad in "--off-cpu-min -1" "--off-cpu-min x" "--mode nonsense" "--mode"; do
 	expect_status 2 "$LLMPROF" attach -p $$ $bad -d 1
