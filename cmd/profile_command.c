@@ -900,8 +900,15 @@ static int run_profile(struct profile_env *env)
 	}
 	if (gpu && env->mode == MODE_RECORD && gpu_capture__attach_record_probe(gpu, session))
 		report__warn("GPU launch stacks unavailable; kernels are kept unattributed");
-	if (gpu && env->mode == MODE_ATTACH)
-		gpu_capture__inject(gpu, session, env->session.pid);
+	if (gpu && env->mode == MODE_ATTACH) {
+		/* Every CUDA process of the selection gets the agent; each one's
+		 * launches are told apart by its process. */
+		pid_t pids[MAX_PIDS];
+		size_t n = session__processes(session, pids, MAX_PIDS);
+
+		for (size_t i = 0; i < n; i++)
+			gpu_capture__inject(gpu, session, pids[i]);
+	}
 	if (env->mode == MODE_RECORD) {
 		err = release_child(&child);
 		if (err) {

@@ -29,6 +29,7 @@
 #include "sampler.skel.h"
 
 #define MAX_POLL_FDS 8
+#define MAX_LAUNCH_LINKS 64
 #define DRAIN_INTERVAL_MS 100
 #define REFRESH_INTERVAL_NS 200000000ULL
 #define MAX_FRAMES 1024
@@ -110,7 +111,10 @@ struct session {
 	struct raw_launch *launches;
 	size_t nr_launches, cap_launches;
 	bool launches_sorted;
-	struct bpf_link *launch_link;
+	/* The launch probe, once per agent file: one for record (every
+	 * process maps the same one), one per injected process for attach. */
+	struct bpf_link *launch_links[MAX_LAUNCH_LINKS];
+	int nr_launch_links;
 	struct profile *profile;  /* the one session__finish() built */
 	uint32_t *process_frames; /* by process index, in that profile */
 	int drain_error;
@@ -712,8 +716,9 @@ static void detach(struct session *s)
 		bpf_link__destroy(s->links[cpu]);
 		s->links[cpu] = NULL;
 	}
-	bpf_link__destroy(s->launch_link);
-	s->launch_link = NULL;
+	for (int i = 0; i < s->nr_launch_links; i++)
+		bpf_link__destroy(s->launch_links[i]);
+	s->nr_launch_links = 0;
 	for (int cpu = 0; s->perf_fds && cpu < s->nr_cpus; cpu++) {
 		if (s->perf_fds[cpu] >= 0)
 			close(s->perf_fds[cpu]);
@@ -1067,12 +1072,16 @@ void session__close(struct session *s)
 
 int session__attach_launch_probe(struct session *s, const char *binary_path)
 {
-	if (s->launch_link)
-		return -EEXIST;
+	struct bpf_link *link;
+
+	if (s->nr_launch_links == MAX_LAUNCH_LINKS)
+		return -E2BIG;
 	/* Any process: the program keeps the target set's, children too. */
-	s->launch_link = bpf_program__attach_usdt(s->skel->progs.on_gpu_launch, -1,
-						  binary_path, "llmprof", "launch", NULL);
-	if (!s->launch_link) {
+	link = bpf_program__attach_usdt(s->skel->progs.on_gpu_launch, -1, binary_path, "llmprof",
+					"launch", NULL);
+	if (link)
+		s->launch_links[s->nr_launch_links++] = link;
+	if (!link) {
 		int err = -errno;
 
 		report__debug("cannot attach to llmprof:launch in %s: %s", binary_path,
@@ -1212,6 +1221,15 @@ void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
 		refresh_modules(&s->processes.processes[i], monotonic_ns());
+}
+
+size_t session__processes(const struct session *s, pid_t *pids, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->processes.nr && n < max; i++)
+		pids[n++] = s->processes.processes[i].pid;
+	return n;
 }
 
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)

@@ -119,6 +119,10 @@ int session__stack_frames(const struct session *session, uint32_t thread, uint32
  * so stacks through it symbolize while it is there. */
 void session__refresh_modules(struct session *session);
 
+/* The processes known now (named, and with children their descendants
+ * found at open): up to max PIDs into pids; returns how many. */
+size_t session__processes(const struct session *session, pid_t *pids, size_t max);
+
 /* Adds a process to the target set every probe family filters on. */
 int session__add_target(struct session *session, pid_t pid, uint32_t flags, pid_t parent);
 

@@ -178,6 +178,23 @@ for round in 1 2; do
 	check_folded "$WORK/attach$round.folded"
 	kill -0 "$BG_PID" 2>/dev/null || fail "the target died after attach $round"
 done
-wait "$BG_PID" || fail "the target exited $?: $(tail "$WORK/app.err")"
+# Two CUDA processes at once: each gets its own agent, and each one's
+# kernels stay under its own launches.
+FIRST=$BG_PID
+start_bg "$MOCK_APP" --seconds 6 >"$WORK/app2.out" 2>"$WORK/app2.err"
+SECOND=$BG_PID
+sleep 0.5
+"$LLMPROF" attach -p "$FIRST,$SECOND" --per-process -d 1.5 -o "$WORK/pair.folded" \
+	2>"$WORK/pair.err" || fail "attach -p A,B exited $?: $(tail "$WORK/pair.err")"
+grep -q "GPU summary (2 agents)" "$WORK/pair.err" ||
+	fail "attach -p A,B: not two agents: $(grep -A2 'GPU summary' "$WORK/pair.err")"
+for pid in "$FIRST" "$SECOND"; do
+	grep "^[^;]* \[$pid\];" "$WORK/pair.folded" >"$WORK/one.folded"
+	sed -i "s/^[^;]* \[$pid\];/mock_app;/" "$WORK/one.folded"
+	grep -q '\[gpu\] gemm_kernel' "$WORK/one.folded" || fail "no GPU kernels of process $pid"
+	check_folded "$WORK/one.folded"
+done
+wait "$SECOND" || fail "the second target exited $?"
+wait "$FIRST" || fail "the target exited $?: $(tail "$WORK/app.err")"
 cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
 echo PASS
