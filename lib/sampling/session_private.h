@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The session's own state, shared by session.c (BPF, draining) and
+ * session_profile.c (symbolization into the profile); private to
+ * lib/sampling.
+ */
+#ifndef LLMPROF_SESSION_PRIVATE_H
+#define LLMPROF_SESSION_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sampler.h"
+#include "sampling/process_table.h"
+#include "sampling/session.h"
+
+#define MAX_POLL_FDS 8
+#define MAX_LAUNCH_LINKS 64
+#define MAX_FRAMES 1024
+
+/* A distinct pair of raw stacks; samples refer to it by index. */
+struct raw_stack {
+	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
+	uint16_t nr_user, nr_kernel;
+	uint16_t nr_python; /* Python frame keys after the kernel addresses */
+	uint32_t process;   /* index into the process table: addresses are its */
+	uint64_t hash;
+	int64_t symbolized; /* first index into the frame pool, or -1 */
+	uint32_t nr_frames;
+};
+
+struct raw_sample {
+	uint64_t time_ns;
+	uint32_t thread; /* index into session->threads */
+	uint32_t stack;	 /* index into session->raw_stacks */
+	/* Off-CPU intervals: how long, and what the leaf will say. */
+	uint64_t off_cpu_ns; /* 0 for a CPU sample */
+	int16_t syscall;
+	bool runnable;
+};
+
+/* A GPU launch seen by the USDT probe: its CPU stack, by correlation id. */
+struct raw_launch {
+	uint32_t correlation;
+	uint32_t thread;
+	uint32_t stack;
+	uint64_t time_ns;
+};
+
+struct raw_thread {
+	uint32_t tid;
+	uint32_t process; /* index into the process table */
+	char comm[TASK_COMM_LEN];
+};
+
+struct poll_source {
+	int fd;
+	int (*handler)(void *ctx);
+	void *ctx;
+};
+
+struct record_handler {
+	session_record_fn *fn;
+	void *ctx;
+};
+
+struct session {
+	struct session_options options;
+	struct sampler_bpf *skel;
+	struct ring_buffer *ring;
+	int *perf_fds;
+	struct bpf_link **links;
+	int nr_cpus;
+	int epoll_fd;
+	int pidfd;
+	struct poll_source sources[MAX_POLL_FDS];
+	int nr_sources;
+	struct record_handler handlers[SAMPLE_KIND_MAX];
+
+	struct process_table processes;
+	struct offcpu *offcpu;		   /* NULL in SESSION_MODE_CPU */
+	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
+
+	unsigned long long start_ns, end_ns;
+	bool attached;
+
+	struct raw_stack *raw_stacks;
+	size_t nr_raw_stacks, cap_raw_stacks;
+	uint32_t *raw_index; /* open addressing: raw stack index + 1 */
+	size_t raw_index_cap;
+	struct raw_sample *samples;
+	size_t nr_samples, cap_samples;
+	struct raw_thread *threads;
+	size_t nr_threads, cap_threads;
+	struct raw_launch *launches;
+	size_t nr_launches, cap_launches;
+	bool launches_sorted;
+	/* The launch probe, once per agent file: one for record (every
+	 * process maps the same one), one per injected process for attach. */
+	struct bpf_link *launch_links[MAX_LAUNCH_LINKS];
+	int nr_launch_links;
+	struct profile *profile;  /* the one session__finish() built */
+	uint32_t *process_frames; /* by process index, in that profile */
+	int drain_error;
+	bool main_exited; /* -p's first process is gone, others still run */
+};
+
+/* Builds the finished session's profile from its raw samples and the
+ * counters BPF kept.  0 or -errno. */
+int session_profile__build(struct session *s, const uint64_t *counters, struct profile **out);
+
+#endif /* LLMPROF_SESSION_PRIVATE_H */

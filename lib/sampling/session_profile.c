@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * From a finished session's raw samples to the profile: each raw stack
+ * symbolized once by its process's readers, the process and thread root
+ * frames, off-CPU leaves and weights; and, for the GPU merge, the launch
+ * stack of a correlation id in that profile.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "sampling/offcpu_probe.h"
+#include "sampling/process_table.h"
+#include "sampling/python_reader.h"
+#include "sampling/session_private.h"
+#include "sampling/symbolizer.h"
+#include "status.h"
+
+/* A stack of a process whose maps could not be read: its user frames as
+ * "[unknown+0xADDR]" (nothing names them), root first. */
+static int unresolved_stack(struct profile *p, const struct raw_stack *r, uint32_t *frames,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (int i = r->nr_user - 1; i >= 0 && n < max; i--) {
+		char name[48];
+		int64_t id;
+
+		snprintf(name, sizeof(name), "[unknown+0x%llx]", (unsigned long long)r->addrs[i]);
+		id = profile__intern_frame(p, name, NULL, 0, FRAME_UNKNOWN);
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	if (!n) {
+		int64_t id = profile__intern_frame(p, "[no stack]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	return n;
+}
+
+/* Symbolizes one raw stack into s-side frame ids, root first. */
+static int symbolize_stack(struct session *s, struct profile *p, const struct raw_stack *r,
+			   uint32_t *frames, size_t max)
+{
+	struct tracked_process *proc = &s->processes.processes[r->process];
+	size_t n = 0;
+	int k;
+
+	/* Without its maps (it was gone when first seen) a process's
+	 * addresses stay as they are. */
+	if (!proc->symbolizer)
+		return unresolved_stack(p, r, frames, max);
+	/* A stack as deep as the capture allows was cut: say so at its root
+	 * rather than let its outer frames pass for the whole. */
+	if (r->nr_user >= MAX_STACK_DEPTH && max > 1) {
+		int64_t id = profile__intern_frame(p, "[truncated]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	/* Python frames take the place of the interpreter's eval frames. */
+	if (r->nr_python && proc->python) {
+		k = python_reader__merge(proc->python, proc->symbolizer, p, r->addrs, r->nr_user,
+					 r->addrs + r->nr_user + r->nr_kernel, r->nr_python,
+					 frames + n, max - n);
+		if (k < 0)
+			return k;
+		n += k;
+	}
+	/* User frames: captured leaf first, written root first. */
+	for (int i = r->nr_python ? -1 : r->nr_user - 1; i >= 0 && n < max; i--) {
+		k = symbolizer__user_frames(proc->symbolizer, p, r->addrs[i], i != 0, frames + n,
+					    max - n);
+		if (k < 0)
+			return k;
+		n += k;
+	}
+	for (int i = r->nr_kernel - 1; i >= 0 && n < max; i--) {
+		int64_t id =
+		    symbolizer__kernel_frame(proc->symbolizer, p, r->addrs[r->nr_user + i], i != 0);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	if (!n) {
+		int64_t id = profile__intern_frame(p, "[no stack]", NULL, 0, FRAME_UNKNOWN);
+
+		if (id < 0)
+			return id;
+		frames[n++] = id;
+	}
+	return n;
+}
+
+/* The weight of a sample in the profile's unit: a count of CPU samples, or
+ * microseconds when off-CPU time is in the profile. */
+static uint64_t sample_weight(const struct session *s, const struct raw_sample *sample)
+{
+	if (s->options.mode == SESSION_MODE_CPU)
+		return 1;
+	if (sample->off_cpu_ns)
+		return sample->off_cpu_ns >= 1000 ? (sample->off_cpu_ns + 500) / 1000 : 1;
+	return (1000000 + s->options.frequency / 2) / s->options.frequency;
+}
+
+/* The "[off-cpu] REASON" leaf of an off-CPU interval whose symbolized
+ * stack is frames[0, n), root first. */
+static int64_t off_cpu_leaf(struct profile *p, const uint32_t *frames, size_t n,
+			    const struct raw_sample *sample)
+{
+	const char *kernel[MAX_STACK_DEPTH];
+	size_t nr_kernel = 0;
+	char name[64];
+
+	for (size_t i = n; i-- > 0 && nr_kernel < MAX_STACK_DEPTH;) {
+		const struct frame *f = &p->frames[frames[i]];
+
+		if (f->kind != FRAME_KERNEL)
+			break;
+		kernel[nr_kernel++] = f->name;
+	}
+	snprintf(name, sizeof(name), "[off-cpu] %s",
+		 offcpu__reason(kernel, nr_kernel, sample->syscall, sample->runnable ? 0 : 1));
+	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+}
+
+/* The root frame of each process: its command as its main thread last
+ * called itself, and in a profile of several processes its rank or worker
+ * number (process_table__label()). */
+static int name_processes(struct session *s, struct profile *p)
+{
+	size_t sampled = 0;
+
+	for (size_t i = 0; i < s->processes.nr; i++) {
+		struct tracked_process *proc = &s->processes.processes[i];
+		bool named = false;
+
+		sampled += proc->records > 0;
+		for (size_t k = s->nr_threads; k-- > 0 && !named;) {
+			if (s->threads[k].process != i || s->threads[k].tid != (uint32_t)proc->pid)
+				continue;
+			snprintf(proc->comm, sizeof(proc->comm), "%s", s->threads[k].comm);
+			named = true;
+		}
+		for (size_t k = 0; k < s->nr_threads && !named && !proc->comm[0]; k++)
+			if (s->threads[k].process == i)
+				snprintf(proc->comm, sizeof(proc->comm), "%s", s->threads[k].comm);
+	}
+	for (size_t i = 0; i < s->processes.nr; i++) {
+		char label[TASK_COMM_LEN + 64];
+		int64_t id;
+
+		process_table__label(&s->processes, i, sampled > 1, s->options.per_process, label,
+				     sizeof(label));
+		id = profile__intern_frame(p, label, NULL, 0, FRAME_PROCESS);
+		if (id < 0)
+			return id;
+		s->process_frames[i] = id;
+	}
+	p->processes = sampled;
+	return 0;
+}
+
+int session_profile__build(struct session *s, const uint64_t *counters, struct profile **out)
+{
+	struct profile *p = NULL;
+	uint32_t *frames = NULL;
+	int64_t *stack_of_raw = NULL, *thread_frame = NULL;
+	uint32_t *pool = NULL; /* symbolized raw stacks, without the prefix */
+	size_t nr_pool = 0, cap_pool = 0;
+	int err;
+
+	p = profile__new();
+	frames = malloc((MAX_FRAMES + 3) * sizeof(*frames));
+	stack_of_raw = malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*stack_of_raw));
+	thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*thread_frame));
+	free(s->process_frames);
+	s->process_frames =
+	    malloc((s->processes.nr ? s->processes.nr : 1) * sizeof(*s->process_frames));
+	if (!p || !frames || !stack_of_raw || !thread_frame || !s->process_frames) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	p->unit = s->options.mode == SESSION_MODE_CPU ? UNIT_SAMPLES : UNIT_MICROSECONDS;
+	p->start_ns = s->start_ns;
+	p->duration_ns = s->end_ns - s->start_ns;
+	p->frequency = s->options.frequency;
+	p->samples_taken = counters[COUNTER_SAMPLES];
+	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
+	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];
+	p->off_cpu_intervals = counters[COUNTER_OFFCPU];
+	p->off_cpu_short = counters[COUNTER_OFFCPU_SHORT];
+	p->off_cpu_short_ns = counters[COUNTER_OFFCPU_SHORT_NS];
+	p->off_cpu_lost = counters[COUNTER_LOST_OFFCPU];
+	if (s->options.mode == SESSION_MODE_OFF_CPU)
+		p->frequency = 0;
+
+	p->children_followed = counters[COUNTER_CHILDREN];
+	p->children_lost = counters[COUNTER_CHILDREN_FULL];
+	err = name_processes(s, p);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < s->nr_threads; i++) {
+		char name[TASK_COMM_LEN + 16];
+
+		snprintf(name, sizeof(name), "%s/%u", s->threads[i].comm, s->threads[i].tid);
+		thread_frame[i] = profile__intern_frame(p, name, NULL, 0, FRAME_THREAD);
+		if (thread_frame[i] < 0) {
+			err = thread_frame[i];
+			goto cleanup;
+		}
+	}
+	for (size_t i = 0; i < s->nr_raw_stacks; i++)
+		stack_of_raw[i] = -1;
+
+	for (size_t i = 0; i < s->nr_samples; i++) {
+		const struct raw_sample *sample = &s->samples[i];
+		const struct raw_thread *t = &s->threads[sample->thread];
+		struct raw_stack *r = &s->raw_stacks[sample->stack];
+		int64_t thread, stack = stack_of_raw[sample->stack];
+		size_t prefix = 0;
+		int n;
+
+		thread =
+		    profile__add_thread(p, s->processes.processes[t->process].pid, t->tid, t->comm);
+		if (thread < 0) {
+			err = thread;
+			goto cleanup;
+		}
+		if (stack < 0 || s->options.per_thread || sample->off_cpu_ns) {
+			frames[prefix++] = s->process_frames[t->process];
+			if (s->options.per_thread)
+				frames[prefix++] = thread_frame[sample->thread];
+			if (r->symbolized < 0) {
+				n = symbolize_stack(s, p, r, frames + prefix, MAX_FRAMES);
+				if (n < 0) {
+					err = n;
+					goto cleanup;
+				}
+				err = array__grow((void **)&pool, &cap_pool, nr_pool + n,
+						  sizeof(*pool));
+				if (err)
+					goto cleanup;
+				memcpy(pool + nr_pool, frames + prefix, n * sizeof(*pool));
+				r->symbolized = nr_pool;
+				r->nr_frames = n;
+				nr_pool += n;
+			} else {
+				memcpy(frames + prefix, pool + r->symbolized,
+				       r->nr_frames * sizeof(*pool));
+			}
+			n = r->nr_frames;
+			if (sample->off_cpu_ns) {
+				int64_t leaf;
+
+				/* The stack was taken inside the probe: its own
+				 * frames are not where the thread waits. */
+				while (n &&
+				       p->frames[frames[prefix + n - 1]].kind == FRAME_KERNEL &&
+				       !strncmp(p->frames[frames[prefix + n - 1]].name, "bpf_", 4))
+					n--;
+				leaf = off_cpu_leaf(p, frames + prefix, n, sample);
+
+				if (leaf < 0) {
+					err = leaf;
+					goto cleanup;
+				}
+				frames[prefix + n++] = leaf;
+			}
+			stack = profile__intern_stack(p, frames, prefix + n);
+			if (stack < 0) {
+				err = stack;
+				goto cleanup;
+			}
+			if (!s->options.per_thread && !sample->off_cpu_ns)
+				stack_of_raw[sample->stack] = stack;
+		}
+		err = profile__add_sample(p, thread, stack, sample->time_ns - s->start_ns,
+					  sample_weight(s, sample));
+		if (err)
+			goto cleanup;
+	}
+	profile__sort_samples(p);
+	s->profile = p;
+	*out = p;
+	p = NULL;
+	err = 0;
+cleanup:
+	profile__free(p);
+	free(frames);
+	free(pool);
+	free(stack_of_raw);
+	free(thread_frame);
+	return err;
+}
+
+static int compare_launches(const void *a, const void *b)
+{
+	const struct raw_launch *x = a, *y = b;
+
+	if (x->correlation != y->correlation)
+		return x->correlation < y->correlation ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* Frames of the CUDA stack itself (the agent, CUPTI, the driver) sit above
+ * the API call that launched the work; they are cut from launch stacks. */
+static bool is_cuda_internal(const struct module *m)
+{
+	return m && (strstr(m->name, "llmprof") || strstr(m->name, "libcupti") ||
+		     !strncmp(m->name, "libcuda.so", 10));
+}
+
+static int stack_frames(struct session *s, uint32_t thread, const struct raw_stack *raw,
+			uint32_t *frames, size_t max, size_t *depth);
+
+static bool is_cuda_runtime(const struct module *m)
+{
+	return m && !strncmp(m->name, "libcudart", 9);
+}
+
+int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			  uint32_t *frames, size_t max, size_t *depth)
+{
+	struct session *s = ctx;
+	struct raw_launch key = {.correlation = correlation}, *launch;
+	struct symbolizer *symbolizer;
+	struct raw_stack trimmed;
+	size_t lo = 0, hi;
+
+	if (!s->profile)
+		return -EINVAL;
+	if (!s->launches_sorted) {
+		qsort(s->launches, s->nr_launches, sizeof(*s->launches), compare_launches);
+		s->launches_sorted = true;
+	}
+	hi = s->nr_launches;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (compare_launches(&s->launches[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == s->nr_launches || s->launches[lo].correlation != correlation) {
+		report__debug("no launch stack for correlation %u (of %zu launches, first %u)",
+			      correlation, s->nr_launches,
+			      s->nr_launches ? s->launches[0].correlation : 0);
+		return -ENOENT;
+	}
+	/* Every process counts its ids from 1: of the launches with this id,
+	 * the one on the agent's thread (any when tid is 0), nearest in time. */
+	launch = NULL;
+	for (size_t i = lo; i < s->nr_launches && s->launches[i].correlation == correlation; i++) {
+		struct raw_launch *l = &s->launches[i];
+
+		if ((!tid || s->threads[l->thread].tid == tid) &&
+		    (!launch || llabs((long long)(l->time_ns - time_ns)) <
+				    llabs((long long)(launch->time_ns - time_ns))))
+			launch = l;
+	}
+	if (!launch)
+		return -ENOENT;
+	trimmed = s->raw_stacks[launch->stack];
+	symbolizer = s->processes.processes[trimmed.process].symbolizer;
+	while (symbolizer && trimmed.nr_user > 1 &&
+	       is_cuda_internal(symbolizer__module_of(symbolizer, trimmed.addrs[0], NULL))) {
+		trimmed.addrs++;
+		trimmed.nr_user--;
+	}
+	/* Of the runtime's own frames keep the API entry the program called. */
+	while (symbolizer && trimmed.nr_user > 2 &&
+	       is_cuda_runtime(symbolizer__module_of(symbolizer, trimmed.addrs[0], NULL)) &&
+	       is_cuda_runtime(symbolizer__module_of(symbolizer, trimmed.addrs[1], NULL))) {
+		trimmed.addrs++;
+		trimmed.nr_user--;
+	}
+	return stack_frames(s, launch->thread, &trimmed, frames, max, depth);
+}
+
+int session__stack_frames(const struct session *session, uint32_t thread, uint32_t stack,
+			  uint32_t *frames, size_t max, size_t *depth)
+{
+	struct session *s = (struct session *)session;
+
+	if (!s->profile)
+		return -EINVAL;
+	if (thread >= s->nr_threads || stack >= s->nr_raw_stacks)
+		return -ENOENT;
+	return stack_frames(s, thread, &s->raw_stacks[stack], frames, max, depth);
+}
+
+/* The process (and with --per-thread the thread) frame, then the
+ * symbolized raw stack, root first, into the finished profile. */
+static int stack_frames(struct session *s, uint32_t thread, const struct raw_stack *raw,
+			uint32_t *frames, size_t max, size_t *depth)
+{
+	size_t prefix = 0;
+	int n;
+
+	if (max < 3)
+		return -ENOSPC;
+	frames[prefix++] = s->process_frames[s->threads[thread].process];
+	if (s->options.per_thread) {
+		const struct raw_thread *t = &s->threads[thread];
+		char name[TASK_COMM_LEN + 16];
+		int64_t id;
+
+		snprintf(name, sizeof(name), "%s/%u", t->comm, t->tid);
+		id = profile__intern_frame(s->profile, name, NULL, 0, FRAME_THREAD);
+		if (id < 0)
+			return id;
+		frames[prefix++] = id;
+	}
+	n = symbolize_stack(s, s->profile, raw, frames + prefix, max - prefix);
+	if (n < 0)
+		return n;
+	*depth = prefix + n;
+	return 0;
+}
