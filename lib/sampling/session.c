@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A profiling session: BPF sampling, draining, symbolization; see session.h. */
+/* A profiling session: the BPF programs, the perf events, draining the ring
+ * buffer into raw samples; session_profile.c turns them into the profile.
+ * See session.h. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>

@@ -42,135 +42,14 @@
 
 #include "gpu/gpu_protocol.h"
 
-#define EXPORT __attribute__((visibility("default")))
+#include "agent_private.h"
 
-#ifndef LLMPROF_CUDA_ROOT
-#define LLMPROF_CUDA_ROOT "/usr/local/cuda"
-#endif
-#ifndef LLMPROF_VERSION
-#define LLMPROF_VERSION "0"
-#endif
-
-/* Memory the agent may hold, whatever llmprof does: 8 CUPTI buffers of
- * 1 MiB, a launch queue of 64 Ki records (3 MiB), the name table. */
-#define BUFFER_SIZE (1u << 20)
-#define MAX_BUFFERS 8
-#define LAUNCH_RING_SIZE (1u << 16)
-#define NAME_SLOTS (1u << 16)
-#define MAX_NAMES (NAME_SLOTS / 2)
-#define MAX_NAME_BYTES (8u << 20)
-/* How long a sender waits for llmprof before it drops. */
-#define SEND_WAIT_MS 200
-#define TICK_MS 10
-#define FLUSH_INTERVAL_MS 1000
-#define DETACH_WAIT_MS 2000
-/* At stop, how long work already launched may take to finish before a
- * forced flush cuts it off (llmprof waits 3 s for the goodbye). */
-#define DRAIN_WAIT_MS 1000
-/* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
- * otherwise (0: every launch). */
-#define PROBE_RATE_DEFAULT 10000
-#define PROBE_BURST 64
-
-enum agent_state {
-	STATE_IDLE = 0,
-	STATE_STARTING,	  /* start() took it; setup under way */
-	STATE_ACTIVE,	  /* subscribed, recording */
-	STATE_STOPPING,	  /* flushing; callbacks record nothing */
-	STATE_DETACHING,  /* waiting for an API exit callback to finalize */
-	STATE_FINALIZING, /* a callback is in cuptiFinalize() */
-	STATE_OTHER,	  /* another tool owns CUPTI; only the socket is kept */
-	STATE_FORKED,	  /* a child after fork(): never records */
-};
-
-/* The CUPTI entry points, resolved with dlsym. */
-struct cupti {
-	void *handle;
-	char path[4096];
-	uint32_t version;
-	__typeof__(cuptiSubscribe) *subscribe;
-	__typeof__(cuptiSubscribe_v2) *subscribe_v2; /* CUPTI 13+, optional */
-	__typeof__(cuptiUnsubscribe) *unsubscribe;
-	__typeof__(cuptiEnableCallback) *enable_callback;
-	__typeof__(cuptiEnableDomain) *enable_domain;
-	__typeof__(cuptiActivityEnable) *activity_enable;
-	__typeof__(cuptiActivityDisable) *activity_disable;
-	__typeof__(cuptiActivityRegisterCallbacks) *register_callbacks;
-	__typeof__(cuptiActivityRegisterTimestampCallback) *register_timestamp; /* optional */
-	__typeof__(cuptiActivityGetNextRecord) *next_record;
-	__typeof__(cuptiActivityGetNumDroppedRecords) *dropped_records;
-	__typeof__(cuptiActivityFlushAll) *flush_all;
-	__typeof__(cuptiGetTimestamp) *get_timestamp;
-	__typeof__(cuptiFinalize) *finalize;
-	__typeof__(cuptiGetResultString) *result_string; /* optional */
-	__typeof__(cuptiGetVersion) *get_version;	 /* optional */
-	__typeof__(cuptiGetGraphExecId) *graph_exec_id;	 /* optional */
-};
-
-/* A packet being filled with whole messages. */
-struct packet {
-	uint8_t data[GPU_MESSAGE_MAX];
-	size_t used;
-	uint32_t messages;
-};
-
-struct launch_slot {
-	_Atomic uint64_t sequence;
-	struct gpu_launch launch;
-};
-
-struct name_slot {
-	const char *key; /* CUPTI's pointer */
-	char *copy;	 /* to notice a reused pointer */
-	uint32_t id;
-};
-
-static struct {
-	_Atomic int state;
-	_Atomic uint32_t generation; /* bumped per session: resets thread state */
-	enum gpu_agent_mode mode;
-	char socket_name[108];
-	struct cupti cupti;
-	CUpti_SubscriberHandle subscriber;
-	uint32_t clock_mode;
-	_Atomic int64_t clock_offset;
-	uint64_t clock_error;
-	uint64_t start_ns;
-	uint64_t probe_interval_ns; /* 0: no limit */
-
-	pthread_mutex_t send_lock; /* fd and sends */
-	int fd;
-	_Atomic bool dead; /* the socket failed: llmprof is gone */
-	bool congested;	   /* the last send timed out */
-
-	pthread_mutex_t completion_lock; /* completion packet and names */
-	struct packet completion_packet;
-	struct name_slot *names;
-	uint32_t nr_names, next_name_id;
-	size_t name_bytes;
-
-	pthread_mutex_t drain_lock; /* launch ring consumer and thread packet */
-	struct packet thread_packet;
-	uint64_t dequeue_pos;
-	_Atomic uint64_t enqueue_pos;
-
-	pthread_mutex_t pool_lock;
-	void *free_buffers[MAX_BUFFERS];
-	int nr_free;
-	_Atomic int buffers_out;
-
-	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
-	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
-	/* Launches outside graphs that make one GPU record each, and such
-	 * records come back: what is still in flight at stop. */
-	_Atomic uint64_t launched_work, finished_work;
-	_Atomic uint32_t first_counted; /* correlation id of the first, 0 none yet */
-} agent = {
-	.send_lock = PTHREAD_MUTEX_INITIALIZER,
-	.completion_lock = PTHREAD_MUTEX_INITIALIZER,
-	.drain_lock = PTHREAD_MUTEX_INITIALIZER,
-	.pool_lock = PTHREAD_MUTEX_INITIALIZER,
-	.fd = -1,
+struct agent agent = {
+    .send_lock = PTHREAD_MUTEX_INITIALIZER,
+    .completion_lock = PTHREAD_MUTEX_INITIALIZER,
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
+    .pool_lock = PTHREAD_MUTEX_INITIALIZER,
+    .fd = -1,
 };
 
 static struct launch_slot launch_ring[LAUNCH_RING_SIZE];
@@ -185,170 +64,12 @@ static __thread struct {
 	uint64_t probe_last;   /* when the credit was last topped up */
 } thread_state;
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static uint64_t CUPTIAPI monotonic_timestamp(void)
 {
 	return monotonic_ns();
 }
 
 /* Sending. */
-
-static void socket_close(void)
-{
-	pthread_mutex_lock(&agent.send_lock);
-	if (agent.fd >= 0)
-		close(agent.fd);
-	agent.fd = -1;
-	atomic_store(&agent.dead, true);
-	pthread_mutex_unlock(&agent.send_lock);
-}
-
-/* Sends one packet, waiting at most wait_ms for room; a packet that does
- * not fit in time is dropped and its messages counted. */
-static void socket_send(const void *data, size_t len, uint32_t messages, int wait_ms)
-{
-	uint64_t deadline;
-
-	pthread_mutex_lock(&agent.send_lock);
-	if (agent.fd < 0 || atomic_load(&agent.dead))
-		goto cleanup;
-	if (agent.congested)
-		wait_ms = 0;
-	deadline = monotonic_ns() + wait_ms * 1000000ull;
-	for (;;) {
-		struct pollfd pfd = {.fd = agent.fd, .events = POLLOUT};
-		uint64_t now;
-
-		if (send(agent.fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len) {
-			agent.congested = false;
-			break;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != ENOBUFS) {
-			atomic_store(&agent.dead, true);
-			break;
-		}
-		now = monotonic_ns();
-		if (now >= deadline) {
-			agent.congested = true;
-			atomic_fetch_add(&agent.dropped_messages, messages);
-			break;
-		}
-		poll(&pfd, 1, (deadline - now) / 1000000 + 1);
-	}
-cleanup:
-	pthread_mutex_unlock(&agent.send_lock);
-}
-
-static void packet_flush(struct packet *p, int wait_ms)
-{
-	if (p->used)
-		socket_send(p->data, p->used, p->messages, wait_ms);
-	p->used = 0;
-	p->messages = 0;
-}
-
-static void packet_add(struct packet *p, uint32_t type, const void *body, size_t body_len,
-		       const void *text, size_t text_len, int wait_ms)
-{
-	struct gpu_message_header h = {.type = type};
-	size_t len;
-
-	if (text_len > GPU_TEXT_MAX)
-		text_len = GPU_TEXT_MAX;
-	len = GPU_MSG_ALIGN(sizeof(h) + body_len + text_len);
-	if (p->used + len > sizeof(p->data))
-		packet_flush(p, wait_ms);
-	h.length = len;
-	memcpy(p->data + p->used, &h, sizeof(h));
-	memcpy(p->data + p->used + sizeof(h), body, body_len);
-	if (text_len)
-		memcpy(p->data + p->used + sizeof(h) + body_len, text, text_len);
-	memset(p->data + p->used + sizeof(h) + body_len + text_len, 0,
-	       len - sizeof(h) - body_len - text_len);
-	p->used += len;
-	p->messages++;
-}
-
-/* One control message, sent now, through the thread packet. */
-static void send_message(uint32_t type, const void *body, size_t body_len, const char *text)
-{
-	pthread_mutex_lock(&agent.drain_lock);
-	packet_add(&agent.thread_packet, type, body, body_len, text, text ? strlen(text) : 0,
-		   SEND_WAIT_MS);
-	packet_flush(&agent.thread_packet, SEND_WAIT_MS);
-	pthread_mutex_unlock(&agent.drain_lock);
-}
-
-static const char *cupti_error(CUptiResult result)
-{
-	const char *text = NULL;
-
-	if (agent.cupti.result_string &&
-	    agent.cupti.result_string(result, &text) == CUPTI_SUCCESS && text)
-		return text;
-	return "CUPTI error";
-}
-
-static void send_error(int error, CUptiResult result, const char *what)
-{
-	struct gpu_error m = {.error = error, .cupti_result = result};
-	char text[512];
-
-	/* Bounded fields: the message fits, and a compiler can see it does. */
-	if (result)
-		snprintf(text, sizeof(text), "%.200s: %.250s (%d)", what, cupti_error(result),
-			 result);
-	else
-		snprintf(text, sizeof(text), "%.200s: %.250s", what, strerror(-error));
-	m.length = strlen(text);
-	send_message(GPU_MSG_ERROR, &m, sizeof(m), text);
-}
-
-static int socket_connect(const char *name)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	size_t len = strlen(name);
-	int size = 4 << 20, fd, err;
-	struct ucred cred;
-	socklen_t cred_len = sizeof(cred);
-
-	if (len < 2 || len >= sizeof(addr.sun_path))
-		return -EINVAL;
-	memcpy(addr.sun_path, name, len);
-	if (name[0] == '@')
-		addr.sun_path[0] = '\0';
-	else
-		len++;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&addr, offsetof(struct sockaddr_un, sun_path) + len)) {
-		err = -errno;
-		goto cleanup;
-	}
-	/* Our data goes only to root or our own user. */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
-		err = -EPERM;
-		goto cleanup;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
-	return fd;
-cleanup:
-	close(fd);
-	return err;
-}
-
-/* Finding libcupti. */
 
 /* The libcupti the process maps already, e.g. the one a PyTorch wheel
  * ships. */
@@ -413,14 +134,14 @@ static int cupti_open(struct cupti *c, char *why, size_t why_size)
 	const char *env = getenv("LLMPROF_CUPTI_LIBRARY");
 	char mapped[4096] = "";
 	const char *candidates[] = {
-		mapped_cupti(mapped, sizeof(mapped)) ? mapped : NULL,
-		env && env[0] ? env : NULL,
-		"libcupti.so",
-		"libcupti.so.13",
-		"libcupti.so.12",
-		"libcupti.so.11",
-		LLMPROF_CUDA_ROOT "/lib64/libcupti.so",
-		LLMPROF_CUDA_ROOT "/extras/CUPTI/lib64/libcupti.so",
+	    mapped_cupti(mapped, sizeof(mapped)) ? mapped : NULL,
+	    env && env[0] ? env : NULL,
+	    "libcupti.so",
+	    "libcupti.so.13",
+	    "libcupti.so.12",
+	    "libcupti.so.11",
+	    LLMPROF_CUDA_ROOT "/lib64/libcupti.so",
+	    LLMPROF_CUDA_ROOT "/extras/CUPTI/lib64/libcupti.so",
 	};
 
 	if (c->handle)
@@ -531,105 +252,149 @@ struct traced_call {
 };
 
 static const struct traced_call traced_calls[] = {
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+     0},
 #if CUPTI_API_VERSION >= 130000
-	/* What nvcc 13 generated launch stubs call. */
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 0},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v13000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v13000, GPU_LAUNCH_MEMORY},
+    /* What nvcc 13 generated launch stubs call. */
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, 0},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v13000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v13000,
+     GPU_LAUNCH_MEMORY},
 #endif
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, GPU_LAUNCH_GRAPH},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000, GPU_LAUNCH_GRAPH},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_v4000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_ptds_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v12080, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v12080, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, 0},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, GPU_LAUNCH_GRAPH},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, GPU_LAUNCH_GRAPH},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz, GPU_LAUNCH_MEMORY},
-	{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+     GPU_LAUNCH_GRAPH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+     GPU_LAUNCH_GRAPH},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2DAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_v3020, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3D_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeer_v4000, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_v4000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_v4000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeer_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DPeerAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbol_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyToSymbolAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbol_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyFromSymbolAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_v3020, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_v3020,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2D_ptds_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset2DAsync_ptsz_v7000,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_v12080,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy3DBatchAsync_ptsz_v12080,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, 0},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, GPU_LAUNCH_GRAPH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz, GPU_LAUNCH_GRAPH},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_ptsz,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2_ptsz,
+     GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2_ptds, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz, GPU_LAUNCH_MEMORY},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz, GPU_LAUNCH_MEMORY},
 };
 
 #define MAX_TRACED_CBID 1024
@@ -693,23 +458,23 @@ static int capture_change(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 }
 
 static const CUpti_CallbackId capture_runtime_cbids[] = {
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
-	CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
 };
 
 static const CUpti_CallbackId capture_driver_cbids[] = {
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
-	CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 };
 
 static void enable_launch_callbacks(uint32_t enable)
@@ -718,7 +483,8 @@ static void enable_launch_callbacks(uint32_t enable)
 	for (size_t i = 0; i < sizeof(traced_calls) / sizeof(traced_calls[0]); i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, traced_calls[i].domain,
 					    traced_calls[i].cbid);
-	for (size_t i = 0; i < sizeof(capture_runtime_cbids) / sizeof(capture_runtime_cbids[0]); i++)
+	for (size_t i = 0; i < sizeof(capture_runtime_cbids) / sizeof(capture_runtime_cbids[0]);
+	     i++)
 		agent.cupti.enable_callback(enable, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
 					    capture_runtime_cbids[i]);
 	for (size_t i = 0; i < sizeof(capture_driver_cbids) / sizeof(capture_driver_cbids[0]); i++)
@@ -835,12 +601,12 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && thread_state.outer == cb->correlationId)
 		return;
 	launch = (struct gpu_launch){
-		.time_ns = monotonic_ns(),
-		.correlation = cb->correlationId,
-		.tid = thread_state.tid,
-		.callback_id = cbid,
-		.domain = domain,
-		.flags = flags,
+	    .time_ns = monotonic_ns(),
+	    .correlation = cb->correlationId,
+	    .tid = thread_state.tid,
+	    .callback_id = cbid,
+	    .domain = domain,
+	    .flags = flags,
 	};
 	/* A driver launch inside a runtime launch is the same launch: it is
 	 * mapped to the outer one, whose probe already fired. */
@@ -992,19 +758,19 @@ static void emit_kernel(const CUpti_ActivityKernel10 *k)
 	if (!times_valid(k->start, k->end))
 		return;
 	m = (struct gpu_kernel){
-		.start_ns = to_monotonic(k->start),
-		.end_ns = to_monotonic(k->end),
-		.graph_node_id = k->graphNodeId,
-		.device = k->deviceId,
-		.context = k->contextId,
-		.stream = k->streamId,
-		.correlation = k->correlationId,
-		.name_id = name_id(k->name),
-		.graph_id = k->graphId,
-		.grid = {k->gridX, k->gridY, k->gridZ},
-		.block = {k->blockX, k->blockY, k->blockZ},
-		.shared_memory = k->staticSharedMemory + k->dynamicSharedMemory,
-		.registers = k->registersPerThread,
+	    .start_ns = to_monotonic(k->start),
+	    .end_ns = to_monotonic(k->end),
+	    .graph_node_id = k->graphNodeId,
+	    .device = k->deviceId,
+	    .context = k->contextId,
+	    .stream = k->streamId,
+	    .correlation = k->correlationId,
+	    .name_id = name_id(k->name),
+	    .graph_id = k->graphId,
+	    .grid = {k->gridX, k->gridY, k->gridZ},
+	    .block = {k->blockX, k->blockY, k->blockZ},
+	    .shared_memory = k->staticSharedMemory + k->dynamicSharedMemory,
+	    .registers = k->registersPerThread,
 	};
 	packet_add(&agent.completion_packet, GPU_MSG_KERNEL, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
 	atomic_fetch_add_explicit(&agent.sent_kernels, 1, memory_order_relaxed);
@@ -1017,20 +783,20 @@ static void emit_memcpy(const CUpti_ActivityMemcpy6 *c)
 	if (!times_valid(c->start, c->end))
 		return;
 	m = (struct gpu_memcpy){
-		.start_ns = to_monotonic(c->start),
-		.end_ns = to_monotonic(c->end),
-		.bytes = c->bytes,
-		.graph_node_id = c->graphNodeId,
-		.device = c->deviceId,
-		.context = c->contextId,
-		.stream = c->streamId,
-		.correlation = c->correlationId,
-		.runtime_correlation = c->runtimeCorrelationId,
-		.graph_id = c->graphId,
-		.copy_kind = c->copyKind,
-		.src_kind = c->srcKind,
-		.dst_kind = c->dstKind,
-		.flags = c->flags,
+	    .start_ns = to_monotonic(c->start),
+	    .end_ns = to_monotonic(c->end),
+	    .bytes = c->bytes,
+	    .graph_node_id = c->graphNodeId,
+	    .device = c->deviceId,
+	    .context = c->contextId,
+	    .stream = c->streamId,
+	    .correlation = c->correlationId,
+	    .runtime_correlation = c->runtimeCorrelationId,
+	    .graph_id = c->graphId,
+	    .copy_kind = c->copyKind,
+	    .src_kind = c->srcKind,
+	    .dst_kind = c->dstKind,
+	    .flags = c->flags,
 	};
 	packet_add(&agent.completion_packet, GPU_MSG_MEMCPY, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
 	atomic_fetch_add_explicit(&agent.sent_memcpys, 1, memory_order_relaxed);
@@ -1043,16 +809,16 @@ static void emit_memset(const CUpti_ActivityMemset4 *s)
 	if (!times_valid(s->start, s->end))
 		return;
 	m = (struct gpu_memset){
-		.start_ns = to_monotonic(s->start),
-		.end_ns = to_monotonic(s->end),
-		.bytes = s->bytes,
-		.graph_node_id = s->graphNodeId,
-		.device = s->deviceId,
-		.context = s->contextId,
-		.stream = s->streamId,
-		.correlation = s->correlationId,
-		.graph_id = s->graphId,
-		.value = s->value,
+	    .start_ns = to_monotonic(s->start),
+	    .end_ns = to_monotonic(s->end),
+	    .bytes = s->bytes,
+	    .graph_node_id = s->graphNodeId,
+	    .device = s->deviceId,
+	    .context = s->contextId,
+	    .stream = s->streamId,
+	    .correlation = s->correlationId,
+	    .graph_id = s->graphId,
+	    .value = s->value,
 	};
 	packet_add(&agent.completion_packet, GPU_MSG_MEMSET, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
 	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
@@ -1092,7 +858,7 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
 			work_finished(c->graphId, c->runtimeCorrelationId ? c->runtimeCorrelationId
-								   : c->correlationId);
+									  : c->correlationId);
 			emit_memcpy(c);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMSET:
@@ -1161,15 +927,15 @@ static void choose_clock(void)
 static void send_hello(void)
 {
 	struct gpu_hello m = {
-		.protocol_version = GPU_PROTOCOL_VERSION,
-		.pid = getpid(),
-		.cupti_version = agent.cupti.version,
-		.clock_mode = agent.clock_mode,
-		.clock_offset_ns = atomic_load(&agent.clock_offset),
-		.clock_error_ns = agent.clock_error,
-		.start_ns = agent.start_ns,
-		.agent_mode = agent.mode,
-		.path_length = strlen(agent.cupti.path),
+	    .protocol_version = GPU_PROTOCOL_VERSION,
+	    .pid = getpid(),
+	    .cupti_version = agent.cupti.version,
+	    .clock_mode = agent.clock_mode,
+	    .clock_offset_ns = atomic_load(&agent.clock_offset),
+	    .clock_error_ns = agent.clock_error,
+	    .start_ns = agent.start_ns,
+	    .agent_mode = agent.mode,
+	    .path_length = strlen(agent.cupti.path),
 	};
 
 	snprintf(m.agent_version, sizeof(m.agent_version), "%s", LLMPROF_VERSION);
@@ -1179,10 +945,10 @@ static void send_hello(void)
 static void send_dropped(void)
 {
 	struct gpu_dropped m = {
-		.activity_records = atomic_load(&agent.dropped_activity),
-		.launch_records = atomic_load(&agent.dropped_launches),
-		.messages = atomic_load(&agent.dropped_messages),
-		.incomplete = atomic_load(&agent.incomplete),
+	    .activity_records = atomic_load(&agent.dropped_activity),
+	    .launch_records = atomic_load(&agent.dropped_launches),
+	    .messages = atomic_load(&agent.dropped_messages),
+	    .incomplete = atomic_load(&agent.incomplete),
 	};
 
 	send_message(GPU_MSG_DROPPED, &m, sizeof(m), NULL);
@@ -1191,10 +957,10 @@ static void send_dropped(void)
 static void send_goodbye(void)
 {
 	struct gpu_goodbye m = {
-		.kernels = atomic_load(&agent.sent_kernels),
-		.memcpys = atomic_load(&agent.sent_memcpys),
-		.memsets = atomic_load(&agent.sent_memsets),
-		.launches = atomic_load(&agent.sent_launches),
+	    .kernels = atomic_load(&agent.sent_kernels),
+	    .memcpys = atomic_load(&agent.sent_memcpys),
+	    .memsets = atomic_load(&agent.sent_memsets),
+	    .launches = atomic_load(&agent.sent_launches),
 	};
 
 	send_dropped();
@@ -1236,10 +1002,10 @@ static CUptiResult subscribe(char *other, size_t other_size)
 	other[0] = '\0';
 	if (agent.cupti.subscribe_v2) {
 		CUpti_SubscriberParams params = {
-			.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
-			.subscriberName = "llmprof",
-			.oldSubscriberName = other,
-			.oldSubscriberSize = other_size,
+		    .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		    .subscriberName = "llmprof",
+		    .oldSubscriberName = other,
+		    .oldSubscriberSize = other_size,
 		};
 
 		return agent.cupti.subscribe_v2(&agent.subscriber, on_callback, NULL, &params);
