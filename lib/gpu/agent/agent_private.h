@@ -163,4 +163,18 @@ const char *cupti_error(CUptiResult result);
 void send_error(int error, CUptiResult result, const char *what);
 int socket_connect(const char *name);
 
+/* agent_activity.c */
+void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+void buffer_release(uint8_t *buffer);
+uint64_t to_monotonic(uint64_t t);
+uint32_t name_id(const char *name);
+void names_reset(void);
+bool times_valid(uint64_t start, uint64_t end);
+void emit_kernel(const CUpti_ActivityKernel10 *k);
+void emit_memcpy(const CUpti_ActivityMemcpy6 *c);
+void emit_memset(const CUpti_ActivityMemset4 *s);
+void work_finished(uint32_t graph_id, uint32_t correlation);
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer, size_t size,
+			       size_t valid);
+
 #endif /* LLMPROF_AGENT_PRIVATE_H */

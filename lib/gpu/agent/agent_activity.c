@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The agent's activity records: the buffers CUPTI fills, and each kernel,
+ * copy and set in them sent to llmprof on llmprof's clock, with kernel names
+ * sent once and then referred to by number.
+ */
+#include "glibc_compat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_private.h"
+
+void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *b = NULL;
+
+	*buffer = NULL;
+	*size = 0;
+	*max_records = 0;
+	if (atomic_fetch_add(&agent.buffers_out, 1) >= MAX_BUFFERS)
+		goto refuse;
+	pthread_mutex_lock(&agent.pool_lock);
+	if (agent.nr_free)
+		b = agent.free_buffers[--agent.nr_free];
+	pthread_mutex_unlock(&agent.pool_lock);
+	if (!b)
+		b = aligned_alloc(8, BUFFER_SIZE);
+	if (!b)
+		goto refuse;
+	*buffer = b;
+	*size = BUFFER_SIZE;
+	return;
+refuse:
+	/* CUPTI drops records and counts them; we read the count later. */
+	atomic_fetch_sub(&agent.buffers_out, 1);
+}
+
+void buffer_release(uint8_t *buffer)
+{
+	pthread_mutex_lock(&agent.pool_lock);
+	if (agent.nr_free < MAX_BUFFERS)
+		agent.free_buffers[agent.nr_free++] = buffer;
+	else
+		free(buffer);
+	pthread_mutex_unlock(&agent.pool_lock);
+	/* Never below zero: a new session starts the count afresh, and CUPTI
+	 * may still return an older session's buffer. */
+	for (int out = atomic_load(&agent.buffers_out); out > 0;)
+		if (atomic_compare_exchange_weak(&agent.buffers_out, &out, out - 1))
+			break;
+}
+
+uint64_t to_monotonic(uint64_t t)
+{
+	if (!t || agent.clock_mode == GPU_CLOCK_CALLBACK)
+		return t;
+	return t + atomic_load_explicit(&agent.clock_offset, memory_order_relaxed);
+}
+
+/* Id of a kernel name, sending the name first when it is new.  Caller
+ * holds completion_lock. */
+uint32_t name_id(const char *name)
+{
+	struct packet *p = &agent.completion_packet;
+	uintptr_t h = (uintptr_t)name;
+	struct gpu_name m;
+	size_t pos, len;
+
+	if (!name)
+		return 0;
+	if (!agent.names) {
+		agent.names = calloc(NAME_SLOTS, sizeof(*agent.names));
+		if (!agent.names)
+			return 0;
+	}
+	h ^= h >> 17;
+	h *= 0xed5ad4bbu;
+	for (pos = h & (NAME_SLOTS - 1); agent.names[pos].key; pos = (pos + 1) & (NAME_SLOTS - 1)) {
+		struct name_slot *slot = &agent.names[pos];
+
+		if (slot->key != name)
+			continue;
+		if (!strcmp(slot->copy, name))
+			return slot->id;
+		break; /* the pointer now names another kernel: a new id */
+	}
+	len = strlen(name);
+	if (agent.next_name_id >= MAX_NAMES || agent.name_bytes + len > MAX_NAME_BYTES)
+		return 0;
+	free(agent.names[pos].copy);
+	agent.names[pos].copy = strdup(name);
+	if (!agent.names[pos].copy) {
+		agent.names[pos].key = NULL;
+		return 0;
+	}
+	if (!agent.names[pos].key)
+		agent.nr_names++;
+	agent.names[pos].key = name;
+	agent.names[pos].id = ++agent.next_name_id;
+	agent.name_bytes += len;
+	m = (struct gpu_name){.id = agent.names[pos].id, .length = len};
+	if (m.length > GPU_TEXT_MAX)
+		m.length = GPU_TEXT_MAX;
+	packet_add(p, GPU_MSG_NAME, &m, sizeof(m), name, m.length, SEND_WAIT_MS);
+	return m.id;
+}
+
+void names_reset(void)
+{
+	if (!agent.names)
+		return;
+	for (size_t i = 0; i < NAME_SLOTS; i++)
+		free(agent.names[i].copy);
+	memset(agent.names, 0, NAME_SLOTS * sizeof(*agent.names));
+	agent.nr_names = agent.next_name_id = 0;
+	agent.name_bytes = 0;
+}
+
+bool times_valid(uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		return true;
+	atomic_fetch_add_explicit(&agent.incomplete, 1, memory_order_relaxed);
+	return false;
+}
+
+/*
+ * Only fields that CUpti_ActivityKernel5 (CUDA 11) and later share are read,
+ * at the offsets the CUDA 13 headers give them, so an older libcupti that a
+ * framework ships still parses; cuptiActivityGetNextRecord() knows each
+ * record's real size.
+ */
+void emit_kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct gpu_kernel m;
+
+	if (!times_valid(k->start, k->end))
+		return;
+	m = (struct gpu_kernel){
+	    .start_ns = to_monotonic(k->start),
+	    .end_ns = to_monotonic(k->end),
+	    .graph_node_id = k->graphNodeId,
+	    .device = k->deviceId,
+	    .context = k->contextId,
+	    .stream = k->streamId,
+	    .correlation = k->correlationId,
+	    .name_id = name_id(k->name),
+	    .graph_id = k->graphId,
+	    .grid = {k->gridX, k->gridY, k->gridZ},
+	    .block = {k->blockX, k->blockY, k->blockZ},
+	    .shared_memory = k->staticSharedMemory + k->dynamicSharedMemory,
+	    .registers = k->registersPerThread,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_KERNEL, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_kernels, 1, memory_order_relaxed);
+}
+
+void emit_memcpy(const CUpti_ActivityMemcpy6 *c)
+{
+	struct gpu_memcpy m;
+
+	if (!times_valid(c->start, c->end))
+		return;
+	m = (struct gpu_memcpy){
+	    .start_ns = to_monotonic(c->start),
+	    .end_ns = to_monotonic(c->end),
+	    .bytes = c->bytes,
+	    .graph_node_id = c->graphNodeId,
+	    .device = c->deviceId,
+	    .context = c->contextId,
+	    .stream = c->streamId,
+	    .correlation = c->correlationId,
+	    .runtime_correlation = c->runtimeCorrelationId,
+	    .graph_id = c->graphId,
+	    .copy_kind = c->copyKind,
+	    .src_kind = c->srcKind,
+	    .dst_kind = c->dstKind,
+	    .flags = c->flags,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_MEMCPY, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_memcpys, 1, memory_order_relaxed);
+}
+
+void emit_memset(const CUpti_ActivityMemset4 *s)
+{
+	struct gpu_memset m;
+
+	if (!times_valid(s->start, s->end))
+		return;
+	m = (struct gpu_memset){
+	    .start_ns = to_monotonic(s->start),
+	    .end_ns = to_monotonic(s->end),
+	    .bytes = s->bytes,
+	    .graph_node_id = s->graphNodeId,
+	    .device = s->deviceId,
+	    .context = s->contextId,
+	    .stream = s->streamId,
+	    .correlation = s->correlationId,
+	    .graph_id = s->graphId,
+	    .value = s->value,
+	};
+	packet_add(&agent.completion_packet, GPU_MSG_MEMSET, &m, sizeof(m), NULL, 0, SEND_WAIT_MS);
+	atomic_fetch_add_explicit(&agent.sent_memsets, 1, memory_order_relaxed);
+}
+
+/* Records of launches made before the first counted one do not count. */
+void work_finished(uint32_t graph_id, uint32_t correlation)
+{
+	uint32_t first = atomic_load_explicit(&agent.first_counted, memory_order_relaxed);
+
+	if (!graph_id && first && correlation >= first)
+		atomic_fetch_add_explicit(&agent.finished_work, 1, memory_order_relaxed);
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer, size_t size,
+			       size_t valid)
+{
+	int state = atomic_load(&agent.state);
+	CUpti_Activity *record = NULL;
+	size_t dropped = 0;
+
+	if (agent.cupti.dropped_records(context, stream, &dropped) == CUPTI_SUCCESS && dropped)
+		atomic_fetch_add(&agent.dropped_activity, dropped);
+	if ((state != STATE_ACTIVE && state != STATE_STOPPING) || atomic_load(&agent.dead))
+		goto cleanup;
+	pthread_mutex_lock(&agent.completion_lock);
+	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
+		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;
+		const CUpti_ActivityMemset4 *s = (const CUpti_ActivityMemset4 *)record;
+
+		switch (record->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			work_finished(k->graphId, k->correlationId);
+			emit_kernel(k);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			work_finished(c->graphId, c->runtimeCorrelationId ? c->runtimeCorrelationId
+									  : c->correlationId);
+			emit_memcpy(c);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			work_finished(s->graphId, s->correlationId);
+			emit_memset(s);
+			break;
+		default:
+			break;
+		}
+	}
+	packet_flush(&agent.completion_packet, SEND_WAIT_MS);
+	pthread_mutex_unlock(&agent.completion_lock);
+cleanup:
+	buffer_release(buffer);
+}
+
+/* Clock. */
