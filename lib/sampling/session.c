@@ -20,6 +20,7 @@
 #include "offcpu.h"
 #include "sampling/offcpu_probe.h"
 #include "sampling/python_reader.h"
+#include "sampling/sampling_clock.h"
 #include "status.h"
 #include "sampling/session.h"
 #include "sampling/symbolizer.h"
@@ -81,6 +82,7 @@ struct session {
 	struct sampler_bpf *skel;
 	struct ring_buffer *ring;
 	int *perf_fds;
+	struct sampling_clock clock; /* the events' periods */
 	struct bpf_link **links;
 	int nr_cpus;
 	int epoll_fd;
@@ -169,6 +171,10 @@ int session__open(struct session **out, const struct session_options *options)
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
+	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
+	if (err)
+		goto fail;
+	s->skel->rodata->sample_interval_ns = sampling_clock__interval_ns(&s->clock);
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
 	if (options->mode != SESSION_MODE_CPU)
@@ -505,6 +511,7 @@ int session__start(struct session *s)
 		}
 	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		attr.sample_period = sampling_clock__period(&s->clock);
 		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
 		if (s->perf_fds[cpu] < 0) {
 			if (errno == ENODEV) /* offline CPU */
@@ -604,6 +611,9 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		err = drain(s);
 		if (err)
 			return err;
+		err = sampling_clock__dither(&s->clock, s->perf_fds, s->nr_cpus, monotonic_ns());
+		if (err)
+			report__debug("cannot change the sampling period: %s", strerror(-err));
 	}
 }
 
@@ -750,6 +760,7 @@ int session__finish(struct session *s, struct profile **out)
 	p->start_ns = s->start_ns;
 	p->duration_ns = s->end_ns - s->start_ns;
 	p->frequency = s->options.frequency;
+	p->random_intervals = s->clock.random;
 	p->samples_taken = counters[COUNTER_SAMPLES];
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
 	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];

@@ -37,6 +37,7 @@ enum session_mode {
 struct session_options {
 	pid_t pid;		/* target process (thread group id) */
 	unsigned int frequency; /* samples per second per CPU */
+	bool fixed_intervals;	/* --sampling fixed: a sample every 1/frequency, as perf */
 	double duration;	/* seconds; 0 runs until stopped or the target exits */
 	bool kernel_stacks;	/* false with --no-kernel */
 	bool per_thread;	/* thread frames under the process frame */
