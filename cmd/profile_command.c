@@ -197,8 +197,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			} else if (!strcmp(optarg, "fixed")) {
 				env->session.fixed_intervals = true;
 			} else {
-				report__error("invalid sampling '%s' for --sampling: expected random "
-					      "or fixed",
+				report__error("invalid sampling '%s' for --sampling: expected "
+					      "random or fixed",
 					      optarg);
 				return EXIT_USAGE;
 			}

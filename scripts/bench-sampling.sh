@@ -6,13 +6,13 @@
 # CPU time of it.  Prints, for each, the samples per F*seconds and random's
 # samples per fixed's; the BPF program's runs per second (every tick, on
 # every CPU) and its time per run and per second (kernel.bpf_stats_enabled
-# counters, as bpftool prog show prints them, over SECONDS - 2 from half a
+# counters, as bpftool prog show prints them, over DURATION - 2 s from half a
 # second after both are attached); and what random adds per second and
 # per extra run (a discarded tick).  Medians of RUNS.
 #
 #   scripts/bench-sampling.sh
 #
-# RUNS (3), SECONDS (5, at least 3), FREQUENCIES ("99 999 4999"), LLMPROF
+# RUNS (3), DURATION (seconds, 5, at least 3), FREQUENCIES ("99 999 4999"), LLMPROF
 # (build/cmd/llmprof), TARGET (build/fixtures/ground_truth) and
 # TARGET_PREFIX (e.g. "chrt -f 1", so that other load on the machine leaves
 # the target 95 % of a CPU) come from the environment.  Needs root and
@@ -23,7 +23,7 @@ LLMPROF=${LLMPROF:-build/cmd/llmprof}
 TARGET=${TARGET:-build/fixtures/ground_truth}
 TARGET_PREFIX=${TARGET_PREFIX:-}
 RUNS=${RUNS:-3}
-SECONDS_EACH=${SECONDS:-5}
+SECONDS_EACH=${DURATION:-5}
 FREQUENCIES=${FREQUENCIES:-99 999 4999}
 [ "$(id -u)" = 0 ] || { echo "bench-sampling.sh: needs root" >&2; exit 2; }
 [ -x "$LLMPROF" ] && [ -x "$TARGET" ] || { echo "bench-sampling.sh: build first" >&2; exit 2; }
@@ -34,7 +34,7 @@ BG=""
 cleanup() {
 	[ -n "$BG" ] && kill "$BG" 2>/dev/null
 	sysctl -q -w kernel.bpf_stats_enabled="$STATS_WAS" 2>/dev/null || true
-	rm -rf "$WORK"
+	[ -n "${KEEP:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1
@@ -91,7 +91,7 @@ one() {
 	random_pid=$PID
 	fixed_fd=$(wait_prog "$fixed_pid")
 	random_fd=$(wait_prog "$random_pid")
-	# From half a second after both are attached, for SECONDS - 2.
+	# From half a second after both are attached, for DURATION - 2 s.
 	sleep 0.5
 	f1=$(prog_stats "$fixed_pid" "$fixed_fd")
 	r1=$(prog_stats "$random_pid" "$random_fd")
