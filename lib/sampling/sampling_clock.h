@@ -2,7 +2,7 @@
 /*
  * The perf_event periods behind fixed and randomised sampling.  Fixed: one
  * tick per sample, 1e9/F ns apart, as perf does.  Random: each CPU ticks
- * about K = clamp(10000/F, 2, 8) times faster than F, at its own random
+ * about K = clamp(1000/F, 2, 8) times faster than F, at its own random
  * period, and the BPF program (bpf/sampling_clock.bpf.h) keeps one tick in
  * each 1/F of time at a random instant; the periods are drawn again now
  * and then, so no CPU's ticks stay in step with the target for long.
