@@ -99,7 +99,7 @@ done
 
 # BPF run time per sample: the same program with and without Python
 # frames, while llmprof samples a busy interpreter at 999 Hz (fixed
-# intervals: every program run is then a sample).
+# intervals, so that no run is a discarded tick of a random clock).
 sample_programs() { # ids of the loaded sample_cpu programs
 	bpftool prog show -j | python3 -c '
 import json, sys
