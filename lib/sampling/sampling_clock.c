@@ -60,14 +60,15 @@ static uint64_t next_random(struct sampling_clock *clock)
 
 uint64_t sampling_clock__period(struct sampling_clock *clock)
 {
-	uint64_t rate, period;
+	double rate, uniform;
+	uint64_t period;
 
 	if (!clock->random)
 		return NS_PER_S / clock->frequency;
-	/* K to 1.25 K ticks per sample: a period drawn from a continuous
-	 * range is in step with no workload's period. */
-	rate = (uint64_t)clock->frequency * clock->ticks_per_sample;
-	rate += rate * (next_random(clock) >> 32) / (4ULL << 32);
+	/* K to 1.25 K ticks per sample, uniform in rate: a period drawn from
+	 * a continuous range is in step with no workload's period. */
+	uniform = (next_random(clock) >> 11) * 0x1p-53;
+	rate = (double)clock->frequency * clock->ticks_per_sample * (1 + uniform / 4);
 	period = NS_PER_S / rate;
 	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
 }
