@@ -63,12 +63,14 @@ enum {
 	OPT_NO_CHILDREN,
 	OPT_PER_PROCESS,
 	OPT_GPU_MEMORY,
+	OPT_SAMPLING,
 };
 
 static const struct option long_options[] = {
     {"pid", required_argument, NULL, 'p'},
     {"duration", required_argument, NULL, 'd'},
     {"frequency", required_argument, NULL, 'F'},
+    {"sampling", required_argument, NULL, OPT_SAMPLING},
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
@@ -110,6 +112,9 @@ static void usage(enum profile_mode mode, FILE *out)
 		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
 		"                         target exits)\n"
 		"  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
+		"      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
+		"                         work cannot keep in step; default) or fixed (every\n"
+		"                         1/HZ exactly, as perf does)\n"
 		"  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
 		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
 		"      --no-kernel        user-space frames only\n"
@@ -342,6 +347,18 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			env->session.frequency = value;
+			break;
+		case OPT_SAMPLING:
+			if (!strcmp(optarg, "random")) {
+				env->session.fixed_intervals = false;
+			} else if (!strcmp(optarg, "fixed")) {
+				env->session.fixed_intervals = true;
+			} else {
+				report__error("invalid sampling '%s' for --sampling: expected "
+					      "random or fixed",
+					      optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		}
 		case 'f':

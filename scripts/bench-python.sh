@@ -98,7 +98,8 @@ for mode in none off on; do
 done
 
 # BPF run time per sample: the same program with and without Python
-# frames, while llmprof samples a busy interpreter at 999 Hz.
+# frames, while llmprof samples a busy interpreter at 999 Hz (fixed
+# intervals, so that no run is a discarded tick of a random clock).
 sample_programs() { # ids of the loaded sample_cpu programs
 	bpftool prog show -j | python3 -c '
 import json, sys
@@ -112,7 +113,7 @@ bpf_cost() { # DEPTH OPTIONS...: prints mean ns per program run
 	BG=$!
 	sleep 0.5
 	before=$(sample_programs)
-	"$LLMPROF" attach -p "$BG" -d 3 -F 999 -o /dev/null "$@" 2>/dev/null &
+	"$LLMPROF" attach -p "$BG" -d 3 -F 999 --sampling fixed -o /dev/null "$@" 2>/dev/null &
 	pid=$!
 	sleep 2.5
 	# Ours is the one that was not there before (others may be profiling).

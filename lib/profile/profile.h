@@ -100,6 +100,7 @@ struct profile {
 	uint64_t start_ns; /* CLOCK_MONOTONIC at the start, 0 when unknown */
 	uint64_t duration_ns;
 	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
+	bool random_intervals; /* samples at random intervals around 1/frequency */
 	uint64_t samples_taken;
 	uint64_t samples_lost;
 	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */

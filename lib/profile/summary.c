@@ -174,9 +174,10 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		if (p->stacks[i].depth && !profile__stack_is_gpu(p, i))
 			total += p->stacks[i].weight;
 	if (p->frequency)
-		report__info("profiled PID %d for %.2f s at %u Hz: %llu samples, %llu lost, "
-			     "%zu threads",
+		report__info("profiled PID %d for %.2f s at %u Hz (%s intervals): %llu samples, "
+			     "%llu lost, %zu threads",
 			     pid, p->duration_ns / 1e9, p->frequency,
+			     p->random_intervals ? "random" : "fixed",
 			     (unsigned long long)p->samples_taken,
 			     (unsigned long long)p->samples_lost, p->nr_threads);
 	else

@@ -23,6 +23,7 @@
 #include "sampling/offcpu_probe.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
+#include "sampling/sampling_clock.h"
 #include "status.h"
 #include "sampling/session.h"
 #include "sampling/session_private.h"
@@ -118,6 +119,10 @@ int session__open(struct session **out, const struct session_options *options)
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
+	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
+	if (err)
+		goto fail;
+	s->skel->rodata->sample_interval_ns = sampling_clock__interval_ns(&s->clock);
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
 	if (options->mode != SESSION_MODE_CPU || options->bursts)
@@ -476,6 +481,7 @@ int session__start(struct session *s)
 		}
 	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
+		attr.sample_period = sampling_clock__period(&s->clock);
 		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
 		if (s->perf_fds[cpu] < 0) {
 			if (errno == ENODEV) /* offline CPU */
@@ -615,6 +621,9 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 			*end = SESSION_END_TARGET_EXITED;
 			return 0;
 		}
+		err = sampling_clock__dither(&s->clock, s->perf_fds, s->nr_cpus, monotonic_ns());
+		if (err)
+			report__debug("cannot change the sampling period: %s", strerror(-err));
 	}
 }
 

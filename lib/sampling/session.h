@@ -42,6 +42,7 @@ struct session_options {
 	bool children;	  /* descendants too, those alive and those forked later */
 	bool per_process; /* a root frame per process even where names repeat */
 	unsigned int frequency; /* samples per second per CPU */
+	bool fixed_intervals;	/* --sampling fixed: a sample every 1/frequency, as perf */
 	double duration;	/* seconds; 0 runs until stopped or the target exits */
 	bool kernel_stacks;	/* false with --no-kernel */
 	bool per_thread;	/* thread frames under the process frame */

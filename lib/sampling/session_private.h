@@ -12,6 +12,7 @@
 
 #include "sampler.h"
 #include "sampling/process_table.h"
+#include "sampling/sampling_clock.h"
 #include "sampling/session.h"
 
 #define MAX_POLL_FDS 8
@@ -69,6 +70,7 @@ struct session {
 	struct sampler_bpf *skel;
 	struct ring_buffer *ring;
 	int *perf_fds;
+	struct sampling_clock clock; /* the events' periods */
 	struct bpf_link **links;
 	int nr_cpus;
 	int epoll_fd;

@@ -195,6 +195,7 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	p->start_ns = s->start_ns;
 	p->duration_ns = s->end_ns - s->start_ns;
 	p->frequency = s->options.frequency;
+	p->random_intervals = s->clock.random;
 	p->samples_taken = counters[COUNTER_SAMPLES];
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
 	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];
