@@ -157,6 +157,18 @@ static int add_sampled(json_t *samples, json_t *weights, json_t *stack, double w
 	return append_new(weights, json_real(weight));
 }
 
+static const struct profile *sorted_threads;
+
+static int compare_threads(const void *a, const void *b)
+{
+	const struct thread *x = &sorted_threads->threads[*(const uint32_t *)a];
+	const struct thread *y = &sorted_threads->threads[*(const uint32_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 static int write_thread(struct speedscope_writer *w, uint32_t thread)
 {
 	const struct profile *p = w->profile;
@@ -376,6 +388,7 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
 	struct speedscope_writer w = {.profile = p, .view = view};
 	json_t *root = json_object(), *shared = json_object();
+	uint32_t *order = NULL;
 	int err = -ENOMEM;
 
 	w.frame_index = malloc((p->nr_frames ? p->nr_frames : 1) * sizeof(*w.frame_index));
@@ -389,8 +402,19 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 		err = group_by_thread(&w);
 		if (err)
 			goto cleanup;
+		/* Profiles by process, then thread: the order a reader of a
+		 * job of several processes looks for them in. */
+		order = malloc((p->nr_threads ? p->nr_threads : 1) * sizeof(*order));
+		if (!order) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		for (size_t t = 0; t < p->nr_threads; t++)
+			order[t] = t;
+		sorted_threads = p;
+		qsort(order, p->nr_threads, sizeof(*order), compare_threads);
 		for (size_t t = 0; t < p->nr_threads; t++) {
-			err = write_thread(&w, t);
+			err = write_thread(&w, order[t]);
 			if (err)
 				goto cleanup;
 		}
@@ -420,6 +444,7 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 	}
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 cleanup:
+	free(order);
 	json_decref(root);
 	json_decref(shared);
 	json_decref(w.frames);
