@@ -93,12 +93,49 @@ static int compare_waits(const void *a, const void *b)
 				  : (x->caller < y->caller ? -1 : x->caller > y->caller);
 }
 
+/*
+ * The off-CPU weight of each stack from threads that also ran on the CPU:
+ * a thread that only ever waits (a queue feeder, a listener) is idle, and
+ * its waits would hide the ones that cost the job time.  NULL when the
+ * profile has no CPU samples to tell them apart; *idle counts such threads.
+ */
+static uint64_t *working_waits(const struct profile *p, size_t *idle)
+{
+	bool *ran = NULL;
+	uint64_t *weights = NULL;
+
+	*idle = 0;
+	if (!p->frequency || !p->nr_samples || !p->nr_threads)
+		return NULL;
+	ran = calloc(p->nr_threads, sizeof(*ran));
+	weights = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*weights));
+	if (!ran || !weights)
+		goto fail;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct stack *s = &p->stacks[p->samples[i].stack];
+
+		if (s->depth && !is_off_cpu_leaf(&p->frames[s->frames[s->depth - 1]]))
+			ran[p->samples[i].thread] = true;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++)
+		if (ran[p->samples[i].thread])
+			weights[p->samples[i].stack] += p->samples[i].weight;
+	for (size_t t = 0; t < p->nr_threads; t++)
+		*idle += !ran[t];
+	free(ran);
+	return weights;
+fail:
+	free(ran);
+	free(weights);
+	return NULL;
+}
+
 /* On-CPU against off-CPU time, and the longest waits with who waits. */
 static void print_waits(const struct profile *p, uint64_t total)
 {
 	struct wait_row *rows = NULL;
-	size_t nr_rows = 0, cap_rows = 0;
-	uint64_t off = 0;
+	size_t nr_rows = 0, cap_rows = 0, idle = 0;
+	uint64_t off = 0, *working = working_waits(p, &idle);
 
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
@@ -109,6 +146,8 @@ static void print_waits(const struct profile *p, uint64_t total)
 		    !is_off_cpu_leaf(&p->frames[s->frames[s->depth - 1]]))
 			continue;
 		off += s->weight;
+		if (working && !working[i])
+			continue;
 		row.leaf = s->frames[s->depth - 1];
 		for (k = 0; k + 1 < s->depth && row.named < 0; k++)
 			row.named = named_wait(p, s, k);
@@ -119,7 +158,7 @@ static void print_waits(const struct profile *p, uint64_t total)
 				break;
 		/* No caller of its own (a kernel thread, an exit): the root. */
 		row.caller = k < s->depth ? s->frames[k] : s->frames[0];
-		row.weight = s->weight;
+		row.weight = working ? working[i] : s->weight;
 		for (k = 0; k < nr_rows; k++)
 			if (rows[k].leaf == row.leaf && rows[k].named == row.named &&
 			    !strcmp(p->frames[rows[k].caller].name, p->frames[row.caller].name))
@@ -142,7 +181,10 @@ static void print_waits(const struct profile *p, uint64_t total)
 			     (unsigned long long)p->off_cpu_lost);
 	qsort(rows, nr_rows, sizeof(*rows), compare_waits);
 	if (nr_rows)
-		report__info("top waits:");
+		report__info(idle ? "top waits of the threads that also ran (%zu threads only "
+				    "waited):"
+				  : "top waits:",
+			     idle);
 	for (size_t i = 0; i < nr_rows && i < SUMMARY_TOP_WAITS; i++) {
 		const struct frame *caller = &p->frames[rows[i].caller];
 		const char *reason = p->frames[rows[i].leaf].name + 10;
@@ -161,6 +203,7 @@ static void print_waits(const struct profile *p, uint64_t total)
 				     reason, caller->name);
 	}
 	free(rows);
+	free(working);
 }
 
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
@@ -184,8 +227,8 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		report__info("profiled PID %d for %.2f s: %zu threads", pid, p->duration_ns / 1e9,
 			     p->nr_threads);
 	if (p->processes > 1 || p->children_followed)
-		report__info("%u processes sampled; %llu child processes joined by fork%s", p->processes,
-			     (unsigned long long)p->children_followed,
+		report__info("%u processes sampled; %llu child processes joined by fork%s",
+			     p->processes, (unsigned long long)p->children_followed,
 			     p->children_followed + 1 > p->processes
 				 ? " (those that never ran during a sample period have no samples)"
 				 : "");
@@ -214,9 +257,10 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 				}
 		}
 		if (cut)
-			report__warn("%.1f%% of the stacks were deeper than %d frames and are cut at "
-				     "their root (marked [truncated])",
-				     100.0 * cut / all, SUMMARY_MAX_STACK_DEPTH);
+			report__warn(
+			    "%.1f%% of the stacks were deeper than %d frames and are cut at "
+			    "their root (marked [truncated])",
+			    100.0 * cut / all, SUMMARY_MAX_STACK_DEPTH);
 	}
 	if (p->stack_errors)
 		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",

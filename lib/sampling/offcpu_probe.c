@@ -150,6 +150,14 @@ static const struct {
     {"blk_", "io"},
     {"rwsem_down", "kernel lock"},
     {"__mutex_lock", "kernel lock"},
+};
+
+/* Kernel functions many waits pass through: named only when no frame
+ * and no system call says more. */
+static const struct {
+	const char *function;
+	const char *reason;
+} generic_waits[] = {
     {"schedule_timeout", "sleep"},
 };
 
@@ -179,5 +187,10 @@ const char *offcpu__reason(const char *const *kernel_frames, size_t nr_frames, i
 	for (size_t k = 0; k < sizeof(syscall_waits) / sizeof(syscall_waits[0]); k++)
 		if (syscall_waits[k].nr == syscall)
 			return syscall_waits[k].reason;
+	for (size_t i = 0; i < nr_frames; i++)
+		for (size_t k = 0; k < sizeof(generic_waits) / sizeof(generic_waits[0]); k++)
+			if (!strncmp(kernel_frames[i], generic_waits[k].function,
+				     strlen(generic_waits[k].function)))
+				return generic_waits[k].reason;
 	return "blocked";
 }
