@@ -27,13 +27,13 @@ enum nccl_shape {
 
 /* sample_event.detail[] of an NCCL record. */
 enum nccl_detail {
-	NCCL_DETAIL_CALL = 0,  /* the cookie */
-	NCCL_DETAIL_RESULT,    /* ncclResult_t, sign-extended */
-	NCCL_DETAIL_COUNT,     /* elements; CommInitRank*: the number of ranks */
-	NCCL_DETAIL_TYPE,      /* datatype | reduction op << 8 | (u32)peer or root << 32 */
-	NCCL_DETAIL_COMM,      /* ncclComm_t (CommInitRank*: the one it made) */
-	NCCL_DETAIL_STREAM,    /* cudaStream_t */
-	NCCL_DETAIL_START_NS,  /* when the call was entered */
+	NCCL_DETAIL_CALL = 0, /* the cookie */
+	NCCL_DETAIL_RESULT,   /* ncclResult_t, sign-extended */
+	NCCL_DETAIL_COUNT,    /* elements; CommInitRank*: the number of ranks */
+	NCCL_DETAIL_TYPE,     /* datatype | reduction op << 8 | (u32)peer or root << 32 */
+	NCCL_DETAIL_COMM,     /* ncclComm_t (CommInitRank*: the one it made) */
+	NCCL_DETAIL_STREAM,   /* cudaStream_t */
+	NCCL_DETAIL_START_NS, /* when the call was entered */
 };
 
 #define NCCL_NO_VALUE 0xff /* type or op where the call has none */

@@ -112,8 +112,7 @@ struct nccl_probe {
 static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
 		       uint32_t stack);
 
-int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid,
-		     bool stop_on_load)
+int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid, bool stop_on_load)
 {
 	struct capture_settings settings;
 	struct nccl_probe *n = calloc(1, sizeof(*n));
@@ -203,8 +202,8 @@ static int resolve_functions(const char *path, size_t *offsets)
 	return err;
 }
 
-static int attach_probe(struct nccl_probe *n, const struct bpf_program *program,
-			const char *path, size_t offset, __u64 cookie, bool retprobe)
+static int attach_probe(struct nccl_probe *n, const struct bpf_program *program, const char *path,
+			size_t offset, __u64 cookie, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
 	struct bpf_link *link;
@@ -304,7 +303,8 @@ static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
 		if (stat(full, &st))
 			continue;
 		for (size_t i = 0; i < n->nr_libraries && !known; i++)
-			known = n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
+			known =
+			    n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
 		if (known)
 			continue;
 		err = probe_library(n, path, &st);
@@ -336,8 +336,8 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	}
 	if (NCCL_COOKIE_CALL(cookie) >= NR_CALLS)
 		return 0;
-	err = array__grow((void **)&n->events, &n->cap_events, n->nr_events + 1,
-			  sizeof(*n->events));
+	err =
+	    array__grow((void **)&n->events, &n->cap_events, n->nr_events + 1, sizeof(*n->events));
 	if (err)
 		return err;
 	event = &n->events[n->nr_events++];
@@ -376,8 +376,8 @@ int nccl_probe__attach(struct nccl_probe *n)
 		snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, loader);
 	else
 		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
-	link = bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->pid, path, 0,
-					       &options);
+	link =
+	    bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->pid, path, 0, &options);
 	if (!link) {
 		report__warn("cannot probe the dynamic loader (%s): a libnccl loaded from now "
 			     "on is not seen",
@@ -540,8 +540,8 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 			const struct frame *f = &cpu->frames[from];
 
 			if (ids[from] < 0)
-				ids[from] = profile__intern_frame(p, f->name, f->file, f->line,
-								  f->kind);
+				ids[from] =
+				    profile__intern_frame(p, f->name, f->file, f->line, f->kind);
 			if (ids[from] < 0)
 				goto fail;
 			frames[depth++] = ids[from];
@@ -608,9 +608,8 @@ static int compare_rows(const void *a, const void *b)
 static const char *result_name(int64_t result)
 {
 	static const char *const names[] = {
-	    "ncclSuccess",	 "ncclUnhandledCudaError", "ncclSystemError",
-	    "ncclInternalError", "ncclInvalidArgument",	   "ncclInvalidUsage",
-	    "ncclRemoteError",	 "ncclInProgress",
+	    "ncclSuccess",	   "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+	    "ncclInvalidArgument", "ncclInvalidUsage",	     "ncclRemoteError", "ncclInProgress",
 	};
 
 	return result >= 0 && result < 8 ? names[result] : "unknown error";
@@ -641,9 +640,9 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		for (k = 0; k < *nr; k++)
 			if (!strcmp(calls[(*list)[k].call].name, calls[e->call].name) &&
 			    (*list)[k].bucket == bucket &&
-			    (!e->result || ((*list)[k].result == e->result &&
-					    (*list)[k].first < n->nr_events &&
-					    n->events[(*list)[k].first].stack == e->stack)))
+			    (!e->result ||
+			     ((*list)[k].result == e->result && (*list)[k].first < n->nr_events &&
+			      n->events[(*list)[k].first].stack == e->stack)))
 				break;
 		if (k == *nr) {
 			if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
@@ -664,7 +663,8 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		char bytes[32];
 
 		text_output__bytes(bytes, sizeof(bytes), total_bytes);
-		report__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64 " groups, %u functions probed%s",
+		report__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64
+			     " groups, %u functions probed%s",
 			     total_calls, bytes, groups, n->nr_probed,
 			     n->lost ? " (some calls lost: ring buffer full)" : "");
 	}

@@ -42,8 +42,8 @@ static void *need(const char *name)
 __attribute__((noinline)) void do_allreduce(void)
 {
 	/* 64 Mi float32: 256 MiB, sum */
-	printf("AllReduce %d\n", ((coll_op_fn)need("ncclAllReduce"))(buffer, buffer, 64 << 20,
-								      7, 0, NULL, STREAM));
+	printf("AllReduce %d\n",
+	       ((coll_op_fn)need("ncclAllReduce"))(buffer, buffer, 64 << 20, 7, 0, NULL, STREAM));
 }
 
 __attribute__((noinline)) void do_allgather(void)
@@ -56,15 +56,15 @@ __attribute__((noinline)) void do_allgather(void)
 __attribute__((noinline)) void do_reducescatter(void)
 {
 	/* 4096 int64 (32 KiB), max */
-	printf("ReduceScatter %d\n", ((coll_op_fn)need("ncclReduceScatter"))(
-					 buffer, buffer, 4096, 4, 2, NULL, STREAM));
+	printf("ReduceScatter %d\n",
+	       ((coll_op_fn)need("ncclReduceScatter"))(buffer, buffer, 4096, 4, 2, NULL, STREAM));
 }
 
 __attribute__((noinline)) void do_broadcast(void)
 {
 	/* 1000 uint8 from root 3 */
-	printf("Broadcast %d\n", ((root_fn)need("ncclBroadcast"))(buffer, buffer, 1000, 1, 3,
-								     NULL, STREAM));
+	printf("Broadcast %d\n",
+	       ((root_fn)need("ncclBroadcast"))(buffer, buffer, 1000, 1, 3, NULL, STREAM));
 }
 
 __attribute__((noinline)) void do_reduce(void)
