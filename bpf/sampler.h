@@ -24,6 +24,8 @@ enum sample_counter {
 	COUNTER_CHILDREN_FULL,	   /* forks not followed: the target set was full */
 	COUNTER_GPU_MEMORY,	   /* GPU memory calls recorded */
 	COUNTER_LOST_GPU_MEMORY,   /* ring buffer full: a GPU memory call lost */
+	COUNTER_NCCL,		   /* NCCL calls recorded */
+	COUNTER_LOST_NCCL,	   /* ring buffer full: an NCCL call lost */
 	COUNTER_MAX,
 };
 

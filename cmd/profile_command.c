@@ -20,6 +20,7 @@
 #include "findings/findings.h"
 #include "gpu/gpu_capture.h"
 #include "gpu/gpu_memory.h"
+#include "gpu/nccl_probe.h"
 #include "profile/output.h"
 #include "status.h"
 #include "sampling/proc_files.h"
@@ -43,6 +44,8 @@ struct profile_env {
 	bool gpu_memory;		/* --gpu-memory */
 	bool memory_view_set;		/* --view memory-*: the memory profile is written */
 	enum gpu_memory_view memory_view;
+	bool nccl;			/* NCCL probes; --no-nccl turns them off */
+	bool nccl_view;			/* --view nccl: the bytes profile is written */
 	const char *output_path;
 	char **command;		   /* record: argv of the command */
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
@@ -64,6 +67,7 @@ enum {
 	OPT_PER_PROCESS,
 	OPT_GPU_MEMORY,
 	OPT_SAMPLING,
+	OPT_NO_NCCL,
 };
 
 static const struct option long_options[] = {
@@ -79,6 +83,7 @@ static const struct option long_options[] = {
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
+    {"no-nccl", no_argument, NULL, OPT_NO_NCCL},
     {"unwind", required_argument, NULL, OPT_UNWIND},
     {"mode", required_argument, NULL, OPT_MODE},
     {"children", no_argument, NULL, 'C'},
@@ -125,9 +130,12 @@ static void usage(enum profile_mode mode, FILE *out)
 		"      --view VIEW        cpu, gpu or all (default all): which stacks are written;\n"
 		"                         memory-peak (default with --gpu-memory), memory-leaks\n"
 		"                         or memory-alloc: GPU memory by allocating stack\n"
+		"                         nccl: NCCL calls by calling stack, in bytes\n"
 		"      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
 		"      --gpu-memory       GPU memory by the CPU stack that allocated it (CUDA\n"
 		"                         allocation calls probed): peak, leaks, churn\n"
+		"      --no-nccl          do not probe libnccl (probed by default where the\n"
+		"                         target maps it: collectives by stack and size)\n"
 		"      --unwind MODE[,BYTES]\n"
 		"                         user stacks by fp (frame pointers), dwarf (CFI\n"
 		"                         over a BYTES copy of the stack, default 16384) or\n"
@@ -310,6 +318,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	env->session.python = true;
 	env->format = FORMAT_FOLDED;
 	env->gpu = true;
+	env->nccl = true;
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
 	while ((opt = getopt_long(argc, argv,
@@ -394,7 +403,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case OPT_VIEW:
 			view_given = true;
 			env->memory_view_set = false;
-			if (!strcmp(optarg, "all")) {
+			env->nccl_view = false;
+			if (!strcmp(optarg, "nccl")) {
+				env->nccl_view = true;
+			} else if (!strcmp(optarg, "all")) {
 				env->view = VIEW_ALL;
 			} else if (!strcmp(optarg, "cpu")) {
 				env->view = VIEW_CPU;
@@ -406,7 +418,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				break;
 			} else {
 				report__error("invalid view '%s' for --view: expected cpu, gpu, all, "
-					      "memory-peak, memory-leaks or memory-alloc",
+					      "memory-peak, memory-leaks, memory-alloc or nccl",
 					      optarg);
 				return EXIT_USAGE;
 			}
@@ -416,6 +428,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_GPU_MEMORY:
 			env->gpu_memory = true;
+			break;
+		case OPT_NO_NCCL:
+			env->nccl = false;
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
@@ -481,6 +496,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	if (env->gpu_memory && !view_given)
 		env->memory_view_set = true;
 	env->session.bursts = env->gpu_memory;
+	if (env->nccl_view && !env->nccl) {
+		report__error("--view nccl needs the NCCL probes: drop --no-nccl");
+		return EXIT_USAGE;
+	}
 	if (env->mode == MODE_ATTACH) {
 		if (optind < argc) {
 			report__error("unexpected argument '%s' (attach takes -p PID)",
@@ -828,6 +847,8 @@ static int run_profile(struct profile_env *env)
 	const struct profile *written;
 	struct gpu_capture *gpu = NULL;
 	struct gpu_memory *memory = NULL;
+	struct nccl_probe *nccl = NULL;
+	struct profile *nccl_profile = NULL;
 	enum session_end end = SESSION_END_DURATION;
 	long long cpu_start, cpu_end = -1;
 	int status = EXIT_RUNTIME, err;
@@ -892,6 +913,14 @@ static int run_profile(struct profile_env *env)
 			goto cleanup;
 		}
 	}
+	if (env->nccl) {
+		err = nccl_probe__open(&nccl, session, env->session.pid,
+				       env->mode == MODE_RECORD);
+		if (err) {
+			report__warn("NCCL probes unavailable: %s", describe_bpf_error(err));
+			nccl = NULL;
+		}
+	}
 	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu),
 					gpu_capture__on_readable, gpu)) {
 		gpu_capture__close(gpu);
@@ -914,6 +943,12 @@ static int run_profile(struct profile_env *env)
 				      env->session.pid, strerror(-err));
 			goto cleanup;
 		}
+	}
+	if (nccl && nccl_probe__attach(nccl)) {
+		report__warn("cannot probe libnccl in process %d; no NCCL calls",
+			     env->session.pid);
+		nccl_probe__close(nccl);
+		nccl = NULL;
 	}
 	if (gpu && env->mode == MODE_RECORD && gpu_capture__attach_record_probe(gpu, session))
 		report__warn("GPU launch stacks unavailable; kernels are kept unattributed");
@@ -950,13 +985,33 @@ static int run_profile(struct profile_env *env)
 	if (gpu)
 		gpu_capture__stop(gpu);
 	gpu_memory__detach(memory);
+	nccl_probe__detach(nccl);
 	err = session__finish(session, &profile);
 	if (!err && memory)
 		err = gpu_memory__finish(memory, session, profile);
+	if (!err && nccl)
+		err = nccl_probe__finish(nccl, session, profile);
 	if (!err && gpu)
 		err = gpu_capture__merge(gpu, session, profile);
 	if (!err && memory && env->memory_view_set)
 		err = gpu_memory__profile(memory, env->memory_view, &memory_profile);
+	if (!err && env->nccl_view) {
+		if (nccl)
+			err = nccl_probe__profile(nccl, &nccl_profile);
+		else
+			report__warn("no NCCL probes: the NCCL profile is empty");
+		if (!err && !nccl_profile) {
+			nccl_profile = profile__new();
+			err = nccl_profile ? 0 : -ENOMEM;
+			if (nccl_profile)
+				nccl_profile->unit = UNIT_BYTES;
+		}
+		if (!err) {
+			profile__free(memory_profile);
+			memory_profile = nccl_profile;
+			nccl_profile = NULL;
+		}
+	}
 	if (err) {
 		report__error("cannot build the profile: %s", strerror(-err));
 		goto cleanup;
@@ -989,6 +1044,7 @@ static int run_profile(struct profile_env *env)
 		gpu_capture__print_summary(gpu, profile);
 	if (memory)
 		gpu_memory__print_summary(memory);
+	nccl_probe__print_summary(nccl);
 	/* A failure to analyse loses no data: the profile is written. */
 	if (!memory_profile && findings__print_top(profile, SUMMARY_TOP_FINDINGS))
 		report__warn("not enough memory to look for findings");
@@ -997,6 +1053,7 @@ cleanup:
 	if (status != EXIT_OK)
 		output_file__abort(&output);
 	gpu_memory__close(memory);
+	nccl_probe__close(nccl);
 	session__close(session);
 	if (env->mode == MODE_RECORD)
 		reap_child(&child, true);

@@ -259,8 +259,9 @@ static int folded_parse_line(struct folded_parser *fp)
 	return 0;
 }
 
-/* Folded text has no unit; GPU memory views (llmprof --gpu-memory) are
- * known by their leaves, "[gpu-mem] CALL SIZE", and weigh bytes. */
+/* Folded text has no unit; GPU memory views (llmprof --gpu-memory) and the
+ * NCCL view are known by their leaves, "[gpu-mem] CALL SIZE" and
+ * "[nccl] OP SIZE", and weigh bytes. */
 static bool is_gpu_memory(const struct profile *p)
 {
 	size_t weighed = 0;
@@ -272,7 +273,8 @@ static bool is_gpu_memory(const struct profile *p)
 		if (!s->weight || !s->depth)
 			continue;
 		leaf = p->frames[s->frames[s->depth - 1]].name;
-		if (strncmp(leaf, "[gpu-mem] ", 10) && strcmp(leaf, "[before attach]"))
+		if (strncmp(leaf, "[gpu-mem] ", 10) && strncmp(leaf, "[nccl] ", 7) &&
+		    strcmp(leaf, "[before attach]"))
 			return false;
 		weighed++;
 	}

@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The NCCL probes' userspace half: finds libnccl in the target's maps (now,
+ * and later through the dynamic loader's probe), resolves the API's
+ * functions with libelf under either name NCCL exports (nccl* and its
+ * profiling alias pnccl*, one address), attaches an entry and a return
+ * probe to each, keeps every call, and turns them into a table and a
+ * profile weighted in bytes.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "gpu/nccl_probe.h"
+#include "nccl.h"
+#include "profile/text_output.h"
+#include "sampler.h"
+#include "status.h"
+
+#include "nccl.skel.h"
+
+#define LOADER_SYMBOL "_dl_debug_state"
+#define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
+#define NCCL_STACK_COPY 4096
+#define SUMMARY_FRAMES 4
+#define SUMMARY_ROWS 20
+
+struct nccl_call {
+	const char *symbol; /* without the "p" of the profiling alias */
+	const char *name;   /* as the leaf shows it */
+	enum nccl_shape shape;
+};
+
+static const struct nccl_call calls[] = {
+    {"ncclAllReduce", "AllReduce", NCCL_COLL_OP},
+    {"ncclAllGather", "AllGather", NCCL_COLL},
+    {"ncclReduceScatter", "ReduceScatter", NCCL_COLL_OP},
+    {"ncclBroadcast", "Broadcast", NCCL_COLL_ROOT},
+    {"ncclReduce", "Reduce", NCCL_COLL_OP_ROOT},
+    {"ncclAlltoAll", "AllToAll", NCCL_COLL},
+    {"ncclAllToAll", "AllToAll", NCCL_COLL},
+    {"ncclSend", "Send", NCCL_P2P},
+    {"ncclRecv", "Recv", NCCL_P2P},
+    {"ncclGroupStart", "GroupStart", NCCL_GROUP},
+    {"ncclGroupEnd", "GroupEnd", NCCL_GROUP},
+    {"ncclCommInitRank", "CommInitRank", NCCL_INIT},
+    {"ncclCommInitRankConfig", "CommInitRankConfig", NCCL_INIT},
+    {"ncclCommInitRankScalable", "CommInitRankScalable", NCCL_INIT},
+};
+#define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
+
+/* ncclDataType_t (nccl.h, 2.28): int8, uint8, int32, uint32, int64, uint64,
+ * float16, float32, float64, bfloat16, float8e4m3, float8e5m2. */
+static const unsigned int type_sizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+
+unsigned int nccl_probe__type_size(unsigned int type)
+{
+	return type < sizeof(type_sizes) / sizeof(type_sizes[0]) ? type_sizes[type] : 0;
+}
+
+struct library {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct nccl_event {
+	uint64_t time_ns, start_ns;
+	uint64_t count, comm, stream;
+	int64_t result;
+	uint8_t type, op;
+	int32_t peer;
+	uint16_t call;
+	uint32_t thread, stack;
+	int64_t frames; /* into nccl_probe.frames once resolved, or -1 */
+	uint32_t nr_frames;
+};
+
+struct nccl_probe {
+	struct nccl_bpf *skel;
+	struct session *session;
+	pid_t pid;
+	bool stop_on_load;
+	struct library *libraries;
+	size_t nr_libraries, cap_libraries;
+	struct bpf_link **links;
+	size_t nr_links, cap_links;
+	unsigned int nr_probed;
+	int loader_error;
+
+	struct nccl_event *events;
+	size_t nr_events, cap_events;
+	uint64_t lost;
+
+	const struct profile *frames_profile;
+	uint32_t *frames;
+	size_t nr_frames, cap_frames;
+	bool finished;
+};
+
+static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
+		       uint32_t stack);
+
+int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid, bool stop_on_load)
+{
+	struct capture_settings settings;
+	struct nccl_probe *n = calloc(1, sizeof(*n));
+	int err;
+
+	if (!n)
+		return -ENOMEM;
+	n->session = session;
+	n->pid = pid;
+	n->stop_on_load = stop_on_load;
+	n->skel = nccl_bpf__open();
+	if (!n->skel) {
+		err = -errno;
+		goto fail;
+	}
+	session__capture_settings(session, &settings);
+	n->skel->rodata->collect_kernel = settings.collect_kernel;
+	n->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
+	n->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < NCCL_STACK_COPY
+						? settings.stack_copy_bytes
+						: NCCL_STACK_COPY;
+	n->skel->rodata->stop_on_load = stop_on_load;
+	err = session__share_maps(session, n->skel->obj);
+	if (!err)
+		err = nccl_bpf__load(n->skel);
+	if (!err)
+		err = session__set_record_handler(session, SAMPLE_KIND_NCCL, record_call, n);
+	if (err)
+		goto fail;
+	*out = n;
+	return 0;
+fail:
+	nccl_probe__close(n);
+	return err;
+}
+
+/* The file offset of each call in the library; 0 where absent. */
+static int resolve_functions(const char *path, size_t *offsets)
+{
+	Elf_Scn *section = NULL;
+	int fd, err = -ENOENT;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		close(fd);
+		return -EINVAL;
+	}
+	while ((section = elf_nextscn(elf, section))) {
+		GElf_Shdr header;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(section, NULL);
+		for (size_t i = 0;
+		     data && header.sh_entsize && i < header.sh_size / header.sh_entsize; i++) {
+			GElf_Sym symbol;
+			GElf_Shdr home;
+			const char *name;
+
+			if (!gelf_getsym(data, i, &symbol) ||
+			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC ||
+			    symbol.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, header.sh_link, symbol.st_name);
+			if (name && name[0] == 'p')
+				name++;
+			if (!name || strncmp(name, "nccl", 4))
+				continue;
+			for (size_t k = 0; k < NR_CALLS; k++) {
+				if (offsets[k] || strcmp(name, calls[k].symbol))
+					continue;
+				if (!gelf_getshdr(elf_getscn(elf, symbol.st_shndx), &home))
+					continue;
+				offsets[k] = symbol.st_value - home.sh_addr + home.sh_offset;
+				err = 0;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int attach_probe(struct nccl_probe *n, const struct bpf_program *program, const char *path,
+			size_t offset, __u64 cookie, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
+	struct bpf_link *link;
+	int err;
+
+	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
+	if (err)
+		return err;
+	link = bpf_program__attach_uprobe_opts(program, n->pid, path, offset, &options);
+	if (!link)
+		return -errno;
+	n->links[n->nr_links++] = link;
+	return 0;
+}
+
+static int probe_library(struct nccl_probe *n, const char *mapped, const struct stat *st)
+{
+	size_t offsets[NR_CALLS] = {0};
+	char path[PATH_MAX + 64];
+	unsigned int probed = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, mapped);
+	err = array__grow((void **)&n->libraries, &n->cap_libraries, n->nr_libraries + 1,
+			  sizeof(*n->libraries));
+	if (err)
+		return err;
+	n->libraries[n->nr_libraries].dev = st->st_dev;
+	n->libraries[n->nr_libraries].ino = st->st_ino;
+	n->nr_libraries++;
+	err = resolve_functions(path, offsets);
+	if (err) {
+		report__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
+		return 0;
+	}
+	for (size_t k = 0; k < NR_CALLS; k++) {
+		__u64 cookie = NCCL_COOKIE(calls[k].shape, k);
+		bool seen = false;
+
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = offsets[j] == offsets[k];
+		if (!offsets[k] || seen)
+			continue;
+		err = attach_probe(n, n->skel->progs.nccl_enter, path, offsets[k], cookie, false);
+		if (!err)
+			err = attach_probe(n, n->skel->progs.nccl_return, path, offsets[k], cookie,
+					   true);
+		if (err) {
+			report__warn("cannot probe %s in %s: %s", calls[k].symbol, mapped,
+				     strerror(-err));
+			return err;
+		}
+		probed++;
+	}
+	n->nr_probed += probed;
+	report__debug("NCCL: %u functions probed in %s", probed, mapped);
+	return 0;
+}
+
+static bool is_nccl(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strncmp(base + 1, "libnccl.so", 10);
+}
+
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return base && !strncmp(base + 1, "ld-linux", 8);
+}
+
+static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
+{
+	char maps_path[64], line[PATH_MAX + 128];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", n->pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/'), full[PATH_MAX + 64];
+		struct stat st;
+		bool known = false;
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		if (loader && !loader[0] && is_loader(path))
+			snprintf(loader, loader_size, "%s", path);
+		if (!is_nccl(path))
+			continue;
+		snprintf(full, sizeof(full), "/proc/%d/root%s", n->pid, path);
+		if (stat(full, &st))
+			continue;
+		for (size_t i = 0; i < n->nr_libraries && !known; i++)
+			known =
+			    n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
+		if (known)
+			continue;
+		err = probe_library(n, path, &st);
+		if (err)
+			break;
+	}
+	fclose(maps);
+	return err;
+}
+
+static int record_call(void *ctx, const struct sample_event *e, uint32_t thread, uint32_t stack)
+{
+	struct nccl_probe *n = ctx;
+	uint64_t cookie = e->detail[NCCL_DETAIL_CALL], type = e->detail[NCCL_DETAIL_TYPE];
+	struct nccl_event *event;
+	int err;
+
+	if (NCCL_COOKIE_SHAPE(cookie) == NCCL_LOADER) {
+		err = scan_maps(n, NULL, 0);
+		if (err && err != -ENOENT && !n->loader_error) {
+			report__warn("cannot probe the libnccl process %d loaded: %s", n->pid,
+				     strerror(-err));
+			n->loader_error = err;
+		}
+		session__refresh_modules(n->session);
+		if (n->stop_on_load)
+			kill(e->pid, SIGCONT);
+		return 0;
+	}
+	if (NCCL_COOKIE_CALL(cookie) >= NR_CALLS)
+		return 0;
+	err =
+	    array__grow((void **)&n->events, &n->cap_events, n->nr_events + 1, sizeof(*n->events));
+	if (err)
+		return err;
+	event = &n->events[n->nr_events++];
+	memset(event, 0, sizeof(*event));
+	event->time_ns = e->time_ns;
+	event->start_ns = e->detail[NCCL_DETAIL_START_NS];
+	event->count = e->detail[NCCL_DETAIL_COUNT];
+	event->comm = e->detail[NCCL_DETAIL_COMM];
+	event->stream = e->detail[NCCL_DETAIL_STREAM];
+	event->result = (int64_t)e->detail[NCCL_DETAIL_RESULT];
+	event->type = type & 0xff;
+	event->op = (type >> 8) & 0xff;
+	event->peer = (int32_t)(type >> 32);
+	event->call = NCCL_COOKIE_CALL(cookie);
+	event->thread = thread;
+	event->stack = stack;
+	event->frames = -1;
+	report__debug("NCCL: %s count %" PRIu64 " type %u op %u peer %d comm 0x%" PRIx64
+		      " stream 0x%" PRIx64 ": %" PRId64,
+		      calls[event->call].name, event->count, event->type, event->op, event->peer,
+		      event->comm, event->stream, event->result);
+	return 0;
+}
+
+int nccl_probe__attach(struct nccl_probe *n)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
+	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
+	struct bpf_link *link;
+	int err;
+
+	err = scan_maps(n, loader, sizeof(loader));
+	if (err)
+		return err;
+	if (loader[0])
+		snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, loader);
+	else
+		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
+	link =
+	    bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->pid, path, 0, &options);
+	if (!link) {
+		report__warn("cannot probe the dynamic loader (%s): a libnccl loaded from now "
+			     "on is not seen",
+			     strerror(errno));
+		return 0;
+	}
+	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
+	if (err) {
+		bpf_link__destroy(link);
+		return err;
+	}
+	n->links[n->nr_links++] = link;
+	return 0;
+}
+
+unsigned int nccl_probe__nr_probed(const struct nccl_probe *n)
+{
+	return n ? n->nr_probed : 0;
+}
+
+static void *destroy_link(void *link)
+{
+	bpf_link__destroy(link);
+	return NULL;
+}
+
+void nccl_probe__detach(struct nccl_probe *n)
+{
+	pthread_t *threads;
+	bool *started;
+
+	if (!n || !n->nr_links)
+		return;
+	/* Removing a uprobe waits for a grace period: in parallel. */
+	threads = calloc(n->nr_links, sizeof(*threads));
+	started = calloc(n->nr_links, sizeof(*started));
+	for (size_t k = 0; k < n->nr_links; k++) {
+		if (threads && started)
+			started[k] = !pthread_create(&threads[k], NULL, destroy_link, n->links[k]);
+		if (!started || !started[k])
+			bpf_link__destroy(n->links[k]);
+	}
+	for (size_t k = 0; started && k < n->nr_links; k++)
+		if (started[k])
+			pthread_join(threads[k], NULL);
+	free(threads);
+	free(started);
+	n->nr_links = 0;
+	if (n->stop_on_load)
+		kill(n->pid, SIGCONT);
+}
+
+static void read_lost(struct nccl_probe *n)
+{
+	int nr_cpus = libbpf_num_possible_cpus();
+	uint64_t *values = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*values));
+	__u32 key = COUNTER_LOST_NCCL;
+
+	if (!values)
+		return;
+	if (!bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.counters), &key, values))
+		for (int cpu = 0; cpu < nr_cpus; cpu++)
+			n->lost += values[cpu];
+	free(values);
+}
+
+int nccl_probe__finish(struct nccl_probe *n, struct session *session,
+		       const struct profile *cpu_profile)
+{
+	uint32_t frames[1024];
+	int err;
+
+	read_lost(n);
+	n->frames_profile = cpu_profile;
+	for (size_t i = 0; i < n->nr_events; i++) {
+		struct nccl_event *e = &n->events[i];
+		size_t depth = 0;
+
+		for (size_t k = i; k-- > 0 && i - k < 64;) {
+			if (n->events[k].stack == e->stack && n->events[k].thread == e->thread) {
+				e->frames = n->events[k].frames;
+				e->nr_frames = n->events[k].nr_frames;
+				break;
+			}
+		}
+		if (e->frames >= 0)
+			continue;
+		err = session__stack_frames(session, e->thread, e->stack, frames,
+					    sizeof(frames) / sizeof(frames[0]), &depth);
+		if (err)
+			return err;
+		err = array__grow((void **)&n->frames, &n->cap_frames, n->nr_frames + depth,
+				  sizeof(*n->frames));
+		if (err)
+			return err;
+		memcpy(n->frames + n->nr_frames, frames, depth * sizeof(*frames));
+		e->frames = n->nr_frames;
+		e->nr_frames = depth;
+		n->nr_frames += depth;
+	}
+	n->finished = true;
+	return 0;
+}
+
+/* Collectives and point-to-point calls move data; group and communicator
+ * calls do not. */
+static bool moves_data(const struct nccl_event *e)
+{
+	enum nccl_shape shape = calls[e->call].shape;
+
+	return shape != NCCL_GROUP && shape != NCCL_INIT;
+}
+
+static uint64_t bytes_of(const struct nccl_event *e)
+{
+	return e->count * nccl_probe__type_size(e->type);
+}
+
+/* The power of two at or above bytes: the size bucket. */
+static uint64_t bucket_of(uint64_t bytes)
+{
+	uint64_t bucket = 1;
+
+	while (bucket < bytes && bucket < (1ULL << 62))
+		bucket <<= 1;
+	return bytes ? bucket : 0;
+}
+
+int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
+{
+	const struct profile *cpu = n->frames_profile;
+	uint32_t frames[1024 + 1];
+	int64_t *ids = NULL;
+	struct profile *p;
+	int err = -ENOMEM;
+
+	if (!n->finished)
+		return -EINVAL;
+	p = profile__new();
+	ids = malloc((cpu->nr_frames ? cpu->nr_frames : 1) * sizeof(*ids));
+	if (!p || !ids)
+		goto fail;
+	for (size_t i = 0; i < cpu->nr_frames; i++)
+		ids[i] = -1;
+	p->unit = UNIT_BYTES;
+	p->start_ns = cpu->start_ns;
+	p->duration_ns = cpu->duration_ns;
+	if (cpu->name && !(p->name = strdup(cpu->name)))
+		goto fail;
+	for (size_t i = 0; i < n->nr_events; i++) {
+		const struct nccl_event *e = &n->events[i];
+		size_t depth = 0, nr = e->nr_frames < 1024 ? e->nr_frames : 1024;
+		char leaf[96], size[32];
+		int64_t id;
+
+		if (!moves_data(e) || !bytes_of(e))
+			continue;
+		for (size_t k = 0; k < nr; k++) {
+			uint32_t from = n->frames[e->frames + k];
+			const struct frame *f = &cpu->frames[from];
+
+			if (ids[from] < 0)
+				ids[from] =
+				    profile__intern_frame(p, f->name, f->file, f->line, f->kind);
+			if (ids[from] < 0)
+				goto fail;
+			frames[depth++] = ids[from];
+		}
+		text_output__bytes(size, sizeof(size), bytes_of(e));
+		/* A failed call moved nothing: its leaf says so, weighted by
+		 * what it asked for. */
+		snprintf(leaf, sizeof(leaf), "[nccl] %s %s%s", calls[e->call].name, size,
+			 e->result ? " (failed)" : "");
+		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_NATIVE);
+		if (id < 0)
+			goto fail;
+		frames[depth++] = id;
+		id = profile__intern_stack(p, frames, depth);
+		if (id < 0)
+			goto fail;
+		profile__add_weight(p, id, bytes_of(e));
+	}
+	free(ids);
+	*out = p;
+	return 0;
+fail:
+	free(ids);
+	profile__free(p);
+	return err;
+}
+
+static void describe_stack(const struct nccl_probe *n, const struct nccl_event *e, char *buf,
+			   size_t size)
+{
+	const struct profile *p = n->frames_profile;
+	size_t len = 0, shown = 0;
+
+	buf[0] = '\0';
+	for (size_t k = e->nr_frames; k-- > 0 && shown < SUMMARY_FRAMES;) {
+		const struct frame *f = &p->frames[n->frames[e->frames + k]];
+
+		if (f->kind == FRAME_PROCESS || f->kind == FRAME_THREAD)
+			break;
+		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", shown ? " < " : "",
+				f->name);
+		shown++;
+	}
+	if (!shown)
+		snprintf(buf, size, "[no stack]");
+}
+
+struct row {
+	uint16_t call;
+	uint64_t bucket, calls, bytes;
+	int64_t result;
+	size_t first;
+};
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (strcmp(calls[x->call].name, calls[y->call].name))
+		return strcmp(calls[x->call].name, calls[y->call].name);
+	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
+}
+
+static const char *result_name(int64_t result)
+{
+	static const char *const names[] = {
+	    "ncclSuccess",	   "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+	    "ncclInvalidArgument", "ncclInvalidUsage",	     "ncclRemoteError", "ncclInProgress",
+	};
+
+	return result >= 0 && result < 8 ? names[result] : "unknown error";
+}
+
+void nccl_probe__print_summary(const struct nccl_probe *n)
+{
+	struct row *rows = NULL, *failed = NULL;
+	size_t nr_rows = 0, cap_rows = 0, nr_failed = 0, cap_failed = 0;
+	uint64_t total_calls = 0, total_bytes = 0, groups = 0;
+
+	if (!n || !n->finished || (!n->nr_events && !n->nr_probed))
+		return;
+	for (size_t i = 0; i < n->nr_events; i++) {
+		const struct nccl_event *e = &n->events[i];
+		struct row **list = e->result ? &failed : &rows;
+		size_t *nr = e->result ? &nr_failed : &nr_rows;
+		size_t *cap = e->result ? &cap_failed : &cap_rows;
+		uint64_t bucket = bucket_of(bytes_of(e));
+		size_t k;
+
+		if (!e->result && calls[e->call].shape == NCCL_GROUP) {
+			groups += !strcmp(calls[e->call].name, "GroupEnd");
+			continue;
+		}
+		if (!e->result && !moves_data(e))
+			continue;
+		for (k = 0; k < *nr; k++)
+			if (!strcmp(calls[(*list)[k].call].name, calls[e->call].name) &&
+			    (*list)[k].bucket == bucket &&
+			    (!e->result ||
+			     ((*list)[k].result == e->result && (*list)[k].first < n->nr_events &&
+			      n->events[(*list)[k].first].stack == e->stack)))
+				break;
+		if (k == *nr) {
+			if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
+				goto out;
+			(*list)[k] = (struct row){
+			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};
+			(*nr)++;
+		}
+		(*list)[k].calls++;
+		(*list)[k].bytes += bytes_of(e);
+		if (!e->result) {
+			total_calls++;
+			total_bytes += bytes_of(e);
+		}
+	}
+	qsort(rows, nr_rows, sizeof(*rows), compare_rows);
+	{
+		char bytes[32];
+
+		text_output__bytes(bytes, sizeof(bytes), total_bytes);
+		report__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64
+			     " groups, %u functions probed%s",
+			     total_calls, bytes, groups, n->nr_probed,
+			     n->lost ? " (some calls lost: ring buffer full)" : "");
+	}
+	if (nr_rows)
+		report__info("  %-14s %12s %8s %12s", "operation", "size up to", "calls", "bytes");
+	for (size_t k = 0; k < nr_rows && k < SUMMARY_ROWS; k++) {
+		char bucket[32], bytes[32];
+
+		text_output__bytes(bucket, sizeof(bucket), rows[k].bucket);
+		text_output__bytes(bytes, sizeof(bytes), rows[k].bytes);
+		report__info("  %-14s %12s %8" PRIu64 " %12s", calls[rows[k].call].name, bucket,
+			     rows[k].calls, bytes);
+	}
+	if (nr_failed)
+		report__info("  failed calls:");
+	for (size_t k = 0; k < nr_failed && k < SUMMARY_ROWS; k++) {
+		const struct nccl_event *e = &n->events[failed[k].first];
+		char stack[512];
+		char bytes[32] = "";
+
+		if (moves_data(e))
+			text_output__bytes(bytes, sizeof(bytes), bytes_of(e));
+		describe_stack(n, e, stack, sizeof(stack));
+		report__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
+			     calls[e->call].name, bytes[0] ? " " : "", bytes,
+			     result_name(e->result), e->result, stack);
+	}
+out:
+	free(rows);
+	free(failed);
+}
+
+void nccl_probe__close(struct nccl_probe *n)
+{
+	if (!n)
+		return;
+	nccl_probe__detach(n);
+	nccl_bpf__destroy(n->skel);
+	free(n->links);
+	free(n->libraries);
+	free(n->events);
+	free(n->frames);
+	free(n);
+}
