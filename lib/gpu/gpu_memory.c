@@ -84,6 +84,8 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 	m->session = session;
 	m->pid = pid;
 	m->stop_on_load = stop_on_load;
+	if (stop_on_load)
+		session__add_load_stopper(session);
 	m->skel = gpu_memory_bpf__open();
 	if (!m->skel) {
 		err = -errno;
@@ -311,7 +313,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 		}
 		session__refresh_modules(m->session);
 		if (m->stop_on_load)
-			kill(e->pid, SIGCONT);
+			session__load_handled(m->session, e->pid);
 		return 0;
 	}
 	if ((size_t)GPU_MEMORY_COOKIE_CALL(cookie) >= gpu_memory_nr_calls)

@@ -123,6 +123,8 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 	n->session = session;
 	n->pid = pid;
 	n->stop_on_load = stop_on_load;
+	if (stop_on_load)
+		session__add_load_stopper(session);
 	n->skel = nccl_bpf__open();
 	if (!n->skel) {
 		err = -errno;
@@ -331,7 +333,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 		}
 		session__refresh_modules(n->session);
 		if (n->stop_on_load)
-			kill(e->pid, SIGCONT);
+			session__load_handled(n->session, e->pid);
 		return 0;
 	}
 	if (NCCL_COOKIE_CALL(cookie) >= NR_CALLS)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +534,8 @@ static int drain(struct session *s)
 	return n < 0 ? n : 0;
 }
 
+static void load_gate_expire(struct session *s, bool all);
+
 /* Whether a process is alive and not a zombie. */
 static bool process_alive(pid_t pid)
 {
@@ -617,6 +620,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		err = drain(s);
 		if (err)
 			return err;
+		load_gate_expire(s, false);
 		if (s->main_exited && !others_alive(s)) {
 			*end = SESSION_END_TARGET_EXITED;
 			return 0;
@@ -629,6 +633,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 
 static void detach(struct session *s)
 {
+	load_gate_expire(s, true);
 	offcpu__detach(s->offcpu);
 	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(s->process_links[i]);
@@ -738,6 +743,44 @@ void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
 		refresh_modules(&s->processes.processes[i], monotonic_ns());
+}
+
+void session__add_load_stopper(struct session *s)
+{
+	s->load_stoppers++;
+}
+
+static void load_continue(struct session *s, int i)
+{
+	kill(s->load_waits[i].pid, SIGCONT);
+	s->load_waits[i] = s->load_waits[--s->nr_load_waits];
+}
+
+void session__load_handled(struct session *s, pid_t pid)
+{
+	int i = 0;
+
+	while (i < s->nr_load_waits && s->load_waits[i].pid != pid)
+		i++;
+	if (i == s->nr_load_waits) {
+		if (s->nr_load_waits == MAX_LOAD_WAITS) {
+			kill(pid, SIGCONT);
+			return;
+		}
+		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, monotonic_ns()};
+	}
+	if (++s->load_waits[i].handled >= s->load_stoppers)
+		load_continue(s, i);
+}
+
+/* A process one family never answered for (its record lost) goes on. */
+static void load_gate_expire(struct session *s, bool all)
+{
+	uint64_t now = monotonic_ns();
+
+	for (int i = s->nr_load_waits; i-- > 0;)
+		if (all || now - s->load_waits[i].since_ns > LOAD_GATE_TIMEOUT_MS * 1000000ULL)
+			load_continue(s, i);
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

@@ -124,6 +124,17 @@ void session__refresh_modules(struct session *session);
  * found at open): up to max PIDs into pids; returns how many. */
 size_t session__processes(const struct session *session, pid_t *pids, size_t max);
 
+/*
+ * Families that stop the target at each library load, to probe the new
+ * library before it runs on (GPU memory, NCCL), share one gate: each calls
+ * session__add_load_stopper() once, and session__load_handled() when it has
+ * dealt with a load; the process continues when all of them have, or after
+ * LOAD_GATE_TIMEOUT_MS whatever happens, so it is never left stopped.
+ */
+#define LOAD_GATE_TIMEOUT_MS 500
+void session__add_load_stopper(struct session *session);
+void session__load_handled(struct session *session, pid_t pid);
+
 /* Adds a process to the target set every probe family filters on. */
 int session__add_target(struct session *session, pid_t pid, uint32_t flags, pid_t parent);
 

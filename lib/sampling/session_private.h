@@ -18,6 +18,7 @@
 #define MAX_POLL_FDS 8
 #define MAX_LAUNCH_LINKS 64
 #define MAX_FRAMES 1024
+#define MAX_LOAD_WAITS 64
 
 /* A distinct pair of raw stacks; samples refer to it by index. */
 struct raw_stack {
@@ -105,6 +106,13 @@ struct session {
 	uint32_t *process_frames; /* by process index, in that profile */
 	int drain_error;
 	bool main_exited; /* -p's first process is gone, others still run */
+	int load_stoppers;
+	struct load_wait {
+		pid_t pid;
+		int handled;
+		uint64_t since_ns;
+	} load_waits[MAX_LOAD_WAITS];
+	int nr_load_waits;
 };
 
 /* Builds the finished session's profile from its raw samples and the
