@@ -22,6 +22,7 @@
 #include "gpu/gpu_memory.h"
 #include "gpu/nccl_probe.h"
 #include "profile/output.h"
+#include "progress.h"
 #include "status.h"
 #include "sampling/proc_files.h"
 #include "sampling/session.h"
@@ -665,7 +666,7 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(path, sizeof(path), "%s/llmprof-%d-%s.%s", dir, env->session.pid, stamp,
-		 env->format == FORMAT_SPEEDSCOPE ? "speedscope.json" : "folded");
+		 output_format__extension(env->format));
 	err = output_file__open(&kept, path);
 	if (!err)
 		err = output_file__commit(
@@ -841,6 +842,8 @@ static int check_attach_target(pid_t pid)
 static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
+	struct progress progress = {0};
+	char default_path[PATH_MAX];
 	struct child child = {.go_fd = -1, .status_fd = -1};
 	struct session *session = NULL;
 	struct profile *profile = NULL, *memory_profile = NULL;
@@ -864,21 +867,6 @@ static int run_profile(struct profile_env *env)
 			return status;
 		status = EXIT_RUNTIME;
 	}
-	if (is_pattern(env->output_path)) {
-		/* Named per process at the end; check the directory now. */
-		char first[PATH_MAX];
-
-		err = expand_pattern(env->output_path, env->session.pid, 0, first, sizeof(first));
-		if (!err)
-			err = output_file__open(&output, first);
-		output_file__abort(&output);
-	} else {
-		err = output_file__open(&output, env->output_path);
-	}
-	if (err) {
-		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
-		return EXIT_RUNTIME;
-	}
 	if (env->gpu) {
 		err = gpu_capture__open(&gpu, target_uid(env));
 		if (err) {
@@ -898,6 +886,35 @@ static int run_profile(struct profile_env *env)
 			goto cleanup;
 		}
 		env->session.pid = child.pid;
+	}
+	if (!env->output_path && isatty(STDOUT_FILENO)) {
+		/* As perf and py-spy do: a profile does not scroll past on a
+		 * terminal. */
+		if (progress__default_output(env->session.pid, env->format, default_path,
+					     sizeof(default_path))) {
+			report__error("cannot name the output file");
+			goto cleanup;
+		}
+		env->output_path = default_path;
+	}
+	if (is_pattern(env->output_path)) {
+		/* Named per process at the end; check the directory now. */
+		char first[PATH_MAX];
+
+		err = expand_pattern(env->output_path, env->session.pid, 0, first, sizeof(first));
+		if (!err)
+			err = output_file__open(&output, first);
+		output_file__abort(&output);
+	} else {
+		err = output_file__open(&output, env->output_path);
+	}
+	if (err) {
+		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
+		goto cleanup;
+	}
+	if (progress__wanted()) {
+		env->session.tick = progress__tick;
+		env->session.tick_ctx = &progress;
 	}
 	err = session__open(&session, &env->session);
 	if (err) {
@@ -967,18 +984,20 @@ static int run_profile(struct profile_env *env)
 			report__error("cannot run '%s': %s", env->command[0], strerror(-err));
 			goto cleanup;
 		}
-		report__debug("recording '%s' (PID %d)", env->command[0], child.pid);
+		report__info("recording '%s' (PID %d)", env->command[0], child.pid);
 	} else {
 		report__info("profiling PID %d at %u Hz%s", env->session.pid,
 			     env->session.frequency,
 			     env->session.duration > 0 ? "" : "; Ctrl-C to stop");
 	}
+	progress.gpu = gpu;
 	cpu_start = process_cpu_ticks(env->session.pid);
 	err = session__run(session, &stop_requested, &end);
 	if (err) {
 		report__error("sampling failed: %s", strerror(-err));
 		goto cleanup;
 	}
+	report__progress_clear();
 	cpu_end = process_cpu_ticks(env->session.pid);
 	if (end == SESSION_END_TARGET_EXITED && env->mode == MODE_ATTACH)
 		report__info("process %d exited; the profile ends there", env->session.pid);

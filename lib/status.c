@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Status output on stderr; see report.h. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "status.h"
 
 static enum report_level current_level = REPORT_NORMAL;
+/* A progress line is on the terminal, without its newline. */
+static bool progress_shown;
 
 void report__set_level(enum report_level level)
 {
@@ -22,7 +25,33 @@ static void emit(const char *prefix, const char *fmt, va_list ap)
 	char line[4096];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
+	report__progress_clear();
 	fprintf(stderr, "llmprof: %s%s\n", prefix, line);
+}
+
+void report__progress(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (current_level < REPORT_NORMAL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* Back to the line's start, and erase what a longer line left. */
+	fprintf(stderr, "\rllmprof: %s\033[K", line);
+	fflush(stderr);
+	progress_shown = true;
+}
+
+void report__progress_clear(void)
+{
+	if (!progress_shown)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	progress_shown = false;
 }
 
 void report__error(const char *fmt, ...)
@@ -71,6 +100,7 @@ void report__text(const char *fmt, ...)
 
 	if (current_level < REPORT_NORMAL)
 		return;
+	report__progress_clear();
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

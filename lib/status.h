@@ -29,4 +29,9 @@ void report__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Unprefixed text for multi-line blocks such as the summary. */
 void report__text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* One line that rewrites itself ("\r"), for a terminal only: the caller
+ * checks isatty(2).  Any other report clears it first. */
+void report__progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void report__progress_clear(void);
+
 #endif /* LLMPROF_STATUS_H */

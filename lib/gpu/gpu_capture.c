@@ -55,6 +55,16 @@ int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
 	return 0;
 }
 
+size_t gpu_capture__kernels(const struct gpu_capture *gc)
+{
+	struct gpu_session_stats stats;
+
+	if (!gc)
+		return 0;
+	gpu_session__stats(gc->gpu, &stats);
+	return stats.kernels;
+}
+
 void gpu_capture__close(struct gpu_capture *gc)
 {
 	if (!gc)

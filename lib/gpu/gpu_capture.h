@@ -22,6 +22,8 @@ void gpu_capture__close(struct gpu_capture *capture);
 /* For session__add_poll_fd(). */
 int gpu_capture__poll_fd(const struct gpu_capture *capture);
 int gpu_capture__on_readable(void *capture);
+/* GPU kernels received so far, for progress lines. */
+size_t gpu_capture__kernels(const struct gpu_capture *capture);
 
 /* record, before the command is started: the agent image in an inherited
  * memfd and the environment that makes CUDA load it. */

@@ -124,3 +124,15 @@ const char *output_format__description(enum output_format format)
 		return "folded stacks";
 	}
 }
+
+const char *output_format__extension(enum output_format format)
+{
+	switch (format) {
+	case FORMAT_SPEEDSCOPE:
+		return "speedscope.json";
+	case FORMAT_PPROF:
+		return "pb.gz";
+	default:
+		return "folded";
+	}
+}

@@ -36,6 +36,8 @@ int output__write(const struct profile *profile, enum output_format format,
 int output__parse_format(const char *text, enum output_format *format);
 /* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
 const char *output_format__description(enum output_format format);
+/* "folded", "speedscope.json" or "pb.gz": a file name's ending, no dot. */
+const char *output_format__extension(enum output_format format);
 
 /*
  * An output that appears whole or not at all: data goes to a temporary file

@@ -206,6 +206,49 @@ static void print_waits(const struct profile *p, uint64_t total)
 	free(working);
 }
 
+/* "[libfoo.so+0x1234]": a module's function without a symbol, which the
+ * module's debug info would name (kernel and mapless addresses would not). */
+static bool frame_is_unnamed(const struct frame *f)
+{
+	return f->kind == FRAME_UNKNOWN && f->name[0] == '[' && strstr(f->name, "+0x") &&
+	       strncmp(f->name, "[kernel+", 8) && strncmp(f->name, "[unknown+", 9);
+}
+
+static void print_unnamed(const struct profile *p, uint64_t total)
+{
+	bool *seen = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*seen));
+	uint64_t weight = 0;
+	size_t frames = 0;
+
+	if (!seen)
+		return;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *st = &p->stacks[i];
+		bool counted = false;
+
+		if (profile__stack_is_gpu(p, i))
+			continue;
+		for (uint32_t k = 0; k < st->depth; k++) {
+			uint32_t f = st->frames[k];
+
+			if (!frame_is_unnamed(&p->frames[f]))
+				continue;
+			if (!seen[f])
+				frames++;
+			seen[f] = true;
+			if (!counted)
+				weight += st->weight;
+			counted = true;
+		}
+	}
+	free(seen);
+	if (frames)
+		report__info("%zu frames had no symbol (in %.1f%% of the stacks, named "
+			     "[library+0xOFFSET]); debuginfod (set DEBUGINFOD_URLS) or the "
+			     "libraries' -dbgsym/-debuginfo packages would name them",
+			     frames, total ? 100.0 * weight / total : 0.0);
+}
+
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		    enum output_format format)
 {
@@ -265,6 +308,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 	if (p->stack_errors)
 		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",
 			     (unsigned long long)p->stack_errors);
+	print_unnamed(p, total);
 	n = profile__function_shares(p, &shares);
 	if (n > 0 && total) {
 		int shown = 0;

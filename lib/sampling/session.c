@@ -621,6 +621,8 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		if (err)
 			return err;
 		load_gate_expire(s, false);
+		if (s->options.tick)
+			s->options.tick(s->options.tick_ctx, s);
 		if (s->main_exited && !others_alive(s)) {
 			*end = SESSION_END_TARGET_EXITED;
 			return 0;
@@ -656,7 +658,7 @@ static void detach(struct session *s)
 	s->attached = false;
 }
 
-static void read_counters(struct session *s, uint64_t totals[COUNTER_MAX])
+static void read_counters(const struct session *s, uint64_t totals[COUNTER_MAX])
 {
 	int nr_cpus = libbpf_num_possible_cpus();
 	uint64_t *values = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*values));
@@ -673,6 +675,16 @@ static void read_counters(struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+void session__progress(const struct session *s, struct session_progress *out)
+{
+	uint64_t counters[COUNTER_MAX];
+
+	read_counters(s, counters);
+	out->elapsed_ns = monotonic_ns() - s->start_ns;
+	out->samples = counters[COUNTER_SAMPLES];
+	out->lost = counters[COUNTER_LOST_RINGBUF] + counters[COUNTER_LOST_OFFCPU];
+	out->off_cpu = counters[COUNTER_OFFCPU];
+}
 int session__finish(struct session *s, struct profile **out)
 {
 	uint64_t counters[COUNTER_MAX];

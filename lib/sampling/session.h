@@ -35,6 +35,8 @@ enum session_mode {
 	SESSION_MODE_WALL,
 };
 
+struct session;
+
 struct session_options {
 	pid_t pid;		/* target process (thread group id) */
 	const pid_t *more_pids; /* attach -p A,B,...: the others */
@@ -52,9 +54,12 @@ struct session_options {
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 	bool bursts;		 /* a probe family records in bursts (GPU memory) */
+	/* Called by session__run() after each drain (about every 100 ms),
+	 * e.g. to show progress with session__progress(); may be NULL. */
+	void (*tick)(void *ctx, const struct session *session);
+	void *tick_ctx;
 };
 
-struct session;
 
 /* Why session__run() returned. */
 enum session_end {
@@ -76,6 +81,15 @@ int session__run(struct session *session, volatile sig_atomic_t *stop, enum sess
 /* Detaches, drains what is left and symbolizes into a new profile. */
 int session__finish(struct session *session, struct profile **out);
 void session__close(struct session *session);
+
+/* Where a running session stands, from the BPF counters. */
+struct session_progress {
+	uint64_t elapsed_ns;
+	uint64_t samples;	  /* samples of the target taken */
+	uint64_t lost;		  /* records lost: the ring buffer was full */
+	uint64_t off_cpu;	  /* off-CPU intervals recorded */
+};
+void session__progress(const struct session *session, struct session_progress *out);
 
 /* Attaches the GPU launch probe (USDT llmprof:launch) in the agent library
  * at binary_path; launches then carry the CPU stack that made them. */

@@ -667,6 +667,40 @@ static const char *call_site_file(Dwarf_Die *die, Dwarf_Die *cudie, uint32_t *li
 }
 
 /* Resolves one address into leaf-first frames[]; returns the count. */
+/*
+ * The file offset of the start of the function holding pc, as the unwind
+ * tables (the FDE of .eh_frame, else .debug_frame) give it, so that every
+ * address of a function without a symbol names one frame; file_offset (pc's)
+ * where no table covers pc.  The FDE start is an ELF address: it is moved
+ * back from pc's own file offset by its distance from pc, within one segment.
+ */
+static uint64_t function_start(Dwfl_Module *mod, uint64_t pc, uint64_t file_offset)
+{
+	Dwarf_CFI *tables[2] = {NULL, NULL};
+	Dwarf_Addr bias[2] = {0, 0};
+
+	if (!mod)
+		return file_offset;
+	tables[0] = dwfl_module_eh_cfi(mod, &bias[0]);
+	tables[1] = dwfl_module_dwarf_cfi(mod, &bias[1]);
+	for (int i = 0; i < 2; i++) {
+		Dwarf_Frame *frame = NULL;
+		Dwarf_Addr start, end;
+		uint64_t elf_pc = pc - bias[i];
+
+		if (!tables[i] || dwarf_cfi_addrframe(tables[i], elf_pc, &frame))
+			continue;
+		if (dwarf_frame_info(frame, &start, &end, NULL) < 0 || start > elf_pc ||
+		    elf_pc - start > file_offset) {
+			free(frame);
+			continue;
+		}
+		free(frame);
+		return file_offset - (elf_pc - start);
+	}
+	return file_offset;
+}
+
 static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t pc,
 			uint32_t *leaf_first, size_t max)
 {
@@ -740,7 +774,7 @@ static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t 
 		if (mapping)
 			snprintf(unknown, sizeof(unknown), "[%s+0x%" PRIx64 "]",
 				 s->modules[mapping->module].name,
-				 pc - mapping->start + mapping->offset);
+				 function_start(mod, pc, pc - mapping->start + mapping->offset));
 		else
 			snprintf(unknown, sizeof(unknown), "[unknown+0x%" PRIx64 "]", pc);
 		id = profile__intern_frame(profile, unknown, NULL, 0, FRAME_UNKNOWN);
