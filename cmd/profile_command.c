@@ -1035,8 +1035,15 @@ static int run_profile(struct profile_env *env)
 		report__error("cannot build the profile: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (env->mode == MODE_RECORD)
+	if (env->mode == MODE_RECORD) {
+		/* -d ended the profile, not the command: say why nothing
+		 * happens until it exits. */
+		if (end == SESSION_END_DURATION && kill(child.pid, 0) == 0)
+			report__info("the profile is complete; waiting for '%s' (PID %d) to exit "
+				     "(Ctrl-C stops it)",
+				     env->command[0], child.pid);
 		reap_child(&child, end == SESSION_END_STOPPED);
+	}
 	written = memory_profile ? memory_profile : profile;
 	if (is_pattern(env->output_path)) {
 		err = write_per_process(env, written);
