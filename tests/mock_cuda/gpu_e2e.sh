@@ -168,7 +168,7 @@ PY
 fi
 
 [ "$mode" = attach ] || fail "mode $mode"
-start_bg "$MOCK_APP" --seconds 12 >"$WORK/app.out" 2>"$WORK/app.err"
+start_bg "$MOCK_APP" --seconds 14 >"$WORK/app.out" 2>"$WORK/app.err"
 sleep 0.5
 for round in 1 2; do
 	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -o "$WORK/attach$round.folded" 2>"$WORK/llmprof$round.err" ||
@@ -181,17 +181,18 @@ done
 # Two CUDA processes at once: each gets its own agent, and each one's
 # kernels stay under its own launches.
 FIRST=$BG_PID
-start_bg "$MOCK_APP" --seconds 6 >"$WORK/app2.out" 2>"$WORK/app2.err"
+start_bg "$MOCK_APP" --seconds 7 >"$WORK/app2.out" 2>"$WORK/app2.err"
 SECOND=$BG_PID
-sleep 0.5
-"$LLMPROF" attach -p "$FIRST,$SECOND" --per-process -d 1.5 -o "$WORK/pair.folded" \
+sleep 1
+"$LLMPROF" attach -p "$FIRST,$SECOND" --per-process -d 2.5 -o "$WORK/pair.folded" \
 	2>"$WORK/pair.err" || fail "attach -p A,B exited $?: $(tail "$WORK/pair.err")"
 grep -q "GPU summary (2 agents)" "$WORK/pair.err" ||
 	fail "attach -p A,B: not two agents: $(grep -A2 'GPU summary' "$WORK/pair.err")"
 for pid in "$FIRST" "$SECOND"; do
 	grep "^[^;]* \[$pid\];" "$WORK/pair.folded" >"$WORK/one.folded"
 	sed -i "s/^[^;]* \[$pid\];/mock_app;/" "$WORK/one.folded"
-	grep -q '\[gpu\] gemm_kernel' "$WORK/one.folded" || fail "no GPU kernels of process $pid"
+	grep -q '\[gpu\] gemm_kernel' "$WORK/one.folded" ||
+		fail "no GPU kernels of process $pid: $(cat "$WORK/pair.err"; cut -d';' -f1 "$WORK/pair.folded" | sort | uniq -c)"
 	check_folded "$WORK/one.folded"
 done
 wait "$SECOND" || fail "the second target exited $?"
