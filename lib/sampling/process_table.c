@@ -194,6 +194,14 @@ static void name_process(struct process_table *t, struct tracked_process *p)
 	}
 }
 
+void process_table__refresh(struct tracked_process *p)
+{
+	/* A child first seen before its exec had the shell's environment: a
+	 * rank set for the command (RANK=0 cmd) appears only after it. */
+	if (p->rank < 0)
+		p->rank = read_rank(p->pid);
+}
+
 int64_t process_table__get(struct process_table *t, pid_t pid, pid_t parent, bool selected)
 {
 	struct tracked_process *p;

@@ -60,6 +60,8 @@ void process_table__free(struct process_table *table);
  * already gone gets an entry whose frames stay unresolved.  Returns its
  * index or -errno. */
 int64_t process_table__get(struct process_table *table, pid_t pid, pid_t parent, bool selected);
+/* Reads again what an exec may have changed (the rank). */
+void process_table__refresh(struct tracked_process *process);
 /* The index of pid's entry, or -1. */
 int64_t process_table__find(const struct process_table *table, pid_t pid);
 

@@ -191,6 +191,7 @@ static void refresh_modules(struct tracked_process *proc, uint64_t now)
 {
 	proc->last_refresh_ns = now;
 	proc->unknown_since_refresh = false;
+	process_table__refresh(proc);
 	if (proc->symbolizer && symbolizer__refresh(proc->symbolizer) == 0)
 		symbolizer__read_perf_map(proc->symbolizer);
 	if (proc->python)
