@@ -95,7 +95,9 @@ record)
 attach)
 	# Attached while the program sleeps: libnccl is dlopen()ed later and
 	# found through the dynamic loader's probe.
-	start_bg "$NCCL_APP" "$nccl" 2 2
+	# attach does not stop the process at a library load: the program
+	# pauses after its dlopen() for the probes to go in.
+	start_bg env NCCL_APP_PAUSE_MS=500 "$NCCL_APP" "$nccl" 2 2
 	app=$BG_PID
 	"$LLMPROF" attach -v -p $app --no-gpu --view nccl -o "$WORK/a.folded" 2>"$WORK/a.err" ||
 		fail "attach failed: $(cat "$WORK/a.err")"

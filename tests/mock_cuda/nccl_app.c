@@ -109,6 +109,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
 		return 1;
 	}
+	/* An attached llmprof probes a library it sees loaded within a
+	 * drain interval: NCCL_APP_PAUSE_MS gives it that before the calls. */
+	if (getenv("NCCL_APP_PAUSE_MS"))
+		usleep(atoi(getenv("NCCL_APP_PAUSE_MS")) * 1000);
 	for (int i = 0; i < rounds; i++) {
 		do_allreduce();
 		do_allgather();
