@@ -11,9 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
+#include "gpu/library_probe.h"
 #include "sampler.h"
 #include "status.h"
 
@@ -115,58 +114,21 @@ fail:
 	return err;
 }
 
-/* The file offset of each named function in an ELF shared library, from
- * .dynsym (or .symtab); 0 where absent. */
-static int resolve_functions(const char *path, enum gpu_memory_library kind, size_t *offsets)
+struct function_match {
+	enum gpu_memory_library kind;
+};
+
+static int memory_call_index(const char *name, void *ctx)
 {
-	Elf_Scn *section = NULL;
-	int fd, err = -ENOENT;
-	Elf *elf;
+	const struct function_match *match = ctx;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	while ((section = elf_nextscn(elf, section))) {
-		GElf_Shdr header;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(section, &header) ||
-		    (header.sh_type != SHT_DYNSYM && header.sh_type != SHT_SYMTAB))
-			continue;
-		data = elf_getdata(section, NULL);
-		for (size_t i = 0;
-		     data && header.sh_entsize && i < header.sh_size / header.sh_entsize; i++) {
-			GElf_Sym symbol;
-			GElf_Shdr home;
-			const char *name;
-
-			if (!gelf_getsym(data, i, &symbol) ||
-			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC ||
-			    symbol.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, header.sh_link, symbol.st_name);
-			if (!name || name[0] != 'c')
-				continue;
-			for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
-				if (gpu_memory_calls[k].library != kind || offsets[k] ||
-				    strcmp(name, gpu_memory_calls[k].symbol))
-					continue;
-				if (!gelf_getshdr(elf_getscn(elf, symbol.st_shndx), &home))
-					continue;
-				offsets[k] = symbol.st_value - home.sh_addr + home.sh_offset;
-				err = 0;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return err;
+	if (name[0] != 'c')
+		return -1;
+	for (size_t k = 0; k < gpu_memory_nr_calls; k++)
+		if (gpu_memory_calls[k].library == match->kind &&
+		    !strcmp(name, gpu_memory_calls[k].symbol))
+			return k;
+	return -1;
 }
 
 static int attach_probe(struct library *l, const struct bpf_program *program, const char *path,
@@ -205,7 +167,8 @@ static int probe_library(struct gpu_memory *m, const char *mapped, enum gpu_memo
 	l->links = calloc(2 * gpu_memory_nr_calls, sizeof(*l->links));
 	if (!l->links)
 		return -ENOMEM;
-	err = resolve_functions(path, kind, offsets);
+	err = library_probe__function_offsets(path, false, memory_call_index,
+					      &(struct function_match){kind}, offsets);
 	if (err) {
 		report__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
 		return 0;
@@ -416,32 +379,6 @@ int gpu_memory__attach(struct gpu_memory *m, bool attach_mode)
 	return 0;
 }
 
-static void *destroy_link(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
-/* Removing a uprobe waits for a grace period (some 70 ms): the links go in
- * parallel, so that ending a profile takes one, not one per probe. */
-static void destroy_links(struct bpf_link **links, size_t nr)
-{
-	pthread_t *threads = calloc(nr ? nr : 1, sizeof(*threads));
-	bool *started = calloc(nr ? nr : 1, sizeof(*started));
-
-	for (size_t k = 0; k < nr; k++) {
-		started[k] = threads && started &&
-			     !pthread_create(&threads[k], NULL, destroy_link, links[k]);
-		if (!started[k])
-			bpf_link__destroy(links[k]);
-	}
-	for (size_t k = 0; k < nr; k++)
-		if (started[k])
-			pthread_join(threads[k], NULL);
-	free(threads);
-	free(started);
-}
-
 void gpu_memory__detach(struct gpu_memory *m)
 {
 	struct bpf_link **links = NULL;
@@ -466,7 +403,7 @@ void gpu_memory__detach(struct gpu_memory *m)
 	else
 		bpf_link__destroy(m->loader_link);
 	m->loader_link = NULL;
-	destroy_links(links, nr);
+	library_probe__destroy_links(links, nr);
 	free(links);
 	/* The target may be stopped on a load no one answers now. */
 	if (m->stop_on_load)

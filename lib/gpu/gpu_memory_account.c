@@ -13,11 +13,11 @@
 
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
+#include "gpu/library_probe.h"
 #include "profile/text_output.h"
 #include "status.h"
 
 #define SUMMARY_TOP_STACKS 5
-#define SUMMARY_FRAMES 4
 
 void gpu_memory__format_bytes(char *buf, size_t size, uint64_t bytes)
 {
@@ -411,27 +411,6 @@ static size_t group_rows(const struct gpu_memory *m,
 	return nr;
 }
 
-/* "load_weights < main": the innermost frames of a call's stack. */
-static void describe_stack(const struct gpu_memory *m, const struct memory_event *e, char *buf,
-			   size_t size)
-{
-	const struct profile *p = m->frames_profile;
-	size_t len = 0, shown = 0;
-
-	buf[0] = '\0';
-	for (size_t k = e->nr_frames; k-- > 0 && shown < SUMMARY_FRAMES;) {
-		const struct frame *f = &p->frames[m->frames[e->frames + k]];
-
-		if (f->kind == FRAME_PROCESS || f->kind == FRAME_THREAD)
-			break;
-		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", shown ? " < " : "",
-				f->name);
-		shown++;
-	}
-	if (!shown)
-		snprintf(buf, size, "[no stack]");
-}
-
 static bool select_peak(const struct gpu_memory *m, const struct memory_event *e, uint32_t i,
 			const void *ctx)
 {
@@ -523,7 +502,8 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			const struct memory_event *e = &m->events[rows[k].first];
 
 			gpu_memory__format_bytes(bytes, sizeof(bytes), rows[k].bytes);
-			describe_stack(m, e, stack, sizeof(stack));
+			library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
+						      e->nr_frames, stack, sizeof(stack));
 			report__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
 				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0, rows[k].count,
 				     gpu_memory_calls[rows[k].call].name, stack);
@@ -537,7 +517,8 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		const struct memory_event *e = &m->events[rows[k].first];
 
 		gpu_memory__format_bytes(bytes, sizeof(bytes), e->size);
-		describe_stack(m, e, stack, sizeof(stack));
+		library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
+					      e->nr_frames, stack, sizeof(stack));
 		report__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s", rows[k].count,
 			     gpu_memory_calls[e->call].name, bytes, error_name(e), e->result,
 			     stack);

@@ -11,10 +11,8 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "gpu/library_probe.h"
 #include "gpu/nccl_probe.h"
 #include "nccl.h"
 #include "profile/text_output.h"
@@ -34,7 +33,6 @@
 #define LOADER_SYMBOL "_dl_debug_state"
 #define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
 #define NCCL_STACK_COPY 4096
-#define SUMMARY_FRAMES 4
 #define SUMMARY_ROWS 20
 
 struct nccl_call {
@@ -151,57 +149,18 @@ fail:
 	return err;
 }
 
-/* The file offset of each call in the library; 0 where absent. */
-static int resolve_functions(const char *path, size_t *offsets)
+/* Which call a symbol is: NCCL defines each as pnccl* and nccl*. */
+static int nccl_call_index(const char *name, void *ctx)
 {
-	Elf_Scn *section = NULL;
-	int fd, err = -ENOENT;
-	Elf *elf;
-
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		close(fd);
-		return -EINVAL;
-	}
-	while ((section = elf_nextscn(elf, section))) {
-		GElf_Shdr header;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(section, &header) || header.sh_type != SHT_DYNSYM)
-			continue;
-		data = elf_getdata(section, NULL);
-		for (size_t i = 0;
-		     data && header.sh_entsize && i < header.sh_size / header.sh_entsize; i++) {
-			GElf_Sym symbol;
-			GElf_Shdr home;
-			const char *name;
-
-			if (!gelf_getsym(data, i, &symbol) ||
-			    GELF_ST_TYPE(symbol.st_info) != STT_FUNC ||
-			    symbol.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(elf, header.sh_link, symbol.st_name);
-			if (name && name[0] == 'p')
-				name++;
-			if (!name || strncmp(name, "nccl", 4))
-				continue;
-			for (size_t k = 0; k < NR_CALLS; k++) {
-				if (offsets[k] || strcmp(name, calls[k].symbol))
-					continue;
-				if (!gelf_getshdr(elf_getscn(elf, symbol.st_shndx), &home))
-					continue;
-				offsets[k] = symbol.st_value - home.sh_addr + home.sh_offset;
-				err = 0;
-			}
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	return err;
+	(void)ctx;
+	if (name[0] == 'p')
+		name++;
+	if (strncmp(name, "nccl", 4))
+		return -1;
+	for (size_t k = 0; k < NR_CALLS; k++)
+		if (!strcmp(name, calls[k].symbol))
+			return k;
+	return -1;
 }
 
 static int attach_probe(struct nccl_probe *n, const struct bpf_program *program, const char *path,
@@ -236,7 +195,7 @@ static int probe_library(struct nccl_probe *n, const char *mapped, const struct 
 	n->libraries[n->nr_libraries].dev = st->st_dev;
 	n->libraries[n->nr_libraries].ino = st->st_ino;
 	n->nr_libraries++;
-	err = resolve_functions(path, offsets);
+	err = library_probe__function_offsets(path, true, nccl_call_index, NULL, offsets);
 	if (err) {
 		report__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
 		return 0;
@@ -400,33 +359,11 @@ unsigned int nccl_probe__nr_probed(const struct nccl_probe *n)
 	return n ? n->nr_probed : 0;
 }
 
-static void *destroy_link(void *link)
-{
-	bpf_link__destroy(link);
-	return NULL;
-}
-
 void nccl_probe__detach(struct nccl_probe *n)
 {
-	pthread_t *threads;
-	bool *started;
-
 	if (!n || !n->nr_links)
 		return;
-	/* Removing a uprobe waits for a grace period: in parallel. */
-	threads = calloc(n->nr_links, sizeof(*threads));
-	started = calloc(n->nr_links, sizeof(*started));
-	for (size_t k = 0; k < n->nr_links; k++) {
-		if (threads && started)
-			started[k] = !pthread_create(&threads[k], NULL, destroy_link, n->links[k]);
-		if (!started || !started[k])
-			bpf_link__destroy(n->links[k]);
-	}
-	for (size_t k = 0; started && k < n->nr_links; k++)
-		if (started[k])
-			pthread_join(threads[k], NULL);
-	free(threads);
-	free(started);
+	library_probe__destroy_links(n->links, n->nr_links);
 	n->nr_links = 0;
 	if (n->stop_on_load)
 		kill(n->pid, SIGCONT);
@@ -571,26 +508,6 @@ fail:
 	return err;
 }
 
-static void describe_stack(const struct nccl_probe *n, const struct nccl_event *e, char *buf,
-			   size_t size)
-{
-	const struct profile *p = n->frames_profile;
-	size_t len = 0, shown = 0;
-
-	buf[0] = '\0';
-	for (size_t k = e->nr_frames; k-- > 0 && shown < SUMMARY_FRAMES;) {
-		const struct frame *f = &p->frames[n->frames[e->frames + k]];
-
-		if (f->kind == FRAME_PROCESS || f->kind == FRAME_THREAD)
-			break;
-		len += snprintf(buf + len, len < size ? size - len : 0, "%s%s", shown ? " < " : "",
-				f->name);
-		shown++;
-	}
-	if (!shown)
-		snprintf(buf, size, "[no stack]");
-}
-
 struct row {
 	uint16_t call;
 	uint64_t bucket, calls, bytes;
@@ -689,7 +606,8 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 
 		if (moves_data(e))
 			text_output__bytes(bytes, sizeof(bytes), bytes_of(e));
-		describe_stack(n, e, stack, sizeof(stack));
+		library_probe__describe_stack(n->frames_profile, n->frames + e->frames,
+					      e->nr_frames, stack, sizeof(stack));
 		report__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
 			     calls[e->call].name, bytes[0] ? " " : "", bytes,
 			     result_name(e->result), e->result, stack);
