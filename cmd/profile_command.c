@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "output_pattern.h"
 #include "findings/findings.h"
 #include "gpu/gpu_capture.h"
 #include "gpu/gpu_memory.h"
@@ -42,11 +43,11 @@ struct profile_env {
 	enum output_format format;
 	enum output_view view;
 	bool gpu;
-	bool gpu_memory;		/* --gpu-memory */
-	bool memory_view_set;		/* --view memory-*: the memory profile is written */
+	bool gpu_memory;      /* --gpu-memory */
+	bool memory_view_set; /* --view memory-*: the memory profile is written */
 	enum gpu_memory_view memory_view;
-	bool nccl;			/* NCCL probes; --no-nccl turns them off */
-	bool nccl_view;			/* --view nccl: the bytes profile is written */
+	bool nccl;	/* NCCL probes; --no-nccl turns them off */
+	bool nccl_view; /* --view nccl: the bytes profile is written */
 	const char *output_path;
 	char **command;		   /* record: argv of the command */
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
@@ -114,43 +115,44 @@ static void usage(enum profile_mode mode, FILE *out)
 			"exits.\n\n"
 			"  -C, --children         follow the processes COMMAND starts (default)\n"
 			"      --no-children      COMMAND's own process only\n");
-	fprintf(out,
-		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
-		"                         target exits)\n"
-		"  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
-		"      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
-		"                         work cannot keep in step; default) or fixed (every\n"
-		"                         1/HZ exactly, as perf does)\n"
-		"  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
-		"  -o, --output FILE      write the profile to FILE (default stdout)\n"
-		"      --no-kernel        user-space frames only\n"
-		"      --per-thread       a frame per thread under the process\n"
-		"      --per-process      a root frame per process (COMM [PID]) even where\n"
-		"                         processes share a name\n"
-		"      --no-python        no Python frames (native frames of the interpreter)\n"
-		"      --view VIEW        cpu, gpu or all (default all): which stacks are written;\n"
-		"                         memory-peak (default with --gpu-memory), memory-leaks\n"
-		"                         or memory-alloc: GPU memory by allocating stack\n"
-		"                         nccl: NCCL calls by calling stack, in bytes\n"
-		"      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
-		"      --gpu-memory       GPU memory by the CPU stack that allocated it (CUDA\n"
-		"                         allocation calls probed): peak, leaks, churn\n"
-		"      --no-nccl          do not probe libnccl (probed by default where the\n"
-		"                         target maps it: collectives by stack and size)\n"
-		"      --unwind MODE[,BYTES]\n"
-		"                         user stacks by fp (frame pointers), dwarf (CFI\n"
-		"                         over a BYTES copy of the stack, default 16384) or\n"
-		"                         auto (dwarf, completed by frame pointers; default)\n"
-		"      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
-		"                         threads wait, weighted by time blocked) or wall\n"
-		"                         (both, in microseconds: each thread sums to its\n"
-		"                         wall-clock time)\n"
-		"      --off-cpu          the same as --mode off-cpu\n"
-		"      --off-cpu-min USEC waits shorter than USEC microseconds are counted\n"
-		"                         but get no stack (default 10)\n"
-		"  -v, --verbose          more detail on stderr\n"
-		"  -h, --help             show this help\n"
-		"      --version          show the version\n");
+	fprintf(
+	    out,
+	    "  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
+	    "                         target exits)\n"
+	    "  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
+	    "      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
+	    "                         work cannot keep in step; default) or fixed (every\n"
+	    "                         1/HZ exactly, as perf does)\n"
+	    "  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
+	    "  -o, --output FILE      write the profile to FILE (default stdout)\n"
+	    "      --no-kernel        user-space frames only\n"
+	    "      --per-thread       a frame per thread under the process\n"
+	    "      --per-process      a root frame per process (COMM [PID]) even where\n"
+	    "                         processes share a name\n"
+	    "      --no-python        no Python frames (native frames of the interpreter)\n"
+	    "      --view VIEW        cpu, gpu or all (default all): which stacks are written;\n"
+	    "                         memory-peak (default with --gpu-memory), memory-leaks\n"
+	    "                         or memory-alloc: GPU memory by allocating stack\n"
+	    "                         nccl: NCCL calls by calling stack, in bytes\n"
+	    "      --no-gpu           do not load the CUPTI agent; CPU stacks only\n"
+	    "      --gpu-memory       GPU memory by the CPU stack that allocated it (CUDA\n"
+	    "                         allocation calls probed): peak, leaks, churn\n"
+	    "      --no-nccl          do not probe libnccl (probed by default where the\n"
+	    "                         target maps it: collectives by stack and size)\n"
+	    "      --unwind MODE[,BYTES]\n"
+	    "                         user stacks by fp (frame pointers), dwarf (CFI\n"
+	    "                         over a BYTES copy of the stack, default 16384) or\n"
+	    "                         auto (dwarf, completed by frame pointers; default)\n"
+	    "      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
+	    "                         threads wait, weighted by time blocked) or wall\n"
+	    "                         (both, in microseconds: each thread sums to its\n"
+	    "                         wall-clock time)\n"
+	    "      --off-cpu          the same as --mode off-cpu\n"
+	    "      --off-cpu-min USEC waits shorter than USEC microseconds are counted\n"
+	    "                         but get no stack (default 10)\n"
+	    "  -v, --verbose          more detail on stderr\n"
+	    "  -h, --help             show this help\n"
+	    "      --version          show the version\n");
 }
 
 #define MIN_STACK_COPY 512
@@ -180,20 +182,6 @@ static int parse_unwind(const char *text, struct session_options *options)
 		return 0;
 	}
 	return -EINVAL;
-}
-
-/* Whether -o is a pattern: %p (PID), %r (rank), %h (host name), %%. */
-static bool is_pattern(const char *path)
-{
-	return path && (strstr(path, "%p") || strstr(path, "%r") || strstr(path, "%h"));
-}
-
-static bool valid_pattern(const char *path)
-{
-	for (const char *c = strchr(path, '%'); c; c = strchr(c + 2, '%'))
-		if (!c[1] || !strchr("prh%", c[1]))
-			return false;
-	return true;
 }
 
 /* "PID[,PID...]" into the session's first PID and the others.  0 or
@@ -385,7 +373,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			env->output_path = optarg;
-			if (!valid_pattern(optarg)) {
+			if (!output_pattern__valid(optarg)) {
 				report__error("invalid -o name '%s': %% is followed by p (PID), r "
 					      "(rank), h (host name) or %%",
 					      optarg);
@@ -418,9 +406,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				env->memory_view_set = true;
 				break;
 			} else {
-				report__error("invalid view '%s' for --view: expected cpu, gpu, all, "
-					      "memory-peak, memory-leaks, memory-alloc or nccl",
-					      optarg);
+				report__error(
+				    "invalid view '%s' for --view: expected cpu, gpu, all, "
+				    "memory-peak, memory-leaks, memory-alloc or nccl",
+				    optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -677,124 +666,6 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 		report__warn("the profile is kept in %s", path);
 }
 
-static int expand_pattern(const char *pattern, pid_t pid, int rank, char *out, size_t size)
-{
-	char host[256] = "localhost";
-	size_t n = 0;
-
-	gethostname(host, sizeof(host) - 1);
-	host[sizeof(host) - 1] = '\0';
-	for (const char *c = pattern; *c; c++) {
-		char piece[300];
-
-		if (*c != '%' || !c[1]) {
-			piece[0] = *c;
-			piece[1] = '\0';
-		} else {
-			switch (*++c) {
-			case 'p':
-				snprintf(piece, sizeof(piece), "%d", pid);
-				break;
-			case 'r':
-				/* A process without a rank goes by its PID. */
-				if (rank >= 0)
-					snprintf(piece, sizeof(piece), "%d", rank);
-				else
-					snprintf(piece, sizeof(piece), "pid%d", pid);
-				break;
-			case 'h':
-				snprintf(piece, sizeof(piece), "%s", host);
-				break;
-			default:
-				snprintf(piece, sizeof(piece), "%%");
-				break;
-			}
-		}
-		if (n + strlen(piece) >= size)
-			return -ENAMETOOLONG;
-		memcpy(out + n, piece, strlen(piece));
-		n += strlen(piece);
-	}
-	out[n] = '\0';
-	return 0;
-}
-
-/* The rank in the root frame of pid's stacks ("COMM [rank R]"), or -1. */
-static int rank_of_pid(const struct profile *p, uint32_t pid)
-{
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct sample *s = &p->samples[i];
-		const char *at;
-
-		if (p->threads[s->thread].pid != pid || !p->stacks[s->stack].depth)
-			continue;
-		at = strstr(p->frames[p->stacks[s->stack].frames[0]].name, " [rank ");
-		return at ? atoi(at + 7) : -1;
-	}
-	return -1;
-}
-
-/* -o with a pattern: one file per name it gives, each written atomically,
- * with every process whose name it is (all the processes of a rank, for
- * %r).  Returns 0 or -errno; the files written so far stay. */
-static int write_per_process(const struct profile_env *env, const struct profile *profile)
-{
-	size_t nr = 0, cap = profile->nr_threads ? profile->nr_threads : 1;
-	uint32_t *pids = calloc(cap, sizeof(*pids)), *group = calloc(cap, sizeof(*group));
-	char(*paths)[PATH_MAX] = calloc(cap, sizeof(*paths));
-	bool *done = calloc(cap, sizeof(*done));
-	int err = 0;
-
-	if (!pids || !group || !paths || !done) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < profile->nr_threads && !err; i++) {
-		size_t k = 0;
-
-		while (k < nr && pids[k] != profile->threads[i].pid)
-			k++;
-		if (k < nr)
-			continue;
-		pids[nr] = profile->threads[i].pid;
-		err = expand_pattern(env->output_path, pids[nr], rank_of_pid(profile, pids[nr]),
-				     paths[nr], sizeof(paths[nr]));
-		nr++;
-	}
-	for (size_t i = 0; i < nr && !err; i++) {
-		struct output_file file = {0};
-		struct profile *one = NULL;
-		size_t nr_group = 0;
-
-		if (done[i])
-			continue;
-		for (size_t k = i; k < nr; k++) {
-			if (!done[k] && !strcmp(paths[k], paths[i])) {
-				group[nr_group++] = pids[k];
-				done[k] = true;
-			}
-		}
-		err = profile__select_processes(profile, group, nr_group, &one);
-		if (!err)
-			err = output_file__open(&file, paths[i]);
-		if (!err)
-			err = output_file__commit(&file,
-						  output__write(one, env->format, env->view, file.stream));
-		if (err)
-			report__error("cannot write '%s': %s", paths[i], strerror(-err));
-		else
-			report__debug("wrote %zu process%s to %s", nr_group, nr_group > 1 ? "es" : "",
-				      paths[i]);
-		profile__free(one);
-	}
-out:
-	free(pids);
-	free(group);
-	free(paths);
-	free(done);
-	return err;
-}
-
 /*
  * What attach can tell before it starts: a zombie (every thread gone) and a
  * kernel thread give nothing to profile (1, with the reason); a stopped
@@ -897,11 +768,12 @@ static int run_profile(struct profile_env *env)
 		}
 		env->output_path = default_path;
 	}
-	if (is_pattern(env->output_path)) {
+	if (output_pattern__is_pattern(env->output_path)) {
 		/* Named per process at the end; check the directory now. */
 		char first[PATH_MAX];
 
-		err = expand_pattern(env->output_path, env->session.pid, 0, first, sizeof(first));
+		err = output_pattern__expand(env->output_path, env->session.pid, 0, first,
+					     sizeof(first));
 		if (!err)
 			err = output_file__open(&output, first);
 		output_file__abort(&output);
@@ -922,8 +794,8 @@ static int run_profile(struct profile_env *env)
 		goto cleanup;
 	}
 	if (env->gpu_memory) {
-		err = gpu_memory__open(&memory, session, env->session.pid,
-				       env->mode == MODE_RECORD);
+		err =
+		    gpu_memory__open(&memory, session, env->session.pid, env->mode == MODE_RECORD);
 		if (err) {
 			report__error("cannot load the GPU memory probes: %s",
 				      describe_bpf_error(err));
@@ -931,8 +803,7 @@ static int run_profile(struct profile_env *env)
 		}
 	}
 	if (env->nccl) {
-		err = nccl_probe__open(&nccl, session, env->session.pid,
-				       env->mode == MODE_RECORD);
+		err = nccl_probe__open(&nccl, session, env->session.pid, env->mode == MODE_RECORD);
 		if (err) {
 			report__warn("NCCL probes unavailable: %s", describe_bpf_error(err));
 			nccl = NULL;
@@ -962,8 +833,7 @@ static int run_profile(struct profile_env *env)
 		}
 	}
 	if (nccl && nccl_probe__attach(nccl)) {
-		report__warn("cannot probe libnccl in process %d; no NCCL calls",
-			     env->session.pid);
+		report__warn("cannot probe libnccl in process %d; no NCCL calls", env->session.pid);
 		nccl_probe__close(nccl);
 		nccl = NULL;
 	}
@@ -1045,8 +915,8 @@ static int run_profile(struct profile_env *env)
 		reap_child(&child, end == SESSION_END_STOPPED);
 	}
 	written = memory_profile ? memory_profile : profile;
-	if (is_pattern(env->output_path)) {
-		err = write_per_process(env, written);
+	if (output_pattern__is_pattern(env->output_path)) {
+		err = output_pattern__write(env->output_path, written, env->format, env->view);
 		if (err) {
 			keep_profile(env, written);
 			goto cleanup;
