@@ -433,6 +433,15 @@ static int injection__run(struct injection *injection)
 				err = safe < 0 ? safe : -EAGAIN;
 				continue;
 			}
+			if (status.seccomp == 2) {
+				err = seccomp_filter__allows_injection(injection->pid, tracee.tid,
+								       result);
+				if (err) {
+					tracee__release(&tracee, result);
+					free(tracee.fpu);
+					goto cleanup;
+				}
+			}
 			result->tid = tracee.tid;
 			result->interrupted_syscall = (long)tracee.saved.orig_rax;
 			result->interrupted_return =

@@ -68,7 +68,8 @@ struct inject_result {
  *   -EBUSY: already traced, or stopped by job control;
  *   -EAGAIN: no thread was in a safe state before the deadline;
  *   -ENOTSUP: a target this injector refuses (32-bit, no glibc libc.so.6,
- *	no dlopen in it, shadow stacks, seccomp strict mode, SIGSEGV
+ *	no dlopen in it, shadow stacks, seccomp strict mode or a filter that
+ *	would kill it on (or refuse) a call the injection makes, SIGSEGV
  *	blocked or ignored, page 0 mapped);
  *   -ELIBBAD: its dlopen() failed (result->message has dlerror());
  *   -EFAULT: the injected code faulted;

@@ -202,6 +202,10 @@ int tracee__save_fpu(struct tracee *tracee);
 int tracee__clean_fpu(struct tracee *tracee);
 void tracee__release(struct tracee *tracee, struct inject_result *result);
 int tracee__seize(struct tracee *tracee, unsigned long long deadline_ns);
+/* 0 when the seccomp filter of the stopped thread tid lets the injection's
+ * system calls through (or cannot be read); -ENOTSUP with the reason in
+ * result when it would kill the target or refuse a call it needs. */
+int seccomp_filter__allows_injection(pid_t pid, pid_t tid, struct inject_result *result);
 int tracee__is_safe(struct tracee *tracee, const struct process_maps *maps,
 		    struct inject_result *result);
 int tracee__write_strings(struct tracee *tracee, const struct inject_request *request,
