@@ -233,6 +233,9 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 		return err;
 	args[0] = path;
 	args[1] = RTLD_NOW | RTLD_LOCAL;
+	/* dlopen, dlerror, dlsym and dlclose hold the loader lock: cut off,
+	 * they would leave it held for good. */
+	tracee->let_finish = true;
 	err = tracee__call_checked(tracee, result, fn->dlopen, args, 2, &handle);
 	if (err)
 		return err;
@@ -259,6 +262,9 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 		return -ENOENT;
 	}
 
+	/* The start function is the agent's own: it starts a thread and
+	 * takes no loader lock, so a stuck one is cut off. */
+	tracee->let_finish = false;
 	args[0] = argument;
 	err = tracee__call_checked(tracee, result, start, args, 1, &ret);
 	if (err)
@@ -274,6 +280,7 @@ static void injection__tidy(struct injection *injection, struct tracee *tracee)
 
 	if (!tracee->stopped || !tracee->frame)
 		return;
+	tracee->let_finish = false;
 	/* The tidying gets its own time, even when the calls used up theirs. */
 	if (tracee->deadline_ns < inject__now_ns() + RECOVERY_MS * 1000000ULL)
 		tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;

@@ -73,7 +73,8 @@ struct inject_result {
  *	blocked or ignored, page 0 mapped);
  *   -ELIBBAD: its dlopen() failed (result->message has dlerror());
  *   -EFAULT: the injected code faulted;
- *   -ETIMEDOUT: a call did not return in time and was cut off.
+ *   -ETIMEDOUT: a call did not return in time and was cut off (a dlopen,
+ *	which holds the loader lock, is left to finish in the target instead).
  * Every failure after the target was stopped restores it and lets it go.
  * The one window this cannot cover: if the calling process is killed (and
  * the kernel detaches the thread) while the calls are under way, about a

@@ -144,6 +144,10 @@ struct tracee {
 	unsigned long strings;
 	int remote_memfd;
 	bool abandoned; /* a call was cut off by the deadline */
+	/* The call under way may hold the loader lock (dlopen, dlsym,
+	 * dlclose): past the deadline it is left to finish on its own and
+	 * return into the landing frame, never cut off. */
+	bool let_finish;
 	bool restart_block_clobbered;
 
 	siginfo_t held[MAX_HELD_SIGNALS];

@@ -286,6 +286,8 @@ static int tracee__interrupt(struct tracee *tracee)
 	return 0;
 }
 
+static int tracee__let_finish(struct tracee *tracee, struct inject_result *result);
+
 static int tracee__call_cut_off(struct tracee *tracee, struct inject_result *result,
 				unsigned long fn, long nr, const unsigned long *args, size_t nargs,
 				unsigned long *ret)
@@ -293,7 +295,10 @@ static int tracee__call_cut_off(struct tracee *tracee, struct inject_result *res
 	int err;
 
 	err = tracee__call(tracee, result, fn, nr, args, nargs, ret);
-	if (err == -ETIMEDOUT) {
+	if (err == -ETIMEDOUT && tracee->let_finish) {
+		if (tracee__let_finish(tracee, result))
+			tracee->stopped = false;
+	} else if (err == -ETIMEDOUT) {
 		inject_result__say(result,
 				   "a call into the target did not return in time; it was cut off");
 		if (tracee__interrupt(tracee))
@@ -449,6 +454,32 @@ static int tracee__leave_syscall_stop(struct tracee *tracee)
  * The registers go back last: until then the thread's next step is its
  * landing, which also puts back everything before them.
  */
+/*
+ * A call that must not be cut off ran past the deadline: stop the thread
+ * only to hand back the signals held from it, then let it go where it is.
+ * The call returns into the landing frame, which puts the thread's
+ * registers, FPU state, mask and errno back, as when llmprof is killed.
+ */
+static int tracee__let_finish(struct tracee *tracee, struct inject_result *result)
+{
+	unsigned int i;
+	int err;
+
+	inject_result__say(result, "the target's dlopen did not return in time; it was "
+				   "left to finish in the target, which stays as it is");
+	err = tracee__interrupt(tracee);
+	if (err)
+		return err;
+	for (i = 0; i < tracee->held_count; i++)
+		tracee__requeue(tracee, &tracee->held[i]);
+	tracee->held_count = 0;
+	if (ptrace(PTRACE_DETACH, tracee->tid, 0, 0) < 0)
+		return ptrace__error();
+	tracee->seized = false;
+	tracee->stopped = false;
+	return 0;
+}
+
 void tracee__release(struct tracee *tracee, struct inject_result *result)
 {
 	unsigned long signal = 0;

@@ -4,6 +4,9 @@
  * process and thread, to the file its argument names, and returns 42.
  * Argument: "PATH[;started][;sleep=MS][;thread][;pending][;exit]", options
  * acted on in order: started records that the call began.
+ * With PAYLOAD_CTOR_RECORD=FILE in the target's environment, loading the
+ * payload the first time sleeps PAYLOAD_CTOR_SLEEP_MS in its constructor
+ * (a slow dlopen) and then records "ctor done" to FILE.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -53,6 +56,18 @@ static void *payload_thread(void *arg)
 {
 	record("thread pid=%d tid=%d %s sigblk=%llx\n", "blocked", status_hex("SigBlk:"));
 	return NULL;
+}
+
+__attribute__((constructor)) static void payload_load(void)
+{
+	const char *path = getenv("PAYLOAD_CTOR_RECORD"), *sleep_ms = getenv("PAYLOAD_CTOR_SLEEP_MS");
+	long ms = sleep_ms ? atol(sleep_ms) : 0;
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	if (!path || access(path, F_OK) == 0 || snprintf(record_path, sizeof(record_path), "%s", path) >= (int)sizeof(record_path))
+		return;
+	nanosleep(&ts, NULL);
+	record("ctor done pid=%d tid=%d %s %llu\n", "-", 0);
 }
 
 int payload_start(const char *arg)
