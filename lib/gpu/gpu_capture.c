@@ -139,8 +139,9 @@ int gpu_capture__attach_record_probe(struct gpu_capture *gc, struct session *ses
 	return session__attach_launch_probe(session, path);
 }
 
-/* The agent's mapping in the target, as a path the probe can attach to. */
-static int agent_mapping_path(pid_t pid, char *path, size_t size)
+/* The mapping of the agent copy with this inode in the target, as a path
+ * the probe can attach to: never an older copy's. */
+static int agent_mapping_path(pid_t pid, unsigned long inode, char *path, size_t size)
 {
 	char maps_path[64], line[4096];
 	FILE *maps;
@@ -152,9 +153,11 @@ static int agent_mapping_path(pid_t pid, char *path, size_t size)
 		return -errno;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end;
+		unsigned long line_inode;
 
 		if (!strstr(line, "/memfd:" AGENT_MEMFD_NAME) ||
-		    sscanf(line, "%llx-%llx", &start, &end) != 2)
+		    sscanf(line, "%llx-%llx %*s %*s %*s %lu", &start, &end, &line_inode) != 3 ||
+		    (inode && line_inode != inode))
 			continue;
 		snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid, start, end);
 		err = 0;
@@ -170,6 +173,7 @@ int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t p
 	    .start_symbol = AGENT_START_SYMBOL,
 	    .argument = gpu_session__socket_name(gc->gpu),
 	    .memfd_name = AGENT_MEMFD_NAME,
+	    .reuse_loaded = true,
 	};
 	struct inject_result result = {0};
 	char cupti[4096], path[128];
@@ -190,13 +194,14 @@ int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t p
 			     strerror(-err), result.message[0] ? ": " : "", result.message);
 		return err;
 	}
-	report__debug("GPU agent loaded into process %d in %.1f ms (thread %d stopped %.1f ms)",
-		      pid, result.total_ns / 1e6, result.tid, result.stopped_ns / 1e6);
+	report__debug("GPU agent %s process %d in %.1f ms (thread %d stopped %.1f ms)",
+		      result.reused ? "already loaded: started again in" : "loaded into", pid,
+		      result.total_ns / 1e6, result.tid, result.stopped_ns / 1e6);
 	if (result.start_result)
 		report__warn("the GPU agent in process %d did not start (%d); CPU only", pid,
 			     result.start_result);
 	gc->active = true;
-	err = agent_mapping_path(pid, path, sizeof(path));
+	err = agent_mapping_path(pid, result.image_inode, path, sizeof(path));
 	if (!err)
 		err = session__attach_launch_probe(session, path);
 	if (err)

@@ -52,6 +52,7 @@ static int memfd__fill(pid_t pid, int remote_fd, const struct inject_request *re
 	char path[64], link[256], want[256];
 	const char *data = request->image;
 	size_t done = 0;
+	struct stat st;
 	ssize_t n;
 	int fd, err = 0;
 
@@ -70,6 +71,8 @@ static int memfd__fill(pid_t pid, int remote_fd, const struct inject_request *re
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (!fstat(fd, &st))
+		result->image_inode = (unsigned long)st.st_ino;
 	while (done < request->image_size) {
 		n = write(fd, data + done, request->image_size - done);
 		if (n < 0 && errno == EINTR)
@@ -213,6 +216,12 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	err = tracee__write_strings(tracee, request, &name, &symbol, &argument, &path);
 	if (err)
 		return err;
+	if (injection->loaded_start) {
+		/* The image is loaded already: only its start function runs. */
+		result->reused = true;
+		start = injection->loaded_start;
+		goto call_start;
+	}
 	args[0] = name;
 	args[1] = MFD_CLOEXEC;
 	err = tracee__syscall_checked(tracee, result, SYS_memfd_create, args, 2, &ret);
@@ -264,6 +273,7 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 
 	/* The start function is the agent's own: it starts a thread and
 	 * takes no loader lock, so a stuck one is cut off. */
+call_start:
 	tracee->let_finish = false;
 	args[0] = argument;
 	err = tracee__call_checked(tracee, result, start, args, 1, &ret);
@@ -340,7 +350,7 @@ static int injection__run(struct injection *injection)
 	deadline_ns = start_ns + (unsigned long long)timeout_ms * 1000000ULL;
 	quiet_until_ns = start_ns + QUIET_WINDOW_MS * 1000000ULL;
 
-	err = inject_image__check(request, result);
+	err = inject_image__check(request, result, &injection->start_offset);
 	if (err)
 		return err;
 	err = target_status__read(injection->pid, 0, &status);
@@ -383,6 +393,15 @@ static int injection__run(struct injection *injection)
 					result);
 	if (err)
 		return err;
+	if (request->reuse_loaded) {
+		unsigned long bias, inode;
+
+		if (!inject_image__find_loaded(injection->pid, &injection->maps, request, &bias,
+					       &inode)) {
+			injection->loaded_start = bias + injection->start_offset;
+			result->image_inode = inode;
+		}
+	}
 	snprintf(path, sizeof(path), "/proc/%d/mem", injection->pid);
 	mem_fd = open(path, O_RDWR | O_CLOEXEC);
 	if (mem_fd < 0)

@@ -36,6 +36,10 @@ struct inject_request {
 	 * the start function copies what it keeps.  NULL passes "". */
 	const char *argument;
 	const char *memfd_name; /* shown in the target's maps; NULL: "llmprof-agent" */
+	/* When the target already maps a copy of this very image (a
+	 * /memfd:NAME mapping with the same bytes), call its start function
+	 * there and load nothing: one copy however often llmprof attaches. */
+	bool reuse_loaded;
 	int timeout_ms;		/* the whole injection; 0: INJECT_DEFAULT_TIMEOUT_MS */
 	int hold_stopped_ms;	/* tests: keep the thread stopped this long first */
 };
@@ -52,6 +56,10 @@ struct inject_result {
 	/* Why it failed, when there is more to say than the errno (dlerror()
 	 * text, the unsafe state the target is left in). */
 	char message[256];
+	/* The inode of the image's memory file in the target (the maps column),
+	 * which tells its mapping from other copies; reused: it was there. */
+	unsigned long image_inode;
+	bool reused;
 };
 
 /*

@@ -161,6 +161,8 @@ struct injection {
 	struct inject_result *result;
 	struct process_maps maps;
 	struct target_functions functions;
+	unsigned long start_offset; /* the start symbol's value in the image */
+	unsigned long loaded_start; /* its address in a copy already loaded, or 0 */
 	int err;
 };
 
@@ -180,7 +182,13 @@ void target_maps__free(struct process_maps *maps);
 int target_maps__load(pid_t pid, struct process_maps *maps);
 const struct maps_entry *target_maps__find(const struct process_maps *maps, unsigned long address);
 void maps_entry__name(const struct maps_entry *entry, char *name, size_t size);
-int inject_image__check(const struct inject_request *request, struct inject_result *result);
+int inject_image__check(const struct inject_request *request, struct inject_result *result,
+			unsigned long *start_offset);
+/* A copy of the request's image the target maps already: the load bias of
+ * its first mapping and its inode, or -ENOENT. */
+int inject_image__find_loaded(pid_t pid, const struct process_maps *maps,
+			      const struct inject_request *request, unsigned long *bias,
+			      unsigned long *inode);
 int target_functions__resolve(pid_t pid, const struct process_maps *maps,
 			      struct target_functions *functions, struct inject_result *result);
 bool syscall__may_hold_locks(long nr);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/stat.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -444,7 +445,8 @@ static bool image__is_executable(Elf *elf)
 	return false;
 }
 
-int inject_image__check(const struct inject_request *request, struct inject_result *result)
+int inject_image__check(const struct inject_request *request, struct inject_result *result,
+			unsigned long *start_offset)
 {
 	unsigned long start = 0;
 	struct symbol_want want = {request->start_symbol, &start};
@@ -474,7 +476,63 @@ int inject_image__check(const struct inject_request *request, struct inject_resu
 				   request->start_symbol);
 		return -ENOENT;
 	}
+	*start_offset = start;
 	return 0;
+}
+
+/* Does the file open on fd hold exactly the image's bytes? */
+static bool file__equals(int fd, const void *image, size_t size)
+{
+	char buf[65536];
+	size_t done = 0;
+	struct stat st;
+
+	if (fstat(fd, &st) || (size_t)st.st_size != size)
+		return false;
+	while (done < size) {
+		ssize_t n = pread(fd, buf, size - done < sizeof(buf) ? size - done : sizeof(buf),
+				  (off_t)done);
+
+		if (n <= 0 || memcmp(buf, (const char *)image + done, (size_t)n))
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}
+
+static int maps__open_file(pid_t pid, const struct maps_entry *entry);
+
+int inject_image__find_loaded(pid_t pid, const struct process_maps *maps,
+			      const struct inject_request *request, unsigned long *bias,
+			      unsigned long *inode)
+{
+	const char *memfd_name = request->memfd_name ? request->memfd_name : "llmprof-agent";
+	char want[256];
+	size_t i;
+
+	snprintf(want, sizeof(want), "/memfd:%s (deleted)", memfd_name);
+	/* The newest copy last: an older llmprof's copy differs in its bytes. */
+	for (i = maps->count; i-- > 0;) {
+		const struct maps_entry *entry = &maps->entries[i];
+		struct stat st;
+		bool same;
+		int fd;
+
+		if (!entry->path || entry->offset || strcmp(entry->path, want))
+			continue;
+		fd = maps__open_file(pid, entry);
+		if (fd < 0)
+			continue;
+		same = file__equals(fd, request->image, request->image_size) && !fstat(fd, &st);
+		close(fd);
+		if (!same)
+			continue;
+		/* A shared object's first segment maps offset 0 at vaddr 0. */
+		*bias = entry->start;
+		*inode = (unsigned long)st.st_ino;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* Opens a mapped file as the target sees it, even in another mount namespace. */

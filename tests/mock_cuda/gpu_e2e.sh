@@ -170,13 +170,18 @@ fi
 [ "$mode" = attach ] || fail "mode $mode"
 start_bg "$MOCK_APP" --seconds 14 >"$WORK/app.out" 2>"$WORK/app.err"
 sleep 0.5
-for round in 1 2; do
+# Three attach/detach cycles in one process: later ones start the agent
+# copy that is loaded already (one copy in the maps), and the launch probe
+# is on that copy, so every round has its kernels under their launches.
+for round in 1 2 3; do
 	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -o "$WORK/attach$round.folded" 2>"$WORK/llmprof$round.err" ||
 		fail "attach $round exited $?: $(tail "$WORK/llmprof$round.err")"
 	grep -q "GPU summary" "$WORK/llmprof$round.err" ||
 		fail "attach $round: no GPU data: $(cat "$WORK/llmprof$round.err")"
 	check_folded "$WORK/attach$round.folded"
 	kill -0 "$BG_PID" 2>/dev/null || fail "the target died after attach $round"
+	copies=$(grep '/memfd:llmprof-agent' /proc/$BG_PID/maps | awk '{print $5}' | sort -u | wc -l)
+	[ "$copies" = 1 ] || fail "attach $round: $copies agent copies in the target"
 done
 # Two CUDA processes at once: each gets its own agent, and each one's
 # kernels stay under its own launches.
