@@ -63,6 +63,8 @@ static struct {
 	pthread_mutex_t deliver_lock;
 	bool hooked;
 	bool trace;
+	uint32_t version;  /* MOCK_CUPTI_VERSION, else CUPTI_API_VERSION */
+	bool finalized;	   /* cuptiFinalize has run once */
 
 	struct CUpti_Subscriber_st subscriber_storage;
 	struct CUpti_Subscriber_st *_Atomic subscriber;
@@ -474,6 +476,8 @@ static void mock_init(void)
 	pthread_t thread;
 
 	cupti.trace = getenv("MOCK_CUPTI_TRACE") != NULL;
+	cupti.version = getenv("MOCK_CUPTI_VERSION") ? (uint32_t)atoi(getenv("MOCK_CUPTI_VERSION"))
+						      : CUPTI_API_VERSION;
 	register_tool =
 	    (void (*)(const struct mock_cuda_tool *))dlsym(RTLD_DEFAULT, "mock_cuda_register_tool");
 	if (!register_tool)
@@ -500,6 +504,13 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 		return result;
 	if (!subscriber || (params && params->structSize < CUpti_SubscriberParams_STRUCT_SIZE))
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	/* CUPTI before 12.6 (API v24) can crash when a client subscribes
+	 * again after cuptiFinalize (with CUDA graphs in the process): this
+	 * one always does, so a client must not finalize there. */
+	if (cupti.finalized && cupti.version < 24) {
+		trace("subscribe after finalize on CUPTI v%u: crash", cupti.version);
+		abort();
+	}
 	pthread_mutex_lock(&cupti.lock);
 	if (atomic_load(&cupti.subscriber)) {
 		if (params && params->oldSubscriberName && params->oldSubscriberSize)
@@ -724,6 +735,7 @@ EXPORT CUptiResult cuptiFinalize(void)
 	if (ready())
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	trace("finalize in_callback=%d", in_callback);
+	cupti.finalized = true;
 	clear_callbacks();
 	for (int k = 0; k < MAX_KIND; k++)
 		atomic_store(&cupti.kinds[k], false);
@@ -754,7 +766,8 @@ EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 {
 	if (!version)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	*version = CUPTI_API_VERSION;
+	pthread_once(&init_once, mock_init);
+	*version = cupti.version ? cupti.version : CUPTI_API_VERSION;
 	return CUPTI_SUCCESS;
 }
 

@@ -492,7 +492,15 @@ static void enable_launch_callbacks(uint32_t enable)
 					    capture_driver_cbids[i]);
 }
 
-/* CUPTI asks that cuptiFinalize() run in an API exit callback. */
+/*
+ * CUPTI asks that cuptiFinalize() run in an API exit callback.  Before
+ * CUPTI 12.6 (API v24) subscribing again after a finalize can crash the
+ * process (with CUDA graphs), so there detach only unsubscribes (in
+ * session_teardown): CUPTI stays initialised and idle until the next
+ * attach subscribes again.
+ */
+#define CUPTI_VERSION_SAFE_FINALIZE 24
+
 static void finalize_in_callback(void)
 {
 	int expected = STATE_DETACHING;
@@ -909,6 +917,13 @@ static void session_teardown(bool graceful)
 	flush_everything(graceful);
 	enable_launch_callbacks(0);
 	socket_close();
+	if (agent.cupti.version < CUPTI_VERSION_SAFE_FINALIZE) {
+		atomic_store(&agent.state, STATE_FINALIZING);
+		agent.cupti.unsubscribe(agent.subscriber);
+		agent.subscriber = NULL;
+		atomic_store(&agent.state, STATE_IDLE);
+		return;
+	}
 	/* Any runtime or driver call's exit now finalizes. */
 	agent.cupti.enable_domain(1, agent.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
 	agent.cupti.enable_domain(1, agent.subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
