@@ -186,13 +186,17 @@ bool library_name__is_cuda(const char *name)
 /*
  * Libraries a computing thread must not be stopped inside: it could hold
  * their internal locks (malloc arenas, the loader lock, the unwinder's, the
- * CUDA driver's) that dlopen or the agent take again.
+ * CUDA driver's) that dlopen or the agent take again.  The allocators that
+ * replace malloc (jemalloc, tcmalloc, mimalloc: common under PyTorch and
+ * inference servers) hold arena locks as glibc's does.
  */
 bool library_name__is_unsafe_to_interrupt(const char *name)
 {
 	return name__is_libc(name) || library_name__is_loader(name) || name__is_libdl(name) ||
 	       name__starts(name, "libpthread") || name__starts(name, "libgcc_s") ||
-	       name__starts(name, "libstdc++") || library_name__is_cuda(name);
+	       name__starts(name, "libstdc++") || library_name__is_cuda(name) ||
+	       name__starts(name, "libjemalloc") || name__starts(name, "libtcmalloc") ||
+	       name__starts(name, "libmimalloc");
 }
 
 void target_maps__free(struct process_maps *maps)

@@ -21,13 +21,15 @@
 #include <unistd.h>
 
 #include "gpu/inject.h"
+#include "gpu/inject_internal.h"
 #include "status.h"
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: inject_tool [--timeout-ms N] [--hold-ms N] [--require-cuda] PID "
 			"LIBRARY SYMBOL ARG\n"
-			"       inject_tool --has-cuda PID\n");
+			"       inject_tool --has-cuda PID\n"
+			"       inject_tool --unsafe-library NAME\n");
 	exit(2);
 }
 
@@ -99,6 +101,9 @@ int main(int argc, char **argv)
 			request.hold_stopped_ms = parse_number(argv[++i], "--hold-ms", 0, 600000);
 		} else if (strcmp(argv[i], "--require-cuda") == 0) {
 			require_cuda = true;
+		} else if (strcmp(argv[i], "--unsafe-library") == 0 && i + 2 == argc) {
+			printf("%d\n", library_name__is_unsafe_to_interrupt(argv[i + 1]));
+			return 0;
 		} else if (strcmp(argv[i], "--has-cuda") == 0 && i + 2 == argc) {
 			pid = parse_number(argv[i + 1], "PID", 1, INT_MAX);
 			err = inject__process_has_cuda(pid, &has_cuda, cupti, sizeof(cupti));
