@@ -49,7 +49,7 @@ extern const size_t gpu_memory_nr_calls;
 
 /* One recorded call. */
 struct memory_event {
-	uint64_t time_ns; /* when it returned */
+	uint64_t time_ns;  /* when it returned */
 	uint64_t start_ns; /* when it was entered */
 	uint64_t size, address, handle;
 	int64_t result;

@@ -390,8 +390,7 @@ static json_t *memory_facts_json(const struct memory_facts *m)
 {
 	json_t *facts = json_object(), *sites = json_array();
 
-	if (!facts || !sites ||
-	    set_new(facts, "peak", json_integer(m->peak)) ||
+	if (!facts || !sites || set_new(facts, "peak", json_integer(m->peak)) ||
 	    set_new(facts, "endLive", json_integer(m->end_live)) ||
 	    set_new(facts, "allocated", json_integer(m->allocated)) ||
 	    set_new(facts, "allocations", json_integer(m->nr_allocs)) ||
@@ -407,7 +406,7 @@ static json_t *memory_facts_json(const struct memory_facts *m)
 
 		if (append_new(sites, site) ||
 		    set_new(site, "kind",
-			    json_string(s->kind == MEMORY_SITE_FAILED	   ? "failed"
+			    json_string(s->kind == MEMORY_SITE_FAILED	  ? "failed"
 					: s->kind == MEMORY_SITE_FREQUENT ? "frequent"
 									  : "live")) ||
 		    set_new(site, "call", json_text(s->call)) ||
