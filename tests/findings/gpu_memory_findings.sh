@@ -50,6 +50,12 @@ assert "allocator-churn" not in f, f
 grep -q "GPU out of memory: 1 allocation failed (cudaMalloc of 1.0 TiB)" "$WORK/oom.err" ||
 	fail "no failure finding at the end of record: $(cat "$WORK/oom.err")"
 
+# The accounting survives a speedscope round trip (convert reads and writes it).
+"$LLMPROF" convert -f speedscope -o "$WORK/oom2.json" "$WORK/oom.json" || fail "convert"
+"$LLMPROF" report --findings -f json "$WORK/oom2.json" >"$WORK/oom2.out" || fail "report converted"
+cmp -s <(grep -o '"findings":.*"rules"' "$WORK/oom.out") <(grep -o '"findings":.*"rules"' "$WORK/oom2.out") ||
+	fail "findings changed in a round trip: $(cat "$WORK/oom2.out")"
+
 findings leak --leak-steps 10
 check leak '
 o = f["memory-leak"]
