@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "findings/analysis.h"
 #include "profile/text_output.h"
@@ -40,13 +41,19 @@ static const char *bytes(char *buf, size_t size, uint64_t n)
 	return buf;
 }
 
+static bool is_out_of_memory(const struct memory_site *s)
+{
+	return s->error &&
+	       (strstr(s->error, "cudaErrorMemoryAllocation") || strstr(s->error, "OUT_OF_MEMORY"));
+}
+
 static int allocation_failure(struct analysis *a, struct rule_outcome *o)
 {
 	const struct memory_facts *m = &a->profile->memory;
 	const struct memory_site *worst = NULL;
 	char asked[32], peak[32], what[128] = "";
 	struct finding *f;
-	bool fragmented;
+	bool fragmented, oom;
 	int err;
 
 	if (!m->known)
@@ -55,10 +62,17 @@ static int allocation_failure(struct analysis *a, struct rule_outcome *o)
 	err = outcome__note(o, "%" PRIu64 " failed allocations (fires at 1)", m->nr_failed);
 	if (err || !m->nr_failed)
 		return err;
-	for (size_t i = 0; i < m->nr_sites; i++)
-		if (m->sites[i].kind == MEMORY_SITE_FAILED &&
-		    (!worst || m->sites[i].bytes > worst->bytes))
-			worst = &m->sites[i];
+	/* The largest out-of-memory request, else the largest request. */
+	for (size_t i = 0; i < m->nr_sites; i++) {
+		const struct memory_site *s = &m->sites[i];
+
+		if (s->kind != MEMORY_SITE_FAILED)
+			continue;
+		if (!worst || (is_out_of_memory(s) && !is_out_of_memory(worst)) ||
+		    (is_out_of_memory(s) == is_out_of_memory(worst) && s->bytes > worst->bytes))
+			worst = s;
+	}
+	oom = worst && is_out_of_memory(worst);
 	bytes(peak, sizeof(peak), m->peak);
 	bytes(asked, sizeof(asked), worst ? worst->bytes : 0);
 	if (worst)
@@ -68,7 +82,8 @@ static int allocation_failure(struct analysis *a, struct rule_outcome *o)
 	f = analysis__add_finding(
 	    a, "allocation-failure",
 	    worst && worst->bytes ? (double)worst->bytes / (worst->bytes + m->peak) : 1,
-	    "GPU memory", "GPU out of memory: %" PRIu64 " allocation%s failed%s", m->nr_failed,
+	    "GPU memory", "%s: %" PRIu64 " allocation%s failed%s",
+	    oom ? "GPU out of memory" : "GPU allocations fail", m->nr_failed,
 	    m->nr_failed == 1 ? "" : "s", what);
 	if (!f)
 		return -ENOMEM;
@@ -83,18 +98,23 @@ static int allocation_failure(struct analysis *a, struct rule_outcome *o)
 					asked, s->error ? s->error : "error", s->stack);
 	}
 	if (!err)
-		err = finding__evidence(
-		    f, "peak %s live before the failure; %" PRIu64 " frees in the run", peak,
-		    m->nr_frees);
+		err = finding__evidence(f, "the peak: %s live; %" PRIu64 " frees in the run", peak,
+					m->nr_frees);
 	fragmented = worst && m->nr_frees && m->peak &&
 		     worst->bytes <= FAILURE_FRAGMENTATION_SHARE * m->peak;
-	if (!err)
+	if (!err && !oom)
+		err =
+		    finding__suggest(f,
+				     "the calls fail with %s, which is not a lack of memory: check "
+				     "the device and the driver (nvidia-smi, CUDA_VISIBLE_DEVICES)",
+				     worst && worst->error ? worst->error : "an error");
+	else if (!err)
 		err = finding__suggest(
 		    f,
 		    "reduce the batch size (or the sequence length), or trade compute for memory "
 		    "with activation checkpointing (torch.utils.checkpoint)%s",
-		    fragmented ? "; the request is small beside the peak after many frees, so "
-				 "fragmentation is likely: with PyTorch set "
+		    fragmented ? "; the request is small beside the peak and the run frees "
+				 "memory, so fragmentation is likely: with PyTorch set "
 				 "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 			       : "");
 	return err;

@@ -472,6 +472,17 @@ static void test_memory_rules(void)
 	EXPECT(f && f->suggestion && !strstr(f->suggestion, "expandable_segments"),
 	       "fragmentation named for a huge request");
 	findings__free(fs);
+	/* A failure that is no lack of memory says so. */
+	free(p->memory.sites[p->memory.nr_sites - 1].error);
+	p->memory.sites[p->memory.nr_sites - 1].error = strdup("cudaErrorNoDevice (100)");
+	fs = check(p, "allocation-failure", 1024.0 * 1024 / (1024 * 1024 + 112));
+	f = fs ? find(fs, "allocation-failure") : NULL;
+	EXPECT(f && !strncmp(f->title, "GPU allocations fail: ", 22), "title: %s",
+	       f ? f->title : "");
+	EXPECT(f && f->suggestion && strstr(f->suggestion, "nvidia-smi") &&
+		   !strstr(f->suggestion, "batch"),
+	       "suggestion: %s", f && f->suggestion ? f->suggestion : "");
+	findings__free(fs);
 	profile__free(p);
 
 	/* Churn: at the count threshold and the rate; cost is the time in
