@@ -325,7 +325,13 @@ static int run_rules(struct analysis *a, const struct rule *rules, size_t nr)
 
 		o->rule = rules[i].id;
 		o->summary = rules[i].summary;
-		err = rules[i].run(a, o);
+		/* The CPU rules weigh time; a memory or NCCL view weighs bytes. */
+		if (rules == cpu_rules && a->profile->unit == UNIT_BYTES)
+			err = outcome__note(o, "%s",
+					    "needs CPU time (this profile weighs bytes: GPU memory "
+					    "or NCCL)");
+		else
+			err = rules[i].run(a, o);
 		if (err)
 			return err;
 		o->fired = fs->nr_items > before;

@@ -82,6 +82,8 @@ check healthy '
 assert not f, f
 for rule in ("allocation-failure", "allocator-churn", "memory-leak"):
     assert rules[rule]["ran"], rules[rule]
+# Bytes are no CPU time: the CPU rules say so rather than measure 0%.
+assert not rules["host-sync"]["ran"] and "weighs bytes" in rules["host-sync"]["note"], rules
 '
 if grep -q "^llmprof: findings" "$WORK/healthy.err"; then fail "findings on a healthy run: $(cat "$WORK/healthy.err")"; fi
 
