@@ -942,7 +942,7 @@ static int run_profile(struct profile_env *env)
 		gpu_memory__print_summary(memory);
 	nccl_probe__print_summary(nccl);
 	/* A failure to analyse loses no data: the profile is written. */
-	if (!memory_profile && findings__print_top(profile, SUMMARY_TOP_FINDINGS))
+	if (findings__print_top(written, SUMMARY_TOP_FINDINGS))
 		report__warn("not enough memory to look for findings");
 	status = EXIT_OK;
 cleanup:

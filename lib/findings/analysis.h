@@ -40,6 +40,8 @@ extern const struct rule cpu_rules[];
 extern const size_t nr_cpu_rules;
 extern const struct rule gpu_rules[];
 extern const size_t nr_gpu_rules;
+extern const struct rule memory_rules[];
+extern const size_t nr_memory_rules;
 
 /* Name patterns: "name" matches the name exactly or followed by '(' (C++
  * arguments) or '@'; "prefix*" a prefix; "*part*" a substring. */

@@ -262,6 +262,9 @@ static int survey(struct analysis *a)
 			a->is_gpu_stack[i] = true;
 			continue;
 		}
+		/* Bytes (GPU memory, NCCL) are no CPU time. */
+		if (p->unit == UNIT_BYTES)
+			continue;
 		a->cpu_weight += s->weight;
 		if (!strncmp(analysis__leaf_name(p, i), OFF_CPU_PREFIX, strlen(OFF_CPU_PREFIX))) {
 			a->is_off_cpu_stack[i] = true;
@@ -322,7 +325,13 @@ static int run_rules(struct analysis *a, const struct rule *rules, size_t nr)
 
 		o->rule = rules[i].id;
 		o->summary = rules[i].summary;
-		err = rules[i].run(a, o);
+		/* The CPU rules weigh time; a memory or NCCL view weighs bytes. */
+		if (rules == cpu_rules && a->profile->unit == UNIT_BYTES)
+			err = outcome__note(o, "%s",
+					    "needs CPU time (this profile weighs bytes: GPU memory "
+					    "or NCCL)");
+		else
+			err = rules[i].run(a, o);
 		if (err)
 			return err;
 		o->fired = fs->nr_items > before;
@@ -339,7 +348,7 @@ int findings__analyze(const struct profile *p, struct findings **out)
 	if (!fs)
 		return -ENOMEM;
 	a.findings = fs;
-	fs->rules = calloc(nr_cpu_rules + nr_gpu_rules, sizeof(*fs->rules));
+	fs->rules = calloc(nr_cpu_rules + nr_gpu_rules + nr_memory_rules, sizeof(*fs->rules));
 	if (!fs->rules)
 		goto fail;
 	err = survey(&a);
@@ -348,6 +357,8 @@ int findings__analyze(const struct profile *p, struct findings **out)
 	err = run_rules(&a, cpu_rules, nr_cpu_rules);
 	if (!err)
 		err = run_rules(&a, gpu_rules, nr_gpu_rules);
+	if (!err)
+		err = run_rules(&a, memory_rules, nr_memory_rules);
 	if (err)
 		goto fail;
 	if (fs->nr_items > 1)

@@ -287,6 +287,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 		return err;
 	event = &m->events[m->nr_events++];
 	event->time_ns = e->time_ns;
+	event->start_ns = e->detail[GPU_MEMORY_DETAIL_START_NS];
 	event->size = e->detail[GPU_MEMORY_DETAIL_SIZE];
 	event->address = e->detail[GPU_MEMORY_DETAIL_ADDRESS];
 	event->handle = e->detail[GPU_MEMORY_DETAIL_HANDLE];

@@ -50,6 +50,11 @@ static bool is_alloc(const struct memory_event *e)
 		shape == GPU_MEMORY_CREATE);
 }
 
+bool gpu_memory__is_alloc(const struct memory_event *e)
+{
+	return is_alloc(e);
+}
+
 static bool is_live_alloc(const struct memory_event *e)
 {
 	return is_alloc(e) && !e->result && e->address;
@@ -343,6 +348,9 @@ int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, s
 			goto fail;
 		profile__add_weight(p, id, d->before);
 	}
+	err = gpu_memory__facts(m, p);
+	if (err)
+		goto fail;
 	free(map.ids);
 	*out = p;
 	return 0;
@@ -425,7 +433,7 @@ static bool select_failed(const struct gpu_memory *m, const struct memory_event 
 	return is_alloc(e) && e->result;
 }
 
-static const char *error_name(const struct memory_event *e)
+const char *gpu_memory__error_name(const struct memory_event *e)
 {
 	bool runtime = gpu_memory_calls[e->call].library == LIBRARY_RUNTIME;
 
@@ -520,7 +528,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
 		report__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s", rows[k].count,
-			     gpu_memory_calls[e->call].name, bytes, error_name(e), e->result,
+			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e), e->result,
 			     stack);
 	}
 	free(rows);

@@ -7,6 +7,7 @@
 #ifndef LLMPROF_GPU_MEMORY_INTERNAL_H
 #define LLMPROF_GPU_MEMORY_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -48,7 +49,8 @@ extern const size_t gpu_memory_nr_calls;
 
 /* One recorded call. */
 struct memory_event {
-	uint64_t time_ns; /* when it returned */
+	uint64_t time_ns;  /* when it returned */
+	uint64_t start_ns; /* when it was entered */
 	uint64_t size, address, handle;
 	int64_t result;
 	int32_t device;
@@ -101,5 +103,11 @@ struct gpu_memory {
 };
 
 int gpu_memory__account(struct gpu_memory *memory);
+/* Fills profile->memory from the accounting (gpu_memory_facts.c). */
+int gpu_memory__facts(const struct gpu_memory *memory, struct profile *profile);
+/* "cudaErrorMemoryAllocation": a failed call's result by name. */
+const char *gpu_memory__error_name(const struct memory_event *event);
+/* Whether the call allocates (successfully or not). */
+bool gpu_memory__is_alloc(const struct memory_event *event);
 
 #endif /* LLMPROF_GPU_MEMORY_INTERNAL_H */

@@ -132,9 +132,45 @@ void profile__free(struct profile *p)
 	free(p->threads);
 	free(p->samples);
 	free(p->gpu);
+	for (size_t i = 0; i < p->memory.nr_sites; i++) {
+		free(p->memory.sites[i].call);
+		free(p->memory.sites[i].stack);
+		free(p->memory.sites[i].location);
+		free(p->memory.sites[i].error);
+	}
+	free(p->memory.sites);
 	free(p->name);
 	free(p->exporter);
 	free(p);
+}
+
+static int copy_text(char **to, const char *from)
+{
+	*to = from ? strdup(from) : NULL;
+	return !from || *to ? 0 : -ENOMEM;
+}
+
+int profile__add_memory_site(struct profile *p, const struct memory_site *site)
+{
+	struct memory_facts *m = &p->memory;
+	struct memory_site *s;
+
+	if (array__grow((void **)&m->sites, &m->cap_sites, m->nr_sites + 1, sizeof(*m->sites)))
+		return -ENOMEM;
+	s = &m->sites[m->nr_sites];
+	*s = *site;
+	s->call = s->stack = s->location = s->error = NULL;
+	if (copy_text(&s->call, site->call ? site->call : "") ||
+	    copy_text(&s->stack, site->stack ? site->stack : "") ||
+	    copy_text(&s->location, site->location) || copy_text(&s->error, site->error)) {
+		free(s->call);
+		free(s->stack);
+		free(s->location);
+		free(s->error);
+		return -ENOMEM;
+	}
+	m->nr_sites++;
+	return 0;
 }
 
 static bool str_eq(const char *a, const char *b)

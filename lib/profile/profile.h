@@ -91,6 +91,39 @@ struct gpu_activity {
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
 };
 
+/* GPU memory (--gpu-memory): the accounting behind a memory view, which
+ * the view's stacks alone do not say, for the findings.  Sites name the
+ * calls worth a finding: failed allocations, and memory still live at the
+ * end, by the stack that allocated it. */
+enum memory_site_kind {
+	MEMORY_SITE_FAILED = 0,
+	MEMORY_SITE_LIVE_AT_END,
+	MEMORY_SITE_FREQUENT, /* the stacks that allocate most often */
+};
+
+struct memory_site {
+	enum memory_site_kind kind;
+	char *call;	/* "cudaMalloc" */
+	char *stack;	/* innermost first: "try_huge_batch < main" */
+	char *location; /* the innermost Python frame, or NULL */
+	char *error;	/* failed: "cudaErrorMemoryAllocation (2)", else NULL */
+	uint64_t bytes; /* failed: the largest size asked; else the bytes */
+	uint64_t count;
+	uint64_t first_ns, last_ns; /* since profile->start_ns */
+};
+
+struct memory_facts {
+	bool known;
+	uint64_t peak;	   /* the highest device's peak, pinned host memory aside */
+	uint64_t end_live; /* on every device */
+	uint64_t allocated, nr_allocs, nr_frees, nr_failed;
+	uint64_t call_ns; /* time inside the outermost allocation and free calls */
+	uint64_t duration_ns; /* of the profile the calls were recorded in */
+	uint64_t span_ns;     /* from the first recorded call to the last */
+	struct memory_site *sites;
+	size_t nr_sites, cap_sites;
+};
+
 struct hash_index; /* private open-addressing index */
 
 struct profile {
@@ -124,6 +157,7 @@ struct profile {
 	size_t nr_samples, cap_samples;
 	struct gpu_activity *gpu;
 	size_t nr_gpu, cap_gpu;
+	struct memory_facts memory;
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;
@@ -146,6 +180,8 @@ int profile__add_sample(struct profile *profile, uint32_t thread, uint32_t stack
 /* Adds weight to a stack without a timeline entry (folded input). */
 void profile__add_weight(struct profile *profile, uint32_t stack, uint64_t weight);
 int profile__add_gpu(struct profile *profile, const struct gpu_activity *activity);
+/* Appends a copy of the site (its strings duplicated); 0 or -ENOMEM. */
+int profile__add_memory_site(struct profile *profile, const struct memory_site *site);
 
 uint64_t profile__total_weight(const struct profile *profile);
 /* True when the stack ends in GPU activity (a FRAME_GPU leaf). */

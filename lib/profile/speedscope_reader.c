@@ -551,6 +551,99 @@ static int profile_element(struct json_reader *r, size_t index, void *ctx)
 	return err;
 }
 
+/* A count or size in llmprof's GPU memory facts. */
+static int take_count(struct json_reader *r, const char *what, uint64_t *out)
+{
+	double value;
+	int err = json__take_number(r, what, &value);
+
+	if (err)
+		return err;
+	if (value < 0 || value > 1.8e19)
+		return json__error(r, "%s is out of range", what);
+	*out = (uint64_t)value;
+	return 0;
+}
+
+static int memory_site_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct memory_site *s = ctx;
+	char *kind = NULL;
+	int err;
+
+	if (!strcmp(key, "kind") && r->token == JSON_STRING) {
+		err = json__take_string(r, "a memory site's \"kind\"", &kind);
+		if (!err)
+			s->kind = !strcmp(kind, "failed")     ? MEMORY_SITE_FAILED
+				  : !strcmp(kind, "frequent") ? MEMORY_SITE_FREQUENT
+							      : MEMORY_SITE_LIVE_AT_END;
+		free(kind);
+		return err;
+	}
+	if (!strcmp(key, "call") && r->token == JSON_STRING && !s->call)
+		return json__take_string(r, "a memory site's \"call\"", &s->call);
+	if (!strcmp(key, "stack") && r->token == JSON_STRING && !s->stack)
+		return json__take_string(r, "a memory site's \"stack\"", &s->stack);
+	if (!strcmp(key, "location") && r->token == JSON_STRING && !s->location)
+		return json__take_string(r, "a memory site's \"location\"", &s->location);
+	if (!strcmp(key, "error") && r->token == JSON_STRING && !s->error)
+		return json__take_string(r, "a memory site's \"error\"", &s->error);
+	if (!strcmp(key, "bytes"))
+		return take_count(r, "a memory site's \"bytes\"", &s->bytes);
+	if (!strcmp(key, "count"))
+		return take_count(r, "a memory site's \"count\"", &s->count);
+	if (!strcmp(key, "firstNs"))
+		return take_count(r, "a memory site's \"firstNs\"", &s->first_ns);
+	if (!strcmp(key, "lastNs"))
+		return take_count(r, "a memory site's \"lastNs\"", &s->last_ns);
+	return json__skip(r);
+}
+
+static int memory_site_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct speedscope_parser *j = parser_of(r);
+	struct memory_site s = {0};
+	int err = json__object(r, "a memory site", memory_site_member, &s);
+
+	(void)index;
+	(void)ctx;
+	if (!err)
+		err = profile__add_memory_site(j->profile, &s);
+	free(s.call);
+	free(s.stack);
+	free(s.location);
+	free(s.error);
+	return err;
+}
+
+static int memory_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct memory_facts *m = &parser_of(r)->profile->memory;
+	static const struct {
+		const char *key;
+		size_t offset;
+	} counts[] = {
+	    {"peak", offsetof(struct memory_facts, peak)},
+	    {"endLive", offsetof(struct memory_facts, end_live)},
+	    {"allocated", offsetof(struct memory_facts, allocated)},
+	    {"allocations", offsetof(struct memory_facts, nr_allocs)},
+	    {"frees", offsetof(struct memory_facts, nr_frees)},
+	    {"failed", offsetof(struct memory_facts, nr_failed)},
+	    {"callNs", offsetof(struct memory_facts, call_ns)},
+	    {"durationNs", offsetof(struct memory_facts, duration_ns)},
+	    {"spanNs", offsetof(struct memory_facts, span_ns)},
+	};
+
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (!strcmp(key, counts[i].key))
+			return take_count(r, "a GPU memory figure",
+					  (uint64_t *)((char *)m + counts[i].offset));
+	if (!strcmp(key, "sites"))
+		return json__array(r, "\"sites\"", memory_site_element, NULL);
+	return json__skip(r);
+}
+
 static int document_member(struct json_reader *r, const char *key, void *ctx)
 {
 	struct speedscope_parser *j = parser_of(r);
@@ -566,6 +659,10 @@ static int document_member(struct json_reader *r, const char *key, void *ctx)
 		return json__take_string(&j->r, "\"name\"", &j->profile->name);
 	if (!strcmp(key, "exporter") && j->r.token == JSON_STRING)
 		return json__take_string(&j->r, "\"exporter\"", &j->profile->exporter);
+	if (!strcmp(key, "llmprofGpuMemory") && j->r.token == JSON_OBJECT_BEGIN) {
+		j->profile->memory.known = true;
+		return json__object(&j->r, "\"llmprofGpuMemory\"", memory_member, NULL);
+	}
 	return json__skip(&j->r);
 }
 

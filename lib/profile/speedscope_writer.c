@@ -384,6 +384,50 @@ static int group_by_thread(struct speedscope_writer *w)
 	return 0;
 }
 
+/* The GPU memory accounting a memory view carries (profile->memory), under
+ * a key of ours that speedscope ignores. */
+static json_t *memory_facts_json(const struct memory_facts *m)
+{
+	json_t *facts = json_object(), *sites = json_array();
+
+	if (!facts || !sites || set_new(facts, "peak", json_integer(m->peak)) ||
+	    set_new(facts, "endLive", json_integer(m->end_live)) ||
+	    set_new(facts, "allocated", json_integer(m->allocated)) ||
+	    set_new(facts, "allocations", json_integer(m->nr_allocs)) ||
+	    set_new(facts, "frees", json_integer(m->nr_frees)) ||
+	    set_new(facts, "failed", json_integer(m->nr_failed)) ||
+	    set_new(facts, "callNs", json_integer(m->call_ns)) ||
+	    set_new(facts, "durationNs", json_integer(m->duration_ns)) ||
+	    set_new(facts, "spanNs", json_integer(m->span_ns)))
+		goto fail;
+	for (size_t i = 0; i < m->nr_sites; i++) {
+		const struct memory_site *s = &m->sites[i];
+		json_t *site = json_object();
+
+		if (append_new(sites, site) ||
+		    set_new(site, "kind",
+			    json_string(s->kind == MEMORY_SITE_FAILED	  ? "failed"
+					: s->kind == MEMORY_SITE_FREQUENT ? "frequent"
+									  : "live")) ||
+		    set_new(site, "call", json_text(s->call)) ||
+		    set_new(site, "stack", json_text(s->stack)) ||
+		    (s->location && set_new(site, "location", json_text(s->location))) ||
+		    (s->error && set_new(site, "error", json_text(s->error))) ||
+		    set_new(site, "bytes", json_integer(s->bytes)) ||
+		    set_new(site, "count", json_integer(s->count)) ||
+		    set_new(site, "firstNs", json_integer(s->first_ns)) ||
+		    set_new(site, "lastNs", json_integer(s->last_ns)))
+			goto fail;
+	}
+	if (!json_object_set_new(facts, "sites", sites))
+		return facts;
+	sites = NULL;
+fail:
+	json_decref(sites);
+	json_decref(facts);
+	return NULL;
+}
+
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
 	struct speedscope_writer w = {.profile = p, .view = view};
@@ -435,7 +479,8 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 	    json_object_set(root, "profiles", w.profiles) ||
 	    set_new(root, "name", json_text(p->name ? p->name : "llmprof profile")) ||
 	    set_new(root, "activeProfileIndex", json_integer(0)) ||
-	    set_new(root, "exporter", json_string("llmprof " LLMPROF_VERSION)))
+	    set_new(root, "exporter", json_string("llmprof " LLMPROF_VERSION)) ||
+	    (p->memory.known && set_new(root, "llmprofGpuMemory", memory_facts_json(&p->memory))))
 		goto cleanup;
 	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(12)) ||
 	    fputc('\n', out) == EOF) {

@@ -40,7 +40,7 @@ PY
 # Nothing wrong in a C program that only computes.
 "$LLMPROF" record -F 199 -o "$WORK/c.folded" -- "$FIXTURES/ground_truth" 1 >/dev/null 2>"$WORK/c.err" ||
 	fail "record C failed"
-if grep -q 'findings' "$WORK/c.err"; then fail "findings on a healthy C program: $(cat "$WORK/c.err")"; fi
+if grep -q '^llmprof: findings' "$WORK/c.err"; then fail "findings on a healthy C program: $(cat "$WORK/c.err")"; fi
 "$LLMPROF" report --findings "$WORK/c.folded" | grep -q 'No rule found a problem' ||
 	fail "report --findings on a healthy profile"
 

@@ -396,6 +396,161 @@ static void test_order_and_writers(void)
 	profile__free(p);
 }
 
+#define MiB (1024ULL * 1024)
+
+/* A memory profile's accounting, as gpu_memory__facts() fills it. */
+static struct profile *memory_profile(uint64_t peak, uint64_t allocs, uint64_t allocated,
+				      double seconds)
+{
+	struct profile *p = new_profile(UNIT_BYTES, seconds);
+
+	weigh(p, "app;main;load;[gpu-mem] cudaMalloc 64.0 MiB", peak);
+	p->memory.known = true;
+	p->memory.peak = peak;
+	p->memory.nr_allocs = allocs;
+	p->memory.nr_frees = allocs;
+	p->memory.allocated = allocated;
+	p->memory.duration_ns = p->duration_ns;
+	p->memory.span_ns = p->duration_ns;
+	return p;
+}
+
+static void site(struct profile *p, enum memory_site_kind kind, const char *call, uint64_t bytes,
+		 uint64_t count, double first_s, double last_s, const char *error)
+{
+	struct memory_site s = {
+	    .kind = kind,
+	    .call = (char *)call,
+	    .stack = (char *)"alloc_here < main",
+	    .location = (char *)"step (train.py:12)",
+	    .error = (char *)error,
+	    .bytes = bytes,
+	    .count = count,
+	    .first_ns = first_s * 1e9,
+	    .last_ns = last_s * 1e9,
+	};
+
+	profile__add_memory_site(p, &s);
+}
+
+static void test_memory_rules(void)
+{
+	struct profile *p = memory_profile(112 * MiB, 5, 120 * MiB, 1);
+	struct findings *fs;
+	const struct finding *f;
+
+	/* Healthy: nothing failed, little churn, nothing grows. */
+	site(p, MEMORY_SITE_LIVE_AT_END, "cudaMalloc", 64 * MiB, 1, 0.1, 0.1, NULL);
+	fs = check(p, "allocation-failure", -1);
+	findings__free(fs);
+	fs = check(p, "allocator-churn", -1);
+	findings__free(fs);
+	fs = check(p, "memory-leak", -1);
+	EXPECT(fs && outcome(fs, "memory-leak")->ran, "memory-leak did not run");
+	findings__free(fs);
+
+	/* One failure of 16 MiB beside a 112 MiB peak after frees: cost
+	 * 16 / (16 + 112), and fragmentation is named. */
+	p->memory.nr_failed = 1;
+	site(p, MEMORY_SITE_FAILED, "cudaMalloc", 16 * MiB, 1, 0.5, 0.5,
+	     "cudaErrorMemoryAllocation (2)");
+	fs = check(p, "allocation-failure", 16.0 / 128);
+	f = fs ? find(fs, "allocation-failure") : NULL;
+	EXPECT(f && strstr(f->title, "cudaMalloc of 16.0 MiB"), "title: %s", f ? f->title : "");
+	EXPECT(f && f->location && !strcmp(f->location, "step (train.py:12)"), "location");
+	EXPECT(evidence_has(f, "1 x cudaMalloc of 16.0 MiB: cudaErrorMemoryAllocation (2) at "
+			       "alloc_here < main"),
+	       "failure evidence");
+	EXPECT(f && f->suggestion && strstr(f->suggestion, "expandable_segments:True") &&
+		   strstr(f->suggestion, "checkpoint"),
+	       "suggestion: %s", f && f->suggestion ? f->suggestion : "");
+	findings__free(fs);
+	/* A request larger than the peak is no fragmentation. */
+	p->memory.sites[p->memory.nr_sites - 1].bytes = 1024 * 1024 * MiB;
+	fs = check(p, "allocation-failure", 1024.0 * 1024 / (1024 * 1024 + 112));
+	f = fs ? find(fs, "allocation-failure") : NULL;
+	EXPECT(f && f->suggestion && !strstr(f->suggestion, "expandable_segments"),
+	       "fragmentation named for a huge request");
+	findings__free(fs);
+	/* A failure that is no lack of memory says so. */
+	free(p->memory.sites[p->memory.nr_sites - 1].error);
+	p->memory.sites[p->memory.nr_sites - 1].error = strdup("cudaErrorNoDevice (100)");
+	fs = check(p, "allocation-failure", 1024.0 * 1024 / (1024 * 1024 + 112));
+	f = fs ? find(fs, "allocation-failure") : NULL;
+	EXPECT(f && !strncmp(f->title, "GPU allocations fail: ", 22), "title: %s",
+	       f ? f->title : "");
+	EXPECT(f && f->suggestion && strstr(f->suggestion, "nvidia-smi") &&
+		   !strstr(f->suggestion, "batch"),
+	       "suggestion: %s", f && f->suggestion ? f->suggestion : "");
+	findings__free(fs);
+	profile__free(p);
+
+	/* Churn: at the count threshold and the rate; cost is the time in
+	 * the calls.  One allocation fewer, or a slow rate with little
+	 * reallocation, is quiet. */
+	p = memory_profile(4096, 1000, 1000 * 4096, 1);
+	p->memory.call_ns = 250000000;
+	site(p, MEMORY_SITE_FREQUENT, "cudaMalloc", 1000 * 4096, 1000, 0, 1, NULL);
+	fs = check(p, "allocator-churn", 0.25);
+	f = fs ? find(fs, "allocator-churn") : NULL;
+	EXPECT(evidence_has(f, "1000 x cudaMalloc (3.9 MiB) at alloc_here < main"), "churn site");
+	EXPECT(f && f->suggestion && strstr(f->suggestion, "cudaMallocAsync"), "churn suggestion");
+	findings__free(fs);
+	p->memory.nr_allocs = 999;
+	fs = check(p, "allocator-churn", -1);
+	findings__free(fs);
+	/* 1000 in 2 s is 500/s: fires only on bytes, 1000x the peak. */
+	p->memory.nr_allocs = 1000;
+	p->memory.duration_ns = 2000000000;
+	fs = check(p, "allocator-churn", 0.125);
+	findings__free(fs);
+	p->memory.allocated = 9 * 4096;
+	fs = check(p, "allocator-churn", -1);
+	findings__free(fs);
+	profile__free(p);
+
+	/* A leak: 4 allocations over half the span; 3, or a short span of a
+	 * small share, are quiet; a big share fires however short. */
+	p = memory_profile(100 * MiB, 20, 200 * MiB, 2);
+	site(p, MEMORY_SITE_LIVE_AT_END, "cudaMalloc", 10 * MiB, 4, 0.5, 1.5, NULL);
+	fs = check(p, "memory-leak", 0.10);
+	f = fs ? find(fs, "memory-leak") : NULL;
+	EXPECT(evidence_has(f, "10.0 MiB in 4 x cudaMalloc from 0.500 s to 1.500 s"), "leak evidence");
+	EXPECT(f && f->location && !strcmp(f->location, "step (train.py:12)"), "leak location");
+	findings__free(fs);
+	p->memory.sites[0].count = 3;
+	fs = check(p, "memory-leak", -1);
+	findings__free(fs);
+	p->memory.sites[0].count = 4;
+	p->memory.sites[0].last_ns = 1.4e9;
+	fs = check(p, "memory-leak", -1);
+	findings__free(fs);
+	p->memory.sites[0].bytes = 25 * MiB;
+	fs = check(p, "memory-leak", 0.25);
+	findings__free(fs);
+	profile__free(p);
+
+	/* No memory data: the rules say why they did not run. */
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "app;main;work", 100);
+	fs = check(p, "memory-leak", -1);
+	EXPECT(fs && !outcome(fs, "memory-leak")->ran &&
+		   strstr(outcome(fs, "memory-leak")->note, "--gpu-memory"),
+	       "memory-leak note on a CPU profile");
+	findings__free(fs);
+	profile__free(p);
+	p = new_profile(UNIT_BYTES, 1);
+	weigh(p, "app;main;load;[gpu-mem] cudaMalloc 64.0 MiB", 64 * MiB);
+	fs = check(p, "allocation-failure", -1);
+	EXPECT(fs && !outcome(fs, "allocation-failure")->ran &&
+		   strstr(outcome(fs, "allocation-failure")->note, "speedscope"),
+	       "allocation-failure note on a folded memory profile");
+	/* Bytes are no CPU time. */
+	EXPECT(fs && !fs->nr_items, "findings on a bytes profile without accounting");
+	findings__free(fs);
+	profile__free(p);
+}
+
 int main(void)
 {
 	test_gpu_idle();
@@ -409,6 +564,7 @@ int main(void)
 	test_straggler();
 	test_data_loading();
 	test_order_and_writers();
+	test_memory_rules();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

@@ -12,6 +12,9 @@
  *   --extras   also the virtual memory calls, pinned host memory, the
  *              stream-ordered and pitched calls
  *   --bench N  N cudaMalloc/cudaFree pairs of 4 KiB, timed
+ *   --healthy  weights and activations only, all freed: nothing to find
+ *   --leak-steps N  --healthy, then N steps 30 ms apart that each keep
+ *              1 MiB from cache_step_output() (a steady leak)
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -121,6 +124,14 @@ NOINLINE static void *pitched(void)
 	return p;
 }
 
+NOINLINE static void *cache_step_output(void)
+{
+	void *p;
+
+	check(cudaMalloc(&p, 1 * MiB), "cudaMalloc step output");
+	return p;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -146,14 +157,19 @@ NOINLINE static void bench(long n)
 
 int main(int argc, char **argv)
 {
-	bool wait = false, extras = false;
+	bool wait = false, extras = false, healthy = false;
 	void *early = NULL, *weights, *pinned = NULL;
+	long leak_steps = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--wait"))
 			wait = true;
 		else if (!strcmp(argv[i], "--extras"))
 			extras = true;
+		else if (!strcmp(argv[i], "--healthy"))
+			healthy = true;
+		else if (!strcmp(argv[i], "--leak-steps") && i + 1 < argc)
+			healthy = true, leak_steps = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench(atol(argv[++i]));
 			return 0;
@@ -173,6 +189,18 @@ int main(int argc, char **argv)
 	}
 	weights = load_weights();
 	forward();
+	if (healthy) {
+		for (long i = 0; i < leak_steps; i++) {
+			struct timespec step = {0, 30 * 1000 * 1000};
+
+			forward();
+			cache_step_output();
+			nanosleep(&step, NULL);
+		}
+		check(cudaFree(weights), "cudaFree weights");
+		printf("done\n");
+		return 0;
+	}
 	leak_workspace();
 	if (try_huge_batch() == cudaSuccess)
 		return 1;
