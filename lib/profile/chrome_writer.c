@@ -19,6 +19,8 @@
  * (PID_MAX_LIMIT is 2^22), so they never merge with a real process. */
 #define GPU_TRACK_ID_BASE 1000000000u
 #define OFF_CPU_PREFIX "[off-cpu]"
+/* A thread sampled again within this many periods ran in between. */
+#define RUN_GAP_PERIODS 3
 
 struct chrome_writer {
 	const struct profile *profile;
@@ -26,7 +28,9 @@ struct chrome_writer {
 	bool first; /* no event written yet: no comma before the next */
 	uint32_t *open; /* frames of the open slices on the current thread */
 	size_t nr_open;
-	uint64_t open_end_ns; /* where the open slices end unless continued */
+	uint64_t open_end_ns; /* where the thread's last slice ends */
+	bool sliced;	      /* the thread has a slice */
+	bool after_off_cpu;   /* and the last one is an off-CPU interval */
 };
 
 /* One byte sequence of valid UTF-8 at text, or 0. */
@@ -188,28 +192,36 @@ static bool stack_is_off_cpu(const struct profile *p, uint32_t stack)
 }
 
 /*
- * One sample: its slices run from its time for its length.  A CPU sample
- * stands for the period until the next one, so a gap shorter than half a
- * period (sampling intervals are drawn at random around the period) is the
- * same run and the slices go on; an off-CPU interval has its measured
- * length.  Neither runs past the thread's next sample.
+ * One sample as a slice of the timeline.  A CPU sample stands for the time
+ * until the thread's next sample or off-CPU interval where that comes within
+ * a few periods (random sampling keeps one timer tick in K, so intervals
+ * scatter around the period, and a thread seen again that soon ran between),
+ * else for one period; right after an off-CPU interval it starts where that
+ * ended, since the thread ran from then.  An off-CPU interval has its
+ * measured start and length.  Slices of a thread never overlap.
  */
 static void write_sample(struct chrome_writer *w, const struct thread *t,
 			 const struct sample *s, const struct sample *next)
 {
 	const struct profile *p = w->profile;
 	const struct stack *st = &p->stacks[s->stack];
-	uint64_t length = sample_ns(p, s->weight), end = s->time_ns + length;
+	uint64_t length = sample_ns(p, s->weight), reach = RUN_GAP_PERIODS * length;
+	uint64_t start = s->time_ns, end = s->time_ns + length;
 	bool off_cpu = stack_is_off_cpu(p, s->stack);
 	size_t common = 0, depth = 0;
 
-	if (next && !off_cpu && next->time_ns > end && next->time_ns - end < length / 2)
+	if (!off_cpu && w->after_off_cpu && start > w->open_end_ns &&
+	    start - w->open_end_ns <= reach)
+		start = w->open_end_ns;
+	if (!off_cpu && next && next->time_ns > end && next->time_ns - s->time_ns <= reach)
 		end = next->time_ns;
 	if (next && next->time_ns < end)
-		end = next->time_ns > s->time_ns ? next->time_ns : s->time_ns;
-	if (end == s->time_ns)
+		end = next->time_ns;
+	if (w->sliced && start < w->open_end_ns)
+		start = w->open_end_ns;
+	if (end <= start)
 		return;
-	if (w->nr_open && s->time_ns > w->open_end_ns)
+	if (w->nr_open && start > w->open_end_ns)
 		close_slices(w, t, 0, w->open_end_ns);
 	for (uint32_t d = 0; d < st->depth; d++) {
 		if (is_track_frame(&p->frames[st->frames[d]]))
@@ -218,15 +230,17 @@ static void write_sample(struct chrome_writer *w, const struct thread *t,
 			common++;
 		depth++;
 	}
-	close_slices(w, t, common, s->time_ns);
+	close_slices(w, t, common, start);
 	depth = 0;
 	for (uint32_t d = 0; d < st->depth; d++) {
 		if (is_track_frame(&p->frames[st->frames[d]]))
 			continue;
 		if (depth++ >= common)
-			open_slice(w, t, st->frames[d], s->time_ns);
+			open_slice(w, t, st->frames[d], start);
 	}
 	w->open_end_ns = end;
+	w->sliced = true;
+	w->after_off_cpu = off_cpu;
 }
 
 static const struct profile *sorted_profile;
@@ -338,6 +352,9 @@ static int write_threads(struct chrome_writer *w, enum output_view view)
 			write_process(w, t->pid, order, p->nr_threads);
 		metadata(w, t->pid, t->tid, "thread_name", "name", t->name ? t->name : "thread", 0);
 		w->nr_open = 0;
+		w->open_end_ns = 0;
+		w->sliced = false;
+		w->after_off_cpu = false;
 		for (size_t k = thread_start[order[i]]; k < thread_start[order[i] + 1]; k++) {
 			const struct sample *s = &p->samples[by_thread[k]];
 
