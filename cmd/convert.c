@@ -82,7 +82,7 @@ int do_convert(int argc, char **argv)
 		}
 	}
 	if (!has_format)
-		return usage_error("%s", "-f folded, speedscope, pprof or chrome is required");
+		return usage_error("%s", "-f folded, -f speedscope, -f pprof or -f chrome is required");
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
