@@ -25,7 +25,7 @@
 struct chrome_writer {
 	const struct profile *profile;
 	FILE *out;
-	bool first; /* no event written yet: no comma before the next */
+	bool first;	/* no event written yet: no comma before the next */
 	uint32_t *open; /* frames of the open slices on the current thread */
 	size_t nr_open;
 	uint64_t open_end_ns; /* where the thread's last slice ends */
@@ -159,7 +159,8 @@ static void open_slice(struct chrome_writer *w, const struct thread *t, uint32_t
 	begin_event(w, 'B', t->pid, t->tid, at_ns);
 	fputs(",\"name\":", w->out);
 	write_string(w->out, f->name);
-	fprintf(w->out, ",\"cat\":\"%s\"", is_off_cpu_frame(f) ? "off-cpu" : kind_category(f->kind));
+	fprintf(w->out, ",\"cat\":\"%s\"",
+		is_off_cpu_frame(f) ? "off-cpu" : kind_category(f->kind));
 	if (f->file) {
 		fputs(",\"args\":{\"file\":", w->out);
 		write_string(w->out, f->file);
@@ -200,8 +201,8 @@ static bool stack_is_off_cpu(const struct profile *p, uint32_t stack)
  * ended, since the thread ran from then.  An off-CPU interval has its
  * measured start and length.  Slices of a thread never overlap.
  */
-static void write_sample(struct chrome_writer *w, const struct thread *t,
-			 const struct sample *s, const struct sample *next)
+static void write_sample(struct chrome_writer *w, const struct thread *t, const struct sample *s,
+			 const struct sample *next)
 {
 	const struct profile *p = w->profile;
 	const struct stack *st = &p->stacks[s->stack];
@@ -444,8 +445,8 @@ static int write_gpu(struct chrome_writer *w)
 			begin_event(w, 'X', pid, tid, start);
 			write_time(w->out, "dur", end - start);
 			fputs(",\"name\":", w->out);
-			write_string(w->out, a->frame < p->nr_frames ? p->frames[a->frame].name
-								     : "gpu");
+			write_string(w->out,
+				     a->frame < p->nr_frames ? p->frames[a->frame].name : "gpu");
 			fprintf(w->out,
 				",\"cat\":\"%s\",\"args\":{\"device\":%" PRIu32
 				",\"stream\":%" PRIu32 ",\"correlation\":%" PRIu32,
@@ -479,9 +480,10 @@ int chrome__write(const struct profile *p, enum output_view view, FILE *out)
 		err = write_gpu(&w);
 	if (err)
 		return err;
-	fputs("\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"llmprof " LLMPROF_VERSION
-	      "\",\"name\":",
-	      out);
+	fputs(
+	    "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"llmprof " LLMPROF_VERSION
+	    "\",\"name\":",
+	    out);
 	write_string(out, p->name ? p->name : "llmprof profile");
 	if (p->frequency)
 		fprintf(out, ",\"frequency_hz\":%" PRIu32, p->frequency);

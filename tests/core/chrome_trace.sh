@@ -3,8 +3,9 @@
 # Chrome traces (-f chrome) as Perfetto reads them: with attach and record,
 # the known CPU shares of the ground truth come out of the slice durations
 # within 3 points; --mode wall puts off-CPU intervals on the thread track
-# with their shares; a speedscope profile converts to a trace, a folded one
-# (no times) is refused, as are views without a timeline.
+# with their shares; a speedscope profile converts to a trace with its own
+# shares, a folded one (no times) is refused, as are views without a
+# timeline.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 TRACE="python3 $TESTS_SOURCE/lib/check_chrome_trace.py"
@@ -16,7 +17,7 @@ ground_truth() { # TRACE
 
 start_bg "$FIXTURES/ground_truth" 5
 sleep 0.5
-"$LLMPROF" attach -p "$BG_PID" -d 2.5 -F 999 -f chrome -o "$WORK/attach.trace.json" \
+"$LLMPROF" attach -p "$BG_PID" -d 3 -F 999 -f chrome -o "$WORK/attach.trace.json" \
 	2>"$WORK/attach.err" || fail "attach failed: $(cat "$WORK/attach.err")"
 ground_truth "$WORK/attach.trace.json"
 grep -q "wrote a Chrome trace" "$WORK/attach.err" || fail "the summary names no Chrome trace"
@@ -31,7 +32,7 @@ assert names.get(("thread_name", pid)) == "ground_truth", names
 PY
 kill "$BG_PID"
 
-"$LLMPROF" record -F 999 -f chrome -o "$WORK/record.trace.json" -- "$FIXTURES/ground_truth" 2 \
+"$LLMPROF" record -F 999 -f chrome -o "$WORK/record.trace.json" -- "$FIXTURES/ground_truth" 3 \
 	>/dev/null 2>"$WORK/record.err" || fail "record failed: $(cat "$WORK/record.err")"
 ground_truth "$WORK/record.trace.json"
 
@@ -46,13 +47,14 @@ grep -q '"name":"\[off-cpu\] nanosleep","cat":"off-cpu"' "$WORK/wall.trace.json"
 	fail "no nanosleep off-CPU slice"
 
 # Conversion keeps the timeline of a speedscope profile.
-"$LLMPROF" record -F 999 -f speedscope -o "$WORK/record.json" -- "$FIXTURES/ground_truth" 2 \
+"$LLMPROF" record -F 999 -f speedscope -o "$WORK/record.json" -- "$FIXTURES/ground_truth" 1 \
 	>/dev/null 2>&1 || fail "record speedscope failed"
 "$LLMPROF" convert -f chrome -o "$WORK/converted.trace.json" "$WORK/record.json" ||
 	fail "convert -f chrome failed"
-ground_truth "$WORK/converted.trace.json"
-
 "$LLMPROF" convert -f folded -o "$WORK/record.folded" "$WORK/record.json" || fail "to folded"
+# The same samples: the same shares as the profile's own weights.
+$TRACE "$WORK/converted.trace.json" --match-folded "$WORK/record.folded" --tolerance 1 ||
+	fail "converted shares differ from the profile's"
 "$LLMPROF" convert -f chrome -o "$WORK/no.trace.json" "$WORK/record.folded" 2>"$WORK/err"
 [ $? = 2 ] || fail "convert of folded input to chrome did not exit 2"
 [ "$(wc -l <"$WORK/err")" = 1 ] && grep -q "has no times" "$WORK/err" ||

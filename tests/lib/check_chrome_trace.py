@@ -4,14 +4,16 @@
 
   check_chrome_trace.py FILE [--self NAME=PCT]... [--total NAME=PCT]...
                         [--tolerance PP] [--gpu-kernel NAME]...
-                        [--gpu-ratio A/B=R] [--off-cpu]
+                        [--gpu-ratio A/B=R] [--off-cpu] [--match-folded FOLDED]
 
 Structure: every event has ph, ts, pid and tid; B/E balanced per thread and
 in time order; X durations >= 0; every track with slices has a thread_name.
 Shares are of the time each function is the innermost slice (kernel slices
 left out, as the folded checks strip trailing kernel frames) or anywhere on
 the stack, over all CPU slice time.  GPU kernels must be X events on a track
-of a process named "GPU N".  Exits 1 with a message on the first failure.
+of a process named "GPU N".  --match-folded: every function with 5 % or
+more self weight in FOLDED (the same profile) has that self share of the
+trace's slice time, within the tolerance.  Exits 1 with a message on the first failure.
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ def main():
     parser.add_argument("--gpu-kernel", action="append", default=[])
     parser.add_argument("--gpu-ratio")
     parser.add_argument("--off-cpu", action="store_true")
+    parser.add_argument("--match-folded")
     args = parser.parse_args()
 
     with open(args.file, encoding="utf-8") as f:
@@ -103,6 +106,23 @@ def main():
         print(f"{what} {name}: {got:.2f}% (expected {expected}% +- {args.tolerance})")
         if abs(got - float(expected)) > args.tolerance:
             fail(f"{what} share of {name} is {got:.2f}% of slice time, expected {expected}%")
+    if args.match_folded:
+        folded, weight = {}, 0
+        for line in open(args.match_folded, encoding="utf-8"):
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            while len(frames) > 1 and frames[-1].endswith("_[k]"):
+                frames.pop()
+            folded[frames[-1]] = folded.get(frames[-1], 0) + int(count)
+            weight += int(count)
+        for name, count in sorted(folded.items()):
+            want = 100.0 * count / weight
+            if want < 5:
+                continue
+            got = self_time.get(name, 0.0) * scale
+            print(f"self {name}: {got:.2f}% (folded {want:.2f}% +- {args.tolerance})")
+            if abs(got - want) > args.tolerance:
+                fail(f"self share of {name} is {got:.2f}% of slice time, {want:.2f}% in folded")
     for name in args.gpu_kernel:
         if name not in gpu_time:
             fail(f"no X event {name!r} on a GPU track (have {sorted(gpu_time)[:8]})")
