@@ -257,36 +257,31 @@ static int compare_threads(const void *a, const void *b)
 }
 
 /* The process's name: the root frame of its samples where it is a process
- * frame ("python [rank 1]"), else the name of its main thread. */
-static const char *process_name(const struct profile *p, uint32_t pid, const uint32_t *order,
-				size_t nr_order)
+ * frame ("python [rank 1]"), else the name of its main thread.  Its threads
+ * are order[first ...], sorted by process. */
+static const char *process_name(const struct profile *p, const uint32_t *order, size_t first,
+				const uint32_t *by_thread, const size_t *thread_start)
 {
-	const char *fallback = NULL;
+	uint32_t pid = p->threads[order[first]].pid;
+	const char *main_thread = NULL;
 
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct stack *s = &p->stacks[p->samples[i].stack];
-
-		if (p->threads[p->samples[i].thread].pid == pid && s->depth &&
-		    p->frames[s->frames[0]].kind == FRAME_PROCESS)
-			return p->frames[s->frames[0]].name;
-	}
-	for (size_t i = 0; i < nr_order; i++) {
+	for (size_t i = first; i < p->nr_threads && p->threads[order[i]].pid == pid; i++) {
 		const struct thread *t = &p->threads[order[i]];
 
-		if (t->pid != pid)
-			continue;
-		if (t->tid == pid)
-			return t->name;
-		if (!fallback)
-			fallback = t->name;
+		for (size_t k = thread_start[order[i]]; k < thread_start[order[i] + 1]; k++) {
+			const struct stack *s = &p->stacks[p->samples[by_thread[k]].stack];
+
+			if (s->depth && p->frames[s->frames[0]].kind == FRAME_PROCESS)
+				return p->frames[s->frames[0]].name;
+		}
+		if (t->name && (t->tid == pid || !main_thread))
+			main_thread = t->name;
 	}
-	return fallback ? fallback : "process";
+	return main_thread ? main_thread : "process";
 }
 
-static void write_process(struct chrome_writer *w, uint32_t pid, const uint32_t *order,
-			  size_t nr_order)
+static void write_process(struct chrome_writer *w, const char *name, uint32_t pid)
 {
-	const char *name = process_name(w->profile, pid, order, nr_order);
 	const char *rank = strstr(name, "[rank ");
 	char label[32];
 	int value;
@@ -350,7 +345,8 @@ static int write_threads(struct chrome_writer *w, enum output_view view)
 		const struct sample *previous = NULL;
 
 		if (!i || p->threads[order[i - 1]].pid != t->pid)
-			write_process(w, t->pid, order, p->nr_threads);
+			write_process(w, process_name(p, order, i, by_thread, thread_start),
+				      t->pid);
 		metadata(w, t->pid, t->tid, "thread_name", "name", t->name ? t->name : "thread", 0);
 		w->nr_open = 0;
 		w->open_end_ns = 0;

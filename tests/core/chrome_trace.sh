@@ -3,9 +3,9 @@
 # Chrome traces (-f chrome) as Perfetto reads them: with attach and record,
 # the known CPU shares of the ground truth come out of the slice durations
 # within 3 points; --mode wall puts off-CPU intervals on the thread track
-# with their shares; a speedscope profile converts to a trace with its own
-# shares, a folded one (no times) is refused, as are views without a
-# timeline.
+# with their shares; ranks are process metadata; a speedscope profile
+# converts to a trace with its own shares, a folded one (no times) is
+# refused, as are views without a timeline.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 TRACE="python3 $TESTS_SOURCE/lib/check_chrome_trace.py"
@@ -45,6 +45,25 @@ $TRACE "$WORK/wall.trace.json" --off-cpu --total burn=40 --total sleep_a_while=2
 	--total wait_pipe=20 --total wait_futex=20 --tolerance 4 || fail "wall-clock shares"
 grep -q '"name":"\[off-cpu\] nanosleep","cat":"off-cpu"' "$WORK/wall.trace.json" ||
 	fail "no nanosleep off-CPU slice"
+
+# Ranks (torchrun's RANK) name their processes and order them.
+"$LLMPROF" record -F 499 -f chrome -o "$WORK/ranks.trace.json" -- \
+	sh "$TESTS_SOURCE/core/fixtures/launcher.sh" /usr/bin/python3 \
+	"$TESTS_SOURCE/core/fixtures/rank.py" 20 >/dev/null 2>"$WORK/ranks.err" ||
+	fail "record of the launcher failed: $(cat "$WORK/ranks.err")"
+$TRACE "$WORK/ranks.trace.json" >/dev/null || fail "ranks trace invalid"
+python3 - "$WORK/ranks.trace.json" <<'PY' || fail "rank metadata"
+import json, sys
+meta = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "M"]
+names = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+labels = {e["pid"]: e["args"]["labels"] for e in meta if e["name"] == "process_labels"}
+order = {e["pid"]: e["args"]["sort_index"] for e in meta if e["name"] == "process_sort_index"}
+for rank in range(3):
+    pids = [pid for pid, label in labels.items() if label == f"rank {rank}"]
+    assert len(pids) == 1, labels
+    assert names[pids[0]] == f"python3 [rank {rank}]", names
+    assert order[pids[0]] == rank, order
+PY
 
 # Conversion keeps the timeline of a speedscope profile.
 "$LLMPROF" record -F 999 -f speedscope -o "$WORK/record.json" -- "$FIXTURES/ground_truth" 1 \
