@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof convert: rewrites a profile as folded stacks, speedscope JSON or pprof. */
+/* llmprof convert: rewrites a profile as folded stacks, speedscope JSON, pprof or a
+ * Chrome trace. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,11 +28,12 @@ static void usage(FILE *out)
 		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
 		"\n"
 		"Convert a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
-		"content) to folded stacks, speedscope JSON or pprof.  INPUT '-' is standard\n"
-		"input.\n"
+		"content) to folded stacks, speedscope JSON, pprof or a Chrome trace (which\n"
+		"needs an input with times: speedscope with timelines).  INPUT '-' is\n"
+		"standard input.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded, speedscope or pprof (required)\n"
+		"  -f, --format FORMAT  folded, speedscope, pprof or chrome (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
@@ -60,7 +62,7 @@ int do_convert(int argc, char **argv)
 		case 'f':
 			if (output__parse_format(optarg, &format))
 				return usage_error("unknown format '%s' (expected folded, "
-						   "speedscope or pprof)",
+						   "speedscope, pprof or chrome)",
 						   optarg);
 			has_format = true;
 			break;
@@ -80,7 +82,7 @@ int do_convert(int argc, char **argv)
 		}
 	}
 	if (!has_format)
-		return usage_error("%s", "-f folded, -f speedscope or -f pprof is required");
+		return usage_error("%s", "-f folded, -f speedscope, -f pprof or -f chrome is required");
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
@@ -95,6 +97,13 @@ int do_convert(int argc, char **argv)
 	status = profile_input__load(argv[optind], &read_options, &profile, NULL);
 	if (status)
 		goto cleanup;
+	if (format == FORMAT_CHROME && !chrome__has_timeline(profile)) {
+		report__error("convert: %s has no times (folded stacks, or a profile without "
+			      "timelines): -f chrome needs a timeline",
+			      argv[optind]);
+		status = EXIT_USAGE;
+		goto cleanup;
+	}
 	err = output__write(profile, format, VIEW_ALL, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {

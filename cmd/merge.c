@@ -135,6 +135,9 @@ int do_merge(int argc, char **argv)
 				    "unknown format '%s' (expected folded, speedscope "
 				    "or pprof)",
 				    optarg);
+			if (format == FORMAT_CHROME)
+				return usage_error("%s", "-f chrome needs a timeline, and a "
+							 "merged profile has none");
 			break;
 		case 'o':
 			output_path = optarg;

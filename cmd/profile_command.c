@@ -123,7 +123,8 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
 	    "                         work cannot keep in step; default) or fixed (every\n"
 	    "                         1/HZ exactly, as perf does)\n"
-	    "  -f, --format FORMAT    folded, speedscope or pprof (default folded)\n"
+	    "  -f, --format FORMAT    folded, speedscope, pprof or chrome (a Chrome/Perfetto\n"
+	    "                         trace; default folded)\n"
 	    "  -o, --output FILE      write the profile to FILE (default stdout)\n"
 	    "      --no-kernel        user-space frames only\n"
 	    "      --per-thread       a frame per thread under the process\n"
@@ -362,7 +363,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case 'f':
 			if (output__parse_format(optarg, &env->format)) {
 				report__error("invalid format '%s' for -f: expected folded, "
-					      "speedscope or pprof",
+					      "speedscope, pprof or chrome",
 					      optarg);
 				return EXIT_USAGE;
 			}
@@ -486,6 +487,11 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	if (env->gpu_memory && !view_given)
 		env->memory_view_set = true;
 	env->session.bursts = env->gpu_memory;
+	if (env->format == FORMAT_CHROME && (env->memory_view_set || env->nccl_view)) {
+		report__error("-f chrome writes timelines, which the memory and nccl views "
+			      "lack: add --view cpu, gpu or all");
+		return EXIT_USAGE;
+	}
 	if (env->nccl_view && !env->nccl) {
 		report__error("--view nccl needs the NCCL probes: drop --no-nccl");
 		return EXIT_USAGE;

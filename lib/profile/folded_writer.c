@@ -98,6 +98,8 @@ int output__parse_format(const char *text, enum output_format *format)
 		*format = FORMAT_SPEEDSCOPE;
 	else if (!strcmp(text, "pprof"))
 		*format = FORMAT_PPROF;
+	else if (!strcmp(text, "chrome"))
+		*format = FORMAT_CHROME;
 	else
 		return -EINVAL;
 	return 0;
@@ -110,6 +112,8 @@ int output__write(const struct profile *p, enum output_format format, enum outpu
 		return speedscope__write(p, view, out);
 	if (format == FORMAT_PPROF)
 		return pprof__write(p, view, out);
+	if (format == FORMAT_CHROME)
+		return chrome__write(p, view, out);
 	return folded__write(p, view, out);
 }
 
@@ -120,6 +124,8 @@ const char *output_format__description(enum output_format format)
 		return "speedscope JSON";
 	case FORMAT_PPROF:
 		return "a pprof profile";
+	case FORMAT_CHROME:
+		return "a Chrome trace";
 	default:
 		return "folded stacks";
 	}
@@ -132,6 +138,8 @@ const char *output_format__extension(enum output_format format)
 		return "speedscope.json";
 	case FORMAT_PPROF:
 		return "pb.gz";
+	case FORMAT_CHROME:
+		return "trace.json";
 	default:
 		return "folded";
 	}

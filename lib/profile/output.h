@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writers for a profile (folded stacks, speedscope JSON, pprof) and the
+ * Writers for a profile (folded stacks, speedscope JSON, pprof, Chrome trace) and the
  * atomic output file they write into.
  */
 #ifndef LLMPROF_OUTPUT_H
@@ -15,6 +15,7 @@ enum output_format {
 	FORMAT_FOLDED = 0,
 	FORMAT_SPEEDSCOPE,
 	FORMAT_PPROF,
+	FORMAT_CHROME,
 };
 
 /* Which stacks are written: CPU samples, GPU activity, or both. */
@@ -30,9 +31,16 @@ int speedscope__write(const struct profile *profile, enum output_view view, FILE
 /* A gzip'ed profile.proto: sample types samples/count and cpu/nanoseconds
  * (with a known frequency), or cpu (wall with GPU time) nanoseconds. */
 int pprof__write(const struct profile *profile, enum output_view view, FILE *out);
+/* Chrome's Trace Event Format JSON (Perfetto, chrome://tracing): thread
+ * tracks of nested stack slices, GPU stream tracks.  -ENODATA for a profile
+ * without a timeline (folded input). */
+int chrome__write(const struct profile *profile, enum output_view view, FILE *out);
+/* Whether chrome__write() has times to write: samples or GPU activity, or
+ * nothing at all. */
+bool chrome__has_timeline(const struct profile *profile);
 int output__write(const struct profile *profile, enum output_format format,
 		  enum output_view view, FILE *out);
-/* Parses "folded", "speedscope" or "pprof"; returns 0 or -EINVAL. */
+/* Parses "folded", "speedscope", "pprof" or "chrome"; returns 0 or -EINVAL. */
 int output__parse_format(const char *text, enum output_format *format);
 /* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
 const char *output_format__description(enum output_format format);

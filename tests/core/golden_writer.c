@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Builds a fixed profile through the library (every frame kind, two
- * threads, a timeline with an idle gap, GPU kernels) and writes it in the
- * format named by argv[1], for byte-for-byte comparison with golden files.
+ * threads, a timeline with an idle gap, GPU kernels; "wall": a ranked process
+ * and an off-CPU interval) and writes it in the format named by argv[1], for
+ * byte-for-byte comparison with golden files.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,13 +39,14 @@ int main(int argc, char **argv)
 	uint32_t s_work, s_inl, s_kern, s_jit, s_py, s_unk, s_gpu;
 	int64_t t1, t2;
 	bool gpu = argc > 2 && !strcmp(argv[2], "gpu");
+	bool wall = argc > 2 && !strcmp(argv[2], "wall");
 
 	if (!p || argc < 2 || output__parse_format(argv[1], &format))
 		return 2;
-	p->unit = gpu ? UNIT_MICROSECONDS : UNIT_SAMPLES;
+	p->unit = gpu || wall ? UNIT_MICROSECONDS : UNIT_SAMPLES;
 	p->frequency = 100;
 	p->duration_ns = 100000000;
-	proc = frame(p, "trainer", NULL, 0, FRAME_PROCESS);
+	proc = frame(p, wall ? "trainer [rank 1]" : "trainer", NULL, 0, FRAME_PROCESS);
 	start = frame(p, "_start", NULL, 0, FRAME_NATIVE);
 	main_fn = frame(p, "main", "/src/main.c", 10, FRAME_NATIVE);
 	work = frame(p, "ns::Worker::run", "/src/worker.cc", 42, FRAME_NATIVE);
@@ -69,7 +71,7 @@ int main(int argc, char **argv)
 	if (t1 < 0 || t2 < 0)
 		return 1;
 	{
-		uint64_t w = gpu ? 10000 : 1; /* 1e6/F microseconds with GPU data */
+		uint64_t w = gpu || wall ? 10000 : 1; /* 1e6/F microseconds */
 		const struct { uint32_t thread, stack; uint64_t ms; } samples[] = {
 			{ t1, s_work, 0 }, { t1, s_inl, 10 }, { t1, s_inl, 20 },
 			{ t1, s_kern, 60 }, /* idle gap 30..60 */
@@ -80,6 +82,14 @@ int main(int argc, char **argv)
 			if (profile__add_sample(p, samples[i].thread, samples[i].stack,
 						samples[i].ms * 1000000, w))
 				return 1;
+	}
+	if (wall) {
+		uint32_t wait = frame(p, "[off-cpu] futex", NULL, 0, FRAME_NATIVE);
+
+		/* Blocked 30..50 ms of the idle gap, in main. */
+		if (profile__add_sample(p, t1, stack(p, (uint32_t[]){ proc, start, main_fn, wait }, 4),
+					30000000, 20000))
+			return 1;
 	}
 	if (gpu) {
 		struct gpu_activity a = { .start_ns = 12000000, .end_ns = 14500000, .device = 0,
