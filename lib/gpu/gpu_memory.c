@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "array.h"
@@ -131,42 +132,70 @@ static int memory_call_index(const char *name, void *ctx)
 	return -1;
 }
 
+/*
+ * Every probe is on a library file for every process (pid -1), filtered in
+ * BPF by the target set: one attach per file however many processes of the
+ * selection map it, and a process forked or exec'd later is probed from its
+ * first call, with nothing to attach for it.  A process outside the set that
+ * maps the same file takes the trap and is filtered out (about a
+ * microsecond per call).
+ */
 static int attach_probe(struct library *l, const struct bpf_program *program, const char *path,
-			pid_t pid, size_t offset, __u64 cookie, bool retprobe)
+			size_t offset, __u64 cookie, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
 	struct bpf_link *link;
 
-	link = bpf_program__attach_uprobe_opts(program, pid, path, offset, &options);
+	link = bpf_program__attach_uprobe_opts(program, -1, path, offset, &options);
 	if (!link)
 		return -errno;
 	l->links[l->nr_links++] = link;
 	return 0;
 }
 
-static int probe_library(struct gpu_memory *m, const char *mapped, enum gpu_memory_library kind,
-			 const struct stat *st)
+/* A new entry in a list of files, known by device and inode. */
+static struct library *add_file(struct library **list, size_t *nr, size_t *cap, const char *mapped,
+				const struct stat *st, size_t nr_links)
+{
+	struct library *l;
+
+	if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
+		return NULL;
+	l = &(*list)[*nr];
+	memset(l, 0, sizeof(*l));
+	snprintf(l->path, sizeof(l->path), "%s", mapped);
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->links = calloc(nr_links, sizeof(*l->links));
+	if (!l->links)
+		return NULL;
+	(*nr)++;
+	return l;
+}
+
+static bool known_file(const struct library *list, size_t nr, const struct stat *st)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (list[i].dev == st->st_dev && list[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static int probe_library(struct gpu_memory *m, pid_t pid, const char *mapped,
+			 enum gpu_memory_library kind, const struct stat *st)
 {
 	size_t offsets[sizeof(gpu_memory_calls) / sizeof(gpu_memory_calls[0])] = {0};
 	char path[PATH_MAX + 64];
 	struct library *l;
 	int err;
 
-	/* Through the target's root: its mount namespace may differ. */
-	snprintf(path, sizeof(path), "/proc/%d/root%s", m->pid, mapped);
-	err = array__grow((void **)&m->libraries, &m->cap_libraries, m->nr_libraries + 1,
-			  sizeof(*m->libraries));
-	if (err)
-		return err;
-	l = &m->libraries[m->nr_libraries++];
-	memset(l, 0, sizeof(*l));
-	snprintf(l->path, sizeof(l->path), "%s", mapped);
-	l->dev = st->st_dev;
-	l->ino = st->st_ino;
-	l->kind = kind;
-	l->links = calloc(2 * gpu_memory_nr_calls, sizeof(*l->links));
-	if (!l->links)
+	/* Through the process's root: its mount namespace may differ. */
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, mapped);
+	l = add_file(&m->libraries, &m->nr_libraries, &m->cap_libraries, mapped, st,
+		     2 * gpu_memory_nr_calls);
+	if (!l)
 		return -ENOMEM;
+	l->kind = kind;
 	err = library_probe__function_offsets(path, false, memory_call_index,
 					      &(struct function_match){kind}, offsets);
 	if (err) {
@@ -179,11 +208,11 @@ static int probe_library(struct gpu_memory *m, const char *mapped, enum gpu_memo
 
 		if (!offsets[k])
 			continue;
-		err = attach_probe(l, m->skel->progs.gpu_memory_enter, path, m->pid, offsets[k],
-				   cookie, false);
+		err = attach_probe(l, m->skel->progs.gpu_memory_enter, path, offsets[k], cookie,
+				   false);
 		if (!err && call->shape != GPU_MEMORY_SET_DEVICE)
-			err = attach_probe(l, m->skel->progs.gpu_memory_return, path, m->pid,
-					   offsets[k], cookie, true);
+			err = attach_probe(l, m->skel->progs.gpu_memory_return, path, offsets[k],
+					   cookie, true);
 		if (err) {
 			report__warn("cannot probe %s in %s: %s", call->symbol, mapped,
 				     strerror(-err));
@@ -192,6 +221,31 @@ static int probe_library(struct gpu_memory *m, const char *mapped, enum gpu_memo
 		l->nr_functions++;
 	}
 	report__debug("GPU memory: %u functions probed in %s", l->nr_functions, mapped);
+	return 0;
+}
+
+/* The dynamic loader's _dl_debug_state in a loader file not probed yet:
+ * every target process it loads libraries for tells us so. */
+static int probe_loader(struct gpu_memory *m, const char *path, const char *mapped,
+			const struct stat *st)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
+	struct library *l;
+	int err;
+
+	l = add_file(&m->loaders, &m->nr_loaders, &m->cap_loaders, mapped, st, 1);
+	if (!l)
+		return -ENOMEM;
+	l->links[0] = bpf_program__attach_uprobe_opts(m->skel->progs.gpu_memory_loader, -1, path, 0,
+						      &options);
+	if (!l->links[0]) {
+		err = -errno;
+		report__warn("cannot probe the dynamic loader %s (%s): CUDA libraries it loads "
+			     "from now on are not seen",
+			     mapped, strerror(-err));
+		return 0;
+	}
+	l->nr_links = 1;
 	return 0;
 }
 
@@ -218,42 +272,38 @@ static bool is_loader(const char *path)
 	return base && !strncmp(base + 1, "ld-linux", 8);
 }
 
-/* Probes every CUDA library in the target's maps not probed yet; with
- * loader, the path of its dynamic loader. */
-static int scan_maps(struct gpu_memory *m, char *loader, size_t loader_size)
+/* Probes every CUDA library and dynamic loader in a process's maps not
+ * probed yet. */
+static int scan_maps(struct gpu_memory *m, pid_t pid)
 {
 	char maps_path[64], line[PATH_MAX + 128];
 	FILE *maps;
 	int err = 0;
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", m->pid);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
 	maps = fopen(maps_path, "re");
 	if (!maps)
 		return -errno;
-	while (fgets(line, sizeof(line), maps)) {
+	while (!err && fgets(line, sizeof(line), maps)) {
 		char *path = strchr(line, '/'), full[PATH_MAX + 64];
 		enum gpu_memory_library kind;
+		bool loader, library;
 		struct stat st;
-		bool known = false;
 
 		if (!path)
 			continue;
 		path[strcspn(path, "\n")] = '\0';
-		if (loader && !loader[0] && is_loader(path))
-			snprintf(loader, loader_size, "%s", path);
-		if (!library_kind(path, &kind))
+		loader = is_loader(path);
+		library = library_kind(path, &kind);
+		if (!loader && !library)
 			continue;
-		snprintf(full, sizeof(full), "/proc/%d/root%s", m->pid, path);
+		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
 		if (stat(full, &st))
 			continue;
-		for (size_t i = 0; i < m->nr_libraries && !known; i++)
-			known =
-			    m->libraries[i].dev == st.st_dev && m->libraries[i].ino == st.st_ino;
-		if (known)
-			continue;
-		err = probe_library(m, path, kind, &st);
-		if (err)
-			break;
+		if (loader && !known_file(m->loaders, m->nr_loaders, &st))
+			err = probe_loader(m, full, path, &st);
+		if (library && !known_file(m->libraries, m->nr_libraries, &st))
+			err = probe_library(m, pid, path, kind, &st);
 	}
 	fclose(maps);
 	return err;
@@ -267,11 +317,11 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	int err;
 
 	if (GPU_MEMORY_COOKIE_SHAPE(cookie) == GPU_MEMORY_LOADER) {
-		/* A library was mapped: probe it before the target runs on. */
-		err = scan_maps(m, NULL, 0);
+		/* A library was mapped: probe it before the process runs on. */
+		err = scan_maps(m, e->pid);
 		if (err && err != -ENOENT && !m->loader_error) {
 			report__warn("cannot probe the CUDA libraries process %d loaded: %s",
-				     m->pid, strerror(-err));
+				     e->pid, strerror(-err));
 			m->loader_error = err;
 		}
 		session__refresh_modules(m->session);
@@ -290,6 +340,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->size = e->detail[GPU_MEMORY_DETAIL_SIZE];
 	event->address = e->detail[GPU_MEMORY_DETAIL_ADDRESS];
 	event->handle = e->detail[GPU_MEMORY_DETAIL_HANDLE];
+	event->pid = e->pid;
 	event->result = (int64_t)e->detail[GPU_MEMORY_DETAIL_RESULT];
 	event->device = (int32_t)e->detail[GPU_MEMORY_DETAIL_DEVICE];
 	event->call = GPU_MEMORY_COOKIE_CALL(cookie);
@@ -307,9 +358,24 @@ struct nvml_process {
 	unsigned int gpu_instance, compute_instance;
 };
 
-/* What NVML says the process holds on each device now, for
- * "[before attach]".  false where NVML is not installed or says nothing. */
-static bool read_before_attach(struct gpu_memory *m)
+static int add_before(struct gpu_memory *m, pid_t pid, int32_t device, uint64_t bytes)
+{
+	for (size_t i = 0; i < m->nr_before; i++) {
+		if (m->before[i].pid == pid && m->before[i].device == device) {
+			m->before[i].bytes += bytes;
+			return 0;
+		}
+	}
+	if (array__grow((void **)&m->before, &m->cap_before, m->nr_before + 1, sizeof(*m->before)))
+		return -ENOMEM;
+	m->before[m->nr_before++] = (struct memory_before){pid, device, bytes};
+	return 0;
+}
+
+/* What NVML says each process of the selection holds on each device now,
+ * for "[before attach]".  false where NVML is not installed or says
+ * nothing. */
+static bool read_before_attach(struct gpu_memory *m, const pid_t *pids, size_t nr_pids)
 {
 	int (*init)(void), (*shutdown)(void), (*count)(unsigned int *);
 	int (*handle_of)(unsigned int, void **);
@@ -340,9 +406,10 @@ static bool read_before_attach(struct gpu_memory *m)
 				continue;
 			known = true;
 			for (unsigned int i = 0; i < n && i < 256; i++)
-				if (list[i].pid == (unsigned int)m->pid &&
-				    list[i].used_bytes != ~0ULL)
-					m->before_bytes[d] += list[i].used_bytes;
+				for (size_t k = 0; k < nr_pids; k++)
+					if (list[i].pid == (unsigned int)pids[k] &&
+					    list[i].used_bytes != ~0ULL && list[i].used_bytes)
+						add_before(m, pids[k], d, list[i].used_bytes);
 		}
 	}
 	shutdown();
@@ -350,44 +417,53 @@ static bool read_before_attach(struct gpu_memory *m)
 	return known;
 }
 
+#define MAX_SCANNED 4096
+
 int gpu_memory__attach(struct gpu_memory *m, bool attach_mode)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
-	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
-	int err;
+	pid_t *pids = malloc(MAX_SCANNED * sizeof(*pids));
+	char loader[PATH_MAX + 64];
+	struct stat st;
+	size_t nr;
+	int err = 0;
 
+	if (!pids)
+		return -ENOMEM;
 	m->attach_mode = attach_mode;
+	/* The selection as it is now; processes that join it later are
+	 * probed by the files already probed, or at their loader's call. */
+	nr = session__processes(m->session, pids, MAX_SCANNED);
 	if (attach_mode)
-		m->before_known = read_before_attach(m);
-	err = scan_maps(m, loader, sizeof(loader));
+		m->before_known = read_before_attach(m, pids, nr);
+	for (size_t i = 0; i < nr && !err; i++) {
+		err = scan_maps(m, pids[i]);
+		/* One that exited meanwhile has nothing to probe. */
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0;
+	}
+	free(pids);
 	if (err)
 		return err;
 	/* record: the command has not been exec'd; its loader will be the
 	 * system's. */
-	if (loader[0])
-		snprintf(path, sizeof(path), "/proc/%d/root%s", m->pid, loader);
-	else
-		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
-	m->loader_link = bpf_program__attach_uprobe_opts(m->skel->progs.gpu_memory_loader, m->pid,
-							 path, 0, &options);
-	if (!m->loader_link) {
-		err = -errno;
-		report__warn("cannot probe the dynamic loader (%s): CUDA libraries loaded from "
-			     "now on are not seen",
-			     strerror(-err));
+	if (!m->nr_loaders && !stat(DEFAULT_LOADER, &st)) {
+		snprintf(loader, sizeof(loader), "%s", DEFAULT_LOADER);
+		err = probe_loader(m, loader, DEFAULT_LOADER, &st);
 	}
-	return 0;
+	return err;
 }
 
 void gpu_memory__detach(struct gpu_memory *m)
 {
+	struct timespec start, end;
 	struct bpf_link **links = NULL;
 	size_t nr = 0, cap = 0;
 
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nr_libraries; i++) {
-		struct library *l = &m->libraries[i];
+	for (size_t i = 0; i < m->nr_libraries + m->nr_loaders; i++) {
+		struct library *l =
+		    i < m->nr_libraries ? &m->libraries[i] : &m->loaders[i - m->nr_libraries];
 
 		if (!array__grow((void **)&links, &cap, nr + l->nr_links + 1, sizeof(*links))) {
 			memcpy(links + nr, l->links, l->nr_links * sizeof(*links));
@@ -398,12 +474,13 @@ void gpu_memory__detach(struct gpu_memory *m)
 		}
 		l->nr_links = 0;
 	}
-	if (m->loader_link && !array__grow((void **)&links, &cap, nr + 1, sizeof(*links)))
-		links[nr++] = m->loader_link;
-	else
-		bpf_link__destroy(m->loader_link);
-	m->loader_link = NULL;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	library_probe__destroy_links(links, nr);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	if (nr)
+		report__debug("GPU memory: %zu probes removed in %.0f ms", nr,
+			      (end.tv_sec - start.tv_sec) * 1e3 +
+				  (end.tv_nsec - start.tv_nsec) / 1e6);
 	free(links);
 	/* The target may be stopped on a load no one answers now. */
 	if (m->stop_on_load)
@@ -474,7 +551,11 @@ void gpu_memory__close(struct gpu_memory *m)
 	gpu_memory__detach(m);
 	for (size_t i = 0; i < m->nr_libraries; i++)
 		free(m->libraries[i].links);
+	for (size_t i = 0; i < m->nr_loaders; i++)
+		free(m->loaders[i].links);
 	free(m->libraries);
+	free(m->loaders);
+	free(m->before);
 	gpu_memory_bpf__destroy(m->skel);
 	free(m->events);
 	free(m->frames);
