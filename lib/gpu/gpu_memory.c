@@ -67,6 +67,8 @@ struct library {
 	enum gpu_memory_library kind;
 	struct bpf_link **links;
 	size_t nr_links;
+	int multi_links[2]; /* entry and return: multi-uprobe descriptors */
+	size_t nr_multi_links;
 	unsigned int nr_functions;
 };
 
@@ -101,6 +103,17 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 						? settings.stack_copy_bytes
 						: GPU_MEMORY_STACK_COPY;
 	m->skel->rodata->stop_on_load = stop_on_load;
+	/* One link per library and program where the kernel has them: ending
+	 * the profile then takes a few grace periods, not one per probe. */
+	m->multi = library_probe__multi_supported();
+	if (m->multi) {
+		bpf_program__set_expected_attach_type(
+		    m->skel->progs.gpu_memory_enter,
+		    (enum bpf_attach_type)LIBRARY_PROBE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(
+		    m->skel->progs.gpu_memory_return,
+		    (enum bpf_attach_type)LIBRARY_PROBE_UPROBE_MULTI);
+	}
 	err = session__share_maps(session, m->skel->obj);
 	if (!err)
 		err = gpu_memory_bpf__load(m->skel);
@@ -181,6 +194,50 @@ static bool known_file(const struct library *list, size_t nr, const struct stat 
 	return false;
 }
 
+/* Every function on one entry link and one return link. */
+static int probe_library_multi(struct gpu_memory *m, struct library *l, const char *path,
+			       const size_t *offsets)
+{
+	size_t entry[sizeof(gpu_memory_calls) / sizeof(gpu_memory_calls[0])];
+	size_t ret[sizeof(gpu_memory_calls) / sizeof(gpu_memory_calls[0])];
+	uint64_t entry_cookies[sizeof(entry) / sizeof(entry[0])];
+	uint64_t ret_cookies[sizeof(entry) / sizeof(entry[0])];
+	uint32_t nr_entry = 0, nr_ret = 0;
+	int fd;
+
+	for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
+		const struct gpu_memory_call *call = &gpu_memory_calls[k];
+
+		if (!offsets[k])
+			continue;
+		entry[nr_entry] = offsets[k];
+		entry_cookies[nr_entry++] = GPU_MEMORY_COOKIE(call->shape, k);
+		if (call->shape != GPU_MEMORY_SET_DEVICE) {
+			ret[nr_ret] = offsets[k];
+			ret_cookies[nr_ret++] = GPU_MEMORY_COOKIE(call->shape, k);
+		}
+	}
+	for (int which = 0; which < 2; which++) {
+		const struct bpf_program *program =
+		    which ? m->skel->progs.gpu_memory_return : m->skel->progs.gpu_memory_enter;
+
+		if (!(which ? nr_ret : nr_entry))
+			continue;
+		fd = library_probe__attach_multi(
+		    bpf_program__fd(program), path, which ? ret : entry,
+		    which ? ret_cookies : entry_cookies, which ? nr_ret : nr_entry, which);
+		if (fd < 0) {
+			report__warn("cannot probe the memory calls in %s: %s", l->path,
+				     strerror(-fd));
+			return fd;
+		}
+		l->multi_links[l->nr_multi_links++] = fd;
+	}
+	l->nr_functions = nr_entry;
+	report__debug("GPU memory: %u functions probed in %s", l->nr_functions, l->path);
+	return 0;
+}
+
 static int probe_library(struct gpu_memory *m, pid_t pid, const char *mapped,
 			 enum gpu_memory_library kind, const struct stat *st)
 {
@@ -202,6 +259,8 @@ static int probe_library(struct gpu_memory *m, pid_t pid, const char *mapped,
 		report__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
 		return 0;
 	}
+	if (m->multi)
+		return probe_library_multi(m, l, path, offsets);
 	for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
 		const struct gpu_memory_call *call = &gpu_memory_calls[k];
 		__u64 cookie = GPU_MEMORY_COOKIE(call->shape, k);
@@ -457,10 +516,25 @@ void gpu_memory__detach(struct gpu_memory *m)
 {
 	struct timespec start, end;
 	struct bpf_link **links = NULL;
-	size_t nr = 0, cap = 0;
+	int *fds = NULL;
+	size_t nr = 0, cap = 0, nr_fds = 0, cap_fds = 0;
 
 	if (!m)
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (size_t i = 0; i < m->nr_libraries; i++) {
+		struct library *l = &m->libraries[i];
+
+		for (size_t k = 0; k < l->nr_multi_links; k++) {
+			if (array__grow((void **)&fds, &cap_fds, nr_fds + 1, sizeof(*fds)))
+				close(l->multi_links[k]);
+			else
+				fds[nr_fds++] = l->multi_links[k];
+		}
+		l->nr_multi_links = 0;
+	}
+	library_probe__close_links(fds, nr_fds);
+	free(fds);
 	for (size_t i = 0; i < m->nr_libraries + m->nr_loaders; i++) {
 		struct library *l =
 		    i < m->nr_libraries ? &m->libraries[i] : &m->loaders[i - m->nr_libraries];
@@ -474,11 +548,10 @@ void gpu_memory__detach(struct gpu_memory *m)
 		}
 		l->nr_links = 0;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	library_probe__destroy_links(links, nr);
 	clock_gettime(CLOCK_MONOTONIC, &end);
-	if (nr)
-		report__debug("GPU memory: %zu probes removed in %.0f ms", nr,
+	if (nr + nr_fds)
+		report__debug("GPU memory: %zu links removed in %.0f ms", nr + nr_fds,
 			      (end.tv_sec - start.tv_sec) * 1e3 +
 				  (end.tv_nsec - start.tv_nsec) / 1e6);
 	free(links);

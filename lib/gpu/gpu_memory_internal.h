@@ -89,6 +89,7 @@ struct gpu_memory {
 	struct session *session;
 	pid_t pid;
 	bool stop_on_load, attach_mode;
+	bool multi; /* multi-uprobe links (library_probe__attach_multi()) */
 	struct library *libraries;
 	size_t nr_libraries, cap_libraries;
 	struct library *loaders; /* dynamic loaders probed, for later loads */

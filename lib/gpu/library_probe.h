@@ -32,6 +32,21 @@ int library_probe__function_offsets(const char *path, bool dynsym_only,
  * probe. */
 void library_probe__destroy_links(struct bpf_link **links, size_t nr);
 
+/*
+ * Multi-uprobe links (BPF_TRACE_UPROBE_MULTI, Linux 6.6): every function of a
+ * library on one link, for every process, removed with one grace period
+ * where a uprobe through perf events takes one each, one after the other
+ * (some 50 ms: seconds for a few dozen).  The program must have been loaded
+ * with that attach type (library_probe__multi_supported() says whether the
+ * kernel has it).  A link's descriptor, or -errno; close() removes it.
+ */
+#define LIBRARY_PROBE_UPROBE_MULTI 48 /* enum bpf_attach_type */
+bool library_probe__multi_supported(void);
+int library_probe__attach_multi(int prog_fd, const char *path, const size_t *offsets,
+				const uint64_t *cookies, uint32_t count, bool retprobe);
+/* Closes link descriptors in parallel. */
+void library_probe__close_links(const int *fds, size_t nr);
+
 /* "load_weights < main": the innermost frames (at most
  * LIBRARY_PROBE_STACK_FRAMES) of a stack of frame ids in profile, root
  * first, up to its process or thread frame; "[no stack]" when none. */
