@@ -86,6 +86,7 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 	m->session = session;
 	m->pid = pid;
 	m->stop_on_load = stop_on_load;
+	m->only_pid = session__single_process(session) ? pid : -1;
 	if (stop_on_load)
 		session__add_load_stopper(session);
 	m->skel = gpu_memory_bpf__open();
@@ -146,20 +147,21 @@ static int memory_call_index(const char *name, void *ctx)
 }
 
 /*
- * Every probe is on a library file for every process (pid -1), filtered in
- * BPF by the target set: one attach per file however many processes of the
- * selection map it, and a process forked or exec'd later is probed from its
- * first call, with nothing to attach for it.  A process outside the set that
- * maps the same file takes the trap and is filtered out (about a
- * microsecond per call).
+ * With children or several PIDs, every probe is on a library file for every
+ * process (pid -1), filtered in BPF by the target set: one attach per file
+ * however many processes of the selection map it, and a process forked or
+ * exec'd later is probed from its first call, with nothing to attach for it
+ * and no race with its first allocations.  The price: a process outside the
+ * set that maps the same file takes the traps too, and is filtered out.  A
+ * selection of one process has its probes filtered to it in the kernel.
  */
-static int attach_probe(struct library *l, const struct bpf_program *program, const char *path,
-			size_t offset, __u64 cookie, bool retprobe)
+static int attach_probe(struct library *l, const struct bpf_program *program, pid_t pid,
+			const char *path, size_t offset, __u64 cookie, bool retprobe)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
 	struct bpf_link *link;
 
-	link = bpf_program__attach_uprobe_opts(program, -1, path, offset, &options);
+	link = bpf_program__attach_uprobe_opts(program, pid, path, offset, &options);
 	if (!link)
 		return -errno;
 	l->links[l->nr_links++] = link;
@@ -225,7 +227,8 @@ static int probe_library_multi(struct gpu_memory *m, struct library *l, const ch
 			continue;
 		fd = library_probe__attach_multi(
 		    bpf_program__fd(program), path, which ? ret : entry,
-		    which ? ret_cookies : entry_cookies, which ? nr_ret : nr_entry, which);
+		    which ? ret_cookies : entry_cookies, which ? nr_ret : nr_entry, which,
+		    m->only_pid > 0 ? m->only_pid : 0);
 		if (fd < 0) {
 			report__warn("cannot probe the memory calls in %s: %s", l->path,
 				     strerror(-fd));
@@ -267,11 +270,11 @@ static int probe_library(struct gpu_memory *m, pid_t pid, const char *mapped,
 
 		if (!offsets[k])
 			continue;
-		err = attach_probe(l, m->skel->progs.gpu_memory_enter, path, offsets[k], cookie,
-				   false);
+		err = attach_probe(l, m->skel->progs.gpu_memory_enter, m->only_pid, path,
+				   offsets[k], cookie, false);
 		if (!err && call->shape != GPU_MEMORY_SET_DEVICE)
-			err = attach_probe(l, m->skel->progs.gpu_memory_return, path, offsets[k],
-					   cookie, true);
+			err = attach_probe(l, m->skel->progs.gpu_memory_return, m->only_pid, path,
+					   offsets[k], cookie, true);
 		if (err) {
 			report__warn("cannot probe %s in %s: %s", call->symbol, mapped,
 				     strerror(-err));
@@ -295,8 +298,8 @@ static int probe_loader(struct gpu_memory *m, const char *path, const char *mapp
 	l = add_file(&m->loaders, &m->nr_loaders, &m->cap_loaders, mapped, st, 1);
 	if (!l)
 		return -ENOMEM;
-	l->links[0] = bpf_program__attach_uprobe_opts(m->skel->progs.gpu_memory_loader, -1, path, 0,
-						      &options);
+	l->links[0] = bpf_program__attach_uprobe_opts(m->skel->progs.gpu_memory_loader, m->only_pid,
+						      path, 0, &options);
 	if (!l->links[0]) {
 		err = -errno;
 		report__warn("cannot probe the dynamic loader %s (%s): CUDA libraries it loads "

@@ -90,6 +90,7 @@ struct gpu_memory {
 	pid_t pid;
 	bool stop_on_load, attach_mode;
 	bool multi; /* multi-uprobe links (library_probe__attach_multi()) */
+	pid_t only_pid; /* the one process probes are filtered to, or -1: all */
 	struct library *libraries;
 	size_t nr_libraries, cap_libraries;
 	struct library *loaders; /* dynamic loaders probed, for later loads */

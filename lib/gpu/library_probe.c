@@ -99,7 +99,7 @@ struct link_create_uprobe_multi {
 #define UPROBE_MULTI_RETURN 1
 
 int library_probe__attach_multi(int prog_fd, const char *path, const size_t *offsets,
-				const uint64_t *cookies, uint32_t count, bool retprobe)
+				const uint64_t *cookies, uint32_t count, bool retprobe, pid_t pid)
 {
 	struct link_create_uprobe_multi attr;
 	unsigned long long *addresses = calloc(count ? count : 1, sizeof(*addresses));
@@ -117,7 +117,7 @@ int library_probe__attach_multi(int prog_fd, const char *path, const size_t *off
 	attr.cookies = (uintptr_t)cookies;
 	attr.count = count;
 	attr.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
-	/* pid 0: every process that maps the file. */
+	attr.pid = pid;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	err = -errno;
 	free(addresses);
@@ -144,7 +144,7 @@ bool library_probe__multi_supported(void)
 		return false;
 	}
 	/* A kernel that knows the attach type fails on "/" as a file. */
-	fd = library_probe__attach_multi(prog_fd, "/", &offset, NULL, 1, false);
+	fd = library_probe__attach_multi(prog_fd, "/", &offset, NULL, 1, false, 0);
 	supported = fd == -EBADF;
 	if (fd >= 0)
 		close(fd);
