@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The GPU memory probes' userspace half: finds the CUDA libraries the target
- * maps (now, and later through the dynamic loader's probe), resolves the
- * allocation calls in each with libelf, attaches an entry and a return probe
- * to each, and keeps every call the BPF side records.  The accounting is in
+ * The GPU memory probes' userspace half: finds the CUDA libraries the
+ * processes profiled map (now, and later through the dynamic loader's
+ * probe), resolves the allocation calls in each file with libelf, attaches
+ * an entry and a return probe to each, once per file, and keeps every call
+ * the BPF side records, with its process.  The accounting is in
  * gpu_memory_account.c.
  */
 #include <bpf/bpf.h>
