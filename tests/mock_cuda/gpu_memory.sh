@@ -4,6 +4,8 @@
 # libcuda/libcudart: peak, leaks and allocation totals of a fixture with
 # known sizes, exact to the byte and under the functions that allocated;
 # the failing call counted with its stack and not as memory; attach mid-run;
+# process trees (record's children, attach -C, a fork without exec), each
+# process accounted apart at the same addresses;
 # and the real libcudart.so.13 probed on a machine without a GPU.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
@@ -125,6 +127,15 @@ tree)
 	expect "peak total" "$(total "$WORK/t.peak")" $((224 * MiB))
 	expect "leaks total" "$(total "$WORK/t.leaks")" $((144 * MiB))
 	grep -q "unknown\|frees of memory allocated before" "$WORK/t.peak.err" && fail "frees mixed between processes: $(cat "$WORK/t.peak.err")"
+	# A child forked, not exec'd, after the probes are in: nothing tells
+	# llmprof of it before its first call, and it allocates at its
+	# parent's addresses.
+	"$LLMPROF" record --no-gpu --view memory-leaks -o "$WORK/f.leaks" -- "$MEMORY_APP" --fork \
+		>"$WORK/fork.out" 2>"$WORK/f.err" || fail "record --fork: $(cat "$WORK/f.err")"
+	[ "$(sort -u "$WORK/fork.out" | wc -l)" = 1 ] || fail "parent and child addresses differ: $(cat "$WORK/fork.out")"
+	expect "parent and child leaks" "$(total "$WORK/f.leaks")" $((144 * MiB))
+	expect "peaks of parent and child" "$(grep -Ec "memory_app.*\(PID [0-9]+\), GPU 0: peak 112.0 MiB at .*; 72.0 MiB still allocated" "$WORK/f.err")" 2
+	grep -q "frees of memory allocated before" "$WORK/f.err" && fail "frees mixed between parent and child: $(cat "$WORK/f.err")"
 	;;
 attach_tree)
 	# attach -C: a parent and its two children, each of which allocates

@@ -12,6 +12,9 @@
  *   --extras   also the virtual memory calls, pinned host memory, the
  *              stream-ordered and pitched calls
  *   --bench N  N cudaMalloc/cudaFree pairs of 4 KiB, timed
+ *   --fork     fork first: parent and child (no exec, the libraries and
+ *              their probes already mapped) each run the workload, at the
+ *              same addresses
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -21,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MiB (1024ULL * 1024)
 #define NOINLINE __attribute__((noinline))
@@ -146,7 +151,8 @@ NOINLINE static void bench(long n)
 
 int main(int argc, char **argv)
 {
-	bool wait = false, extras = false;
+	bool wait = false, extras = false, fork_first = false;
+	pid_t child = -1;
 	void *early = NULL, *weights, *pinned = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -154,6 +160,8 @@ int main(int argc, char **argv)
 			wait = true;
 		else if (!strcmp(argv[i], "--extras"))
 			extras = true;
+		else if (!strcmp(argv[i], "--fork"))
+			fork_first = true;
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench(atol(argv[++i]));
 			return 0;
@@ -171,6 +179,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sigwait(&set, &sig);
 	}
+	if (fork_first) {
+		fflush(stdout);
+		child = fork();
+		if (child < 0)
+			return 1;
+	}
 	weights = load_weights();
 	forward();
 	leak_workspace();
@@ -186,5 +200,13 @@ int main(int argc, char **argv)
 	if (early)
 		check(cudaFree(early), "cudaFree early");
 	printf("weights at %p\n", weights);
+	fflush(stdout);
+	if (child > 0) {
+		int status;
+
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
+	}
 	return 0;
 }
