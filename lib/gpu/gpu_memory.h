@@ -2,10 +2,11 @@
 /*
  * GPU memory by the CPU stack that allocated it (bpf/gpu_memory.bpf.c):
  * uprobes on the CUDA driver's and runtime's allocation and free calls in
- * every copy of libcuda and libcudart the target maps, charged to the stack
- * of the outermost call.  At the end: the peak per device and what was live
- * then, what is still allocated, and every byte allocated (churn), each as a
- * profile weighted in bytes whose leaves say "[gpu-mem] CALL SIZE".
+ * every copy of libcuda and libcudart the processes profiled map, charged to
+ * the stack of the outermost call.  At the end: the peak per process and
+ * device and what was live then, what is still allocated, and every byte
+ * allocated (churn), each as a profile weighted in bytes whose leaves say
+ * "[gpu-mem] CALL SIZE".
  */
 #ifndef LLMPROF_GPU_MEMORY_H
 #define LLMPROF_GPU_MEMORY_H
@@ -32,8 +33,9 @@ enum gpu_memory_view {
  */
 int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid,
 		     bool stop_on_load);
-/* After session__start(): probes the CUDA libraries the target maps now and
- * the dynamic loader, to probe those it maps later.  record reads nothing
+/* After session__start(): probes the CUDA libraries the processes of the
+ * session map now and their dynamic loaders, to probe those mapped later
+ * (by them or by processes that join the target set).  record reads nothing
  * before this (the command has not started); attach asks NVML, where it is
  * installed, what the process held already ("[before attach]"). */
 int gpu_memory__attach(struct gpu_memory *memory, bool attach_mode);

@@ -76,26 +76,30 @@ static int32_t device_of(const struct memory_event *e)
 	return call_of(e)->space == SPACE_HOST ? GPU_MEMORY_HOST_DEVICE : e->device;
 }
 
-static struct device_memory *device_slot(struct gpu_memory *m, int32_t device)
+/* Each process's memory is its own: a peak per process and device. */
+static struct device_memory *device_slot(struct gpu_memory *m, pid_t pid, int32_t device)
 {
 	struct device_memory *d;
 
 	for (size_t i = 0; i < m->nr_devices; i++)
-		if (m->devices[i].device == device)
+		if (m->devices[i].pid == pid && m->devices[i].device == device)
 			return &m->devices[i];
-	if (m->nr_devices == GPU_MEMORY_MAX_DEVICES + 1)
+	if (m->nr_devices == GPU_MEMORY_MAX_SLOTS)
 		return &m->devices[m->nr_devices - 1];
 	d = &m->devices[m->nr_devices++];
 	memset(d, 0, sizeof(*d));
+	d->pid = pid;
 	d->device = device;
 	d->peak_event = SIZE_MAX;
+	d->first_event = SIZE_MAX;
 	return d;
 }
 
-static const struct device_memory *find_device(const struct gpu_memory *m, int32_t device)
+static const struct device_memory *find_device(const struct gpu_memory *m, pid_t pid,
+					       int32_t device)
 {
 	for (size_t i = 0; i < m->nr_devices; i++)
-		if (m->devices[i].device == device)
+		if (m->devices[i].pid == pid && m->devices[i].device == device)
 			return &m->devices[i];
 	return NULL;
 }
@@ -108,6 +112,8 @@ static int compare_by_address(const void *a, const void *b)
 	const struct memory_event *y = &sort_events[*(const uint32_t *)b];
 	unsigned int sx = space_of(x), sy = space_of(y);
 
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
 	if (x->address != y->address)
@@ -119,6 +125,8 @@ static int compare_devices(const void *a, const void *b)
 {
 	const struct device_memory *x = a, *y = b;
 
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	/* GPUs by ordinal, then pinned host memory. */
 	if ((x->device < 0) != (y->device < 0))
 		return x->device < 0 ? 1 : -1;
@@ -143,9 +151,8 @@ int gpu_memory__account(struct gpu_memory *m)
 		return -ENOMEM;
 	}
 	m->nr_devices = 0;
-	for (size_t i = 0; i < GPU_MEMORY_MAX_DEVICES; i++)
-		if (m->before_bytes[i])
-			device_slot(m, i)->before = m->before_bytes[i];
+	for (size_t i = 0; i < m->nr_before; i++)
+		device_slot(m, m->before[i].pid, m->before[i].device)->before += m->before[i].bytes;
 	for (uint32_t i = 0; i < m->nr_events; i++) {
 		struct memory_event *e = &m->events[i];
 
@@ -166,6 +173,7 @@ int gpu_memory__account(struct gpu_memory *m)
 		if (!is_live_alloc(e)) {
 			if (!k || !is_live_alloc(&m->events[order[k - 1]]) ||
 			    m->events[order[k - 1]].address != e->address ||
+			    m->events[order[k - 1]].pid != e->pid ||
 			    space_of(&m->events[order[k - 1]]) != space_of(e))
 				m->unknown_frees++;
 			continue;
@@ -173,11 +181,12 @@ int gpu_memory__account(struct gpu_memory *m)
 		if (k + 1 == nr)
 			continue;
 		next = &m->events[order[k + 1]];
-		if (next->address != e->address || space_of(next) != space_of(e))
+		if (next->address != e->address || next->pid != e->pid ||
+		    space_of(next) != space_of(e))
 			continue;
 		e->end = order[k + 1];
 		freed[order[k + 1]] += e->size;
-		freed_device[order[k + 1]] = device_slot(m, device_of(e));
+		freed_device[order[k + 1]] = device_slot(m, e->pid, device_of(e));
 	}
 	/* In call order: each device's total over time, and its highest. */
 	for (size_t i = 0; i < m->nr_devices; i++)
@@ -192,8 +201,10 @@ int gpu_memory__account(struct gpu_memory *m)
 		}
 		if (!is_live_alloc(e))
 			continue;
-		struct device_memory *d = device_slot(m, device_of(e));
+		struct device_memory *d = device_slot(m, e->pid, device_of(e));
 
+		if (d->first_event == SIZE_MAX)
+			d->first_event = i;
 		d->live += e->size;
 		d->allocated += e->size;
 		d->nr_allocs++;
@@ -205,8 +216,15 @@ int gpu_memory__account(struct gpu_memory *m)
 			d->peak_time_ns = e->time_ns > m->start_ns ? e->time_ns - m->start_ns : 0;
 		}
 	}
-	for (size_t i = 0; i < m->nr_devices; i++)
+	m->nr_processes = 0;
+	for (size_t i = 0; i < m->nr_devices; i++) {
+		bool seen = false;
+
 		m->devices[i].end_live = m->devices[i].live;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = m->devices[k].pid == m->devices[i].pid;
+		m->nr_processes += !seen;
+	}
 	free(order);
 	free(freed);
 	free(freed_device);
@@ -226,7 +244,7 @@ static bool in_view(const struct gpu_memory *m, const struct memory_event *e, ui
 	case GPU_MEMORY_VIEW_LEAKS:
 		return e->end == NO_END;
 	default:
-		d = find_device(m, device_of(e));
+		d = find_device(m, e->pid, device_of(e));
 		return d && d->peak_event != SIZE_MAX && index <= d->peak_event &&
 		       (e->end == NO_END || e->end > d->peak_event);
 	}
@@ -258,12 +276,35 @@ static int64_t device_frame(struct profile *p, int32_t device)
 	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
 }
 
-static int64_t process_frame(struct frame_map *map)
+/* The process frame of a process's stacks: that of one of its calls, or
+ * the profile's only one. */
+static int64_t process_frame(const struct gpu_memory *m, struct frame_map *map, pid_t pid)
 {
-	for (size_t i = 0; i < map->from->nr_frames; i++)
+	char name[64];
+
+	for (size_t i = 0; i < m->nr_events; i++) {
+		const struct memory_event *e = &m->events[i];
+
+		if (e->pid == pid && e->nr_frames &&
+		    map->from->frames[m->frames[e->frames]].kind == FRAME_PROCESS)
+			return map_frame(map, m->frames[e->frames]);
+	}
+	for (size_t i = 0; m->nr_processes <= 1 && i < map->from->nr_frames; i++)
 		if (map->from->frames[i].kind == FRAME_PROCESS)
 			return map_frame(map, i);
-	return profile__intern_frame(map->to, "[process]", NULL, 0, FRAME_PROCESS);
+	snprintf(name, sizeof(name), "[process %d]", pid);
+	return profile__intern_frame(map->to, name, NULL, 0, FRAME_PROCESS);
+}
+
+/* More than one device in any process: the device goes under each
+ * process frame. */
+static bool several_devices(const struct gpu_memory *m)
+{
+	for (size_t i = 0; i < m->nr_devices; i++)
+		for (size_t k = 0; k < i; k++)
+			if (m->devices[k].device != m->devices[i].device)
+				return true;
+	return false;
 }
 
 int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, struct profile **out)
@@ -271,7 +312,7 @@ int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, s
 	const struct profile *cpu = m->frames_profile;
 	struct frame_map map = {.from = cpu};
 	uint32_t frames[1024 + 2];
-	bool per_device = m->nr_devices > 1;
+	bool per_device = several_devices(m);
 	struct profile *p;
 	int err = -ENOMEM;
 
@@ -329,7 +370,7 @@ int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, s
 
 		if (!d->before)
 			continue;
-		id = process_frame(&map);
+		id = process_frame(m, &map, d->pid);
 		if (id < 0)
 			goto fail;
 		frames[depth++] = id;
@@ -424,7 +465,8 @@ static bool select_peak(const struct gpu_memory *m, const struct memory_event *e
 {
 	const struct device_memory *d = ctx;
 
-	return device_of(e) == d->device && in_view(m, e, i, GPU_MEMORY_VIEW_PEAK);
+	return e->pid == d->pid && device_of(e) == d->device &&
+	       in_view(m, e, i, GPU_MEMORY_VIEW_PEAK);
 }
 
 static bool select_failed(const struct gpu_memory *m, const struct memory_event *e, uint32_t i,
@@ -455,17 +497,40 @@ const char *gpu_memory__error_name(const struct memory_event *e)
 	}
 }
 
-static void device_name(char *buf, size_t size, int32_t device)
+/* The process of a call as its stacks' root frame names it. */
+static const char *process_name(const struct gpu_memory *m, const struct memory_event *e)
 {
-	if (device == GPU_MEMORY_HOST_DEVICE)
-		snprintf(buf, size, "pinned host memory");
+	const struct frame *root;
+
+	if (!e || !e->nr_frames)
+		return "[process]";
+	root = &m->frames_profile->frames[m->frames[e->frames]];
+	return root->kind == FRAME_PROCESS ? root->name : "[process]";
+}
+
+/* "GPU 0", and with several processes "python [rank 1] (PID 42), GPU 0". */
+static void device_name(const struct gpu_memory *m, const struct device_memory *d, char *buf,
+			size_t size)
+{
+	int n = 0;
+
+	if (m->nr_processes > 1) {
+		n = snprintf(
+		    buf, size, "%s (PID %d), ",
+		    process_name(m, d->first_event != SIZE_MAX ? &m->events[d->first_event] : NULL),
+		    d->pid);
+		if (n < 0 || (size_t)n >= size)
+			return;
+	}
+	if (d->device == GPU_MEMORY_HOST_DEVICE)
+		snprintf(buf + n, size - n, "pinned host memory");
 	else
-		snprintf(buf, size, "GPU %d", device);
+		snprintf(buf + n, size - n, "GPU %d", d->device);
 }
 
 void gpu_memory__print_summary(const struct gpu_memory *m)
 {
-	struct device_memory devices[GPU_MEMORY_MAX_DEVICES + 1];
+	struct device_memory devices[GPU_MEMORY_MAX_SLOTS];
 	double seconds = m->duration_ns / 1e9;
 	char bytes[32], total[32], stack[512];
 	struct summary_row *rows;
@@ -494,9 +559,9 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 	qsort(devices, m->nr_devices, sizeof(*devices), compare_devices);
 	for (size_t i = 0; i < m->nr_devices; i++) {
 		const struct device_memory *d = &devices[i];
-		char name[32], end[32], before[64] = "";
+		char name[TASK_COMM_LEN + 128], end[32], before[64] = "";
 
-		device_name(name, sizeof(name), d->device);
+		device_name(m, d, name, sizeof(name));
 		gpu_memory__format_bytes(bytes, sizeof(bytes), d->peak);
 		gpu_memory__format_bytes(end, sizeof(end), d->end_live);
 		if (d->before) {
@@ -523,13 +588,17 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		report__info("  failed allocations:");
 	for (size_t k = 0; k < nr && k < SUMMARY_TOP_STACKS; k++) {
 		const struct memory_event *e = &m->events[rows[k].first];
+		char where[TASK_COMM_LEN + 128] = "";
 
 		gpu_memory__format_bytes(bytes, sizeof(bytes), e->size);
 		library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
-		report__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s", rows[k].count,
-			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e), e->result,
-			     stack);
+		if (m->nr_processes > 1)
+			snprintf(where, sizeof(where), " in %s (PID %d)", process_name(m, e),
+				 e->pid);
+		report__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s%s", rows[k].count,
+			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e), e->result, stack,
+			     where);
 	}
 	free(rows);
 }

@@ -52,6 +52,7 @@ struct memory_event {
 	uint64_t time_ns;  /* when it returned */
 	uint64_t start_ns; /* when it was entered */
 	uint64_t size, address, handle;
+	pid_t pid; /* addresses are the process's own */
 	int64_t result;
 	int32_t device;
 	uint16_t call;		/* index into gpu_memory_calls */
@@ -63,33 +64,49 @@ struct memory_event {
 
 struct library;
 
-/* One device's (or pinned host memory's) accounting. */
+/* One process's accounting on one device (or in pinned host memory). */
 struct device_memory {
+	pid_t pid;
 	int32_t device; /* ordinal, or GPU_MEMORY_HOST_DEVICE */
 	uint64_t live, peak, end_live;
 	uint64_t before; /* "[before attach]", in live and peak */
 	uint64_t allocated, nr_allocs, nr_frees;
 	uint64_t peak_time_ns; /* since the profile's start */
 	size_t peak_event;     /* the call that reached the peak; SIZE_MAX: none */
+	size_t first_event;    /* its first call, for the process's name; SIZE_MAX: none */
 };
+
+/* attach: what NVML says a process held on a device when probing started. */
+struct memory_before {
+	pid_t pid;
+	int32_t device;
+	uint64_t bytes;
+};
+
+/* Slots of struct device_memory: a few processes on a few devices. */
+#define GPU_MEMORY_MAX_SLOTS 256
 
 struct gpu_memory {
 	struct gpu_memory_bpf *skel;
 	struct session *session;
 	pid_t pid;
 	bool stop_on_load, attach_mode;
+	bool multi; /* multi-uprobe links (library_probe__attach_multi()) */
+	pid_t only_pid; /* the one process probes are filtered to, or -1: all */
 	struct library *libraries;
 	size_t nr_libraries, cap_libraries;
-	struct bpf_link *loader_link;
+	struct library *loaders; /* dynamic loaders probed, for later loads */
+	size_t nr_loaders, cap_loaders;
 	int loader_error;
 
 	struct memory_event *events;
 	size_t nr_events, cap_events;
 	uint64_t lost;
 
-	/* attach: what NVML says the process held when probing started */
+	/* attach: what NVML says the processes held when probing started */
 	bool before_known;
-	uint64_t before_bytes[GPU_MEMORY_MAX_DEVICES];
+	struct memory_before *before;
+	size_t nr_before, cap_before;
 
 	/* Filled by gpu_memory__finish(). */
 	struct profile *frames_profile; /* the CPU profile the frames are in */
@@ -97,8 +114,9 @@ struct gpu_memory {
 	size_t nr_frames, cap_frames;
 	uint64_t start_ns, duration_ns;
 	bool finished;
-	struct device_memory devices[GPU_MEMORY_MAX_DEVICES + 1];
+	struct device_memory devices[GPU_MEMORY_MAX_SLOTS];
 	size_t nr_devices;
+	size_t nr_processes; /* with a slot */
 	uint64_t nr_allocs, allocated, nr_failed, nr_frees, unknown_frees, nr_maps;
 };
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What the library probe families share; see library_probe.h. */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <pthread.h>
@@ -83,6 +86,93 @@ void library_probe__destroy_links(struct bpf_link **links, size_t nr)
 			pthread_join(threads[k], NULL);
 	free(threads);
 	free(started);
+}
+
+/* union bpf_attr's link_create with its uprobe_multi member, which the
+ * system's headers may predate. */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t count, multi_flags, pid;
+	uint32_t pad;
+};
+#define UPROBE_MULTI_RETURN 1
+
+int library_probe__attach_multi(int prog_fd, const char *path, const size_t *offsets,
+				const uint64_t *cookies, uint32_t count, bool retprobe, pid_t pid)
+{
+	struct link_create_uprobe_multi attr;
+	unsigned long long *addresses = calloc(count ? count : 1, sizeof(*addresses));
+	int fd, err;
+
+	if (!addresses)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < count; k++)
+		addresses[k] = offsets[k];
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = LIBRARY_PROBE_UPROBE_MULTI;
+	attr.path = (uintptr_t)path;
+	attr.offsets = (uintptr_t)addresses;
+	attr.cookies = (uintptr_t)cookies;
+	attr.count = count;
+	attr.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	attr.pid = pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	err = -errno;
+	free(addresses);
+	return fd < 0 ? err : fd;
+}
+
+bool library_probe__multi_supported(void)
+{
+	static int supported = -1;
+	struct bpf_insn program[] = {
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, options,
+		    .expected_attach_type = (enum bpf_attach_type)LIBRARY_PROBE_UPROBE_MULTI);
+	size_t offset = 0;
+	int prog_fd, fd;
+
+	if (supported >= 0)
+		return supported;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", program, 2, &options);
+	if (prog_fd < 0) {
+		supported = 0;
+		return false;
+	}
+	/* A kernel that knows the attach type fails on "/" as a file. */
+	fd = library_probe__attach_multi(prog_fd, "/", &offset, NULL, 1, false, 0);
+	supported = fd == -EBADF;
+	if (fd >= 0)
+		close(fd);
+	close(prog_fd);
+	return supported;
+}
+
+static void *close_link(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
+void library_probe__close_links(const int *fds, size_t nr)
+{
+	pthread_t threads[64];
+	bool started[64] = {false};
+
+	for (size_t k = 0; k < nr; k++) {
+		if (k < 64)
+			started[k] = !pthread_create(&threads[k], NULL, close_link,
+						     (void *)(intptr_t)fds[k]);
+		if (k >= 64 || !started[k])
+			close(fds[k]);
+	}
+	for (size_t k = 0; k < nr && k < 64; k++)
+		if (started[k])
+			pthread_join(threads[k], NULL);
 }
 
 void library_probe__describe_stack(const struct profile *p, const uint32_t *frames,

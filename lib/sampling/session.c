@@ -805,6 +805,11 @@ size_t session__processes(const struct session *s, pid_t *pids, size_t max)
 	return n;
 }
 
+bool session__single_process(const struct session *s)
+{
+	return !s->options.children && !s->options.nr_more_pids;
+}
+
 int session__add_target(struct session *s, pid_t pid, uint32_t flags, pid_t parent)
 {
 	struct target_info info = {.flags = flags, .parent = parent};

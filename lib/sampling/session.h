@@ -149,6 +149,11 @@ size_t session__processes(const struct session *session, pid_t *pids, size_t max
 void session__add_load_stopper(struct session *session);
 void session__load_handled(struct session *session, pid_t pid);
 
+/* true when the target set is the one process named and stays so (no
+ * children followed, no other PID): probes may then be filtered to it in the
+ * kernel, where no other process pays for them. */
+bool session__single_process(const struct session *session);
+
 /* Adds a process to the target set every probe family filters on. */
 int session__add_target(struct session *session, pid_t pid, uint32_t flags, pid_t parent);
 

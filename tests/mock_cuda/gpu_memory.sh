@@ -4,6 +4,8 @@
 # libcuda/libcudart: peak, leaks and allocation totals of a fixture with
 # known sizes, exact to the byte and under the functions that allocated;
 # the failing call counted with its stack and not as memory; attach mid-run;
+# process trees (record's children, attach -C, a fork without exec), each
+# process accounted apart at the same addresses;
 # and the real libcudart.so.13 probed on a machine without a GPU.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
@@ -100,6 +102,58 @@ attach)
 	grep -Eq "before attach is not known|before attach\)" "$WORK/a.err" ||
 		fail "the summary does not say what was allocated before attach"
 	grep -q "GPU 0: peak 112.0 MiB" "$WORK/a.err" || [ -e /dev/nvidiactl ] || fail "attach peak: $(cat "$WORK/a.err")"
+	;;
+tree)
+	# Two processes of one command, at the same addresses (no ASLR): each
+	# its own peak, leaks and failure under its own root.
+	for view in peak leaks; do
+		setarch "$(uname -m)" -R "$LLMPROF" record --no-gpu --view memory-$view -o "$WORK/t.$view" -- \
+			sh -c "RANK=0 '$MEMORY_APP' & RANK=1 '$MEMORY_APP'; wait" \
+			>"$WORK/app.out" 2>"$WORK/t.$view.err" || fail "record sh -c: $(cat "$WORK/t.$view.err")"
+	done
+	[ "$(sort -u "$WORK/app.out" | wc -l)" = 1 ] || fail "the two processes' addresses differ: $(cat "$WORK/app.out")"
+	for rank in 0 1; do
+		root="^memory_app \[rank $rank\];"
+		expect "rank $rank peak" "$(weight "$root" "$WORK/t.peak")" $((112 * MiB))
+		expect "rank $rank peak weights" "$(weight "$root.*;main;load_weights;\[gpu-mem\] cudaMalloc 64\.0 MiB$" "$WORK/t.peak")" $((64 * MiB))
+		expect "rank $rank peak activations" "$(weight "$root.*;main;forward;alloc_activation;\[gpu-mem\] cudaMalloc 16\.0 MiB$" "$WORK/t.peak")" $((48 * MiB))
+		expect "rank $rank leaks" "$(weight "$root" "$WORK/t.leaks")" $((72 * MiB))
+		expect "rank $rank leaked workspace" "$(weight "$root.*;main;leak_workspace;\[gpu-mem\] cuMemAlloc 8\.0 MiB$" "$WORK/t.leaks")" $((8 * MiB))
+		grep -Eq "memory_app \[rank $rank\] \(PID [0-9]+\), GPU 0: peak 112.0 MiB at .*; 72.0 MiB still allocated" "$WORK/t.peak.err" ||
+			fail "rank $rank's peak in the summary: $(cat "$WORK/t.peak.err")"
+		grep -Eq "1 x cudaMalloc of 1.0 TiB: cudaErrorMemoryAllocation \(2\) at try_huge_batch < main.* in memory_app \[rank $rank\] \(PID" "$WORK/t.peak.err" ||
+			fail "rank $rank's failure in the summary: $(cat "$WORK/t.peak.err")"
+	done
+	expect "peak total" "$(total "$WORK/t.peak")" $((224 * MiB))
+	expect "leaks total" "$(total "$WORK/t.leaks")" $((144 * MiB))
+	grep -q "unknown\|frees of memory allocated before" "$WORK/t.peak.err" && fail "frees mixed between processes: $(cat "$WORK/t.peak.err")"
+	# A child forked, not exec'd, after the probes are in: nothing tells
+	# llmprof of it before its first call, and it allocates at its
+	# parent's addresses.
+	"$LLMPROF" record --no-gpu --view memory-leaks -o "$WORK/f.leaks" -- "$MEMORY_APP" --fork \
+		>"$WORK/fork.out" 2>"$WORK/f.err" || fail "record --fork: $(cat "$WORK/f.err")"
+	[ "$(sort -u "$WORK/fork.out" | wc -l)" = 1 ] || fail "parent and child addresses differ: $(cat "$WORK/fork.out")"
+	expect "parent and child leaks" "$(total "$WORK/f.leaks")" $((144 * MiB))
+	expect "peaks of parent and child" "$(grep -Ec "memory_app.*\(PID [0-9]+\), GPU 0: peak 112.0 MiB at .*; 72.0 MiB still allocated" "$WORK/f.err")" 2
+	grep -q "frees of memory allocated before" "$WORK/f.err" && fail "frees mixed between parent and child: $(cat "$WORK/f.err")"
+	;;
+attach_tree)
+	# attach -C: a parent and its two children, each of which allocates
+	# once told to; all three are probed from the libraries mapped at attach.
+	start_bg sh -c "RANK=0 '$MEMORY_APP' --wait & RANK=1 '$MEMORY_APP' --wait & wait" >"$WORK/app.out"
+	for i in $(seq 50); do [ "$(grep -c ready "$WORK/app.out")" = 2 ] && break; sleep 0.1; done
+	[ "$(grep -c ready "$WORK/app.out")" = 2 ] || fail "the fixtures did not start"
+	"$LLMPROF" attach -p $BG_PID -C --no-gpu --view memory-alloc -o "$WORK/a.alloc" 2>"$WORK/a.err" &
+	prof=$!
+	for i in $(seq 100); do grep -q "profiling PID" "$WORK/a.err" && break; sleep 0.1; done
+	grep -q "profiling PID" "$WORK/a.err" || fail "attach did not start: $(cat "$WORK/a.err")"
+	for child in $(pgrep -P $BG_PID); do kill -USR1 $child; done
+	wait $prof || fail "attach failed: $(cat "$WORK/a.err")"
+	for rank in 0 1; do
+		expect "rank $rank allocated" "$(weight "^memory_app \[rank $rank\];" "$WORK/a.alloc")" $((120 * MiB))
+		grep -Eq "memory_app \[rank $rank\] \(PID [0-9]+\), GPU 0: peak" "$WORK/a.err" ||
+			fail "rank $rank in the summary: $(cat "$WORK/a.err")"
+	done
 	;;
 real_cudart)
 	runtime=$CUDA_ROOT/lib64/libcudart.so.13

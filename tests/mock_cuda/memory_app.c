@@ -15,6 +15,9 @@
  *   --healthy  weights and activations only, all freed: nothing to find
  *   --leak-steps N  --healthy, then N steps 30 ms apart that each keep
  *              1 MiB from cache_step_output() (a steady leak)
+ *   --fork     fork first: parent and child (no exec, the libraries and
+ *              their probes already mapped) each run the workload, at the
+ *              same addresses
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -24,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MiB (1024ULL * 1024)
 #define NOINLINE __attribute__((noinline))
@@ -157,7 +162,8 @@ NOINLINE static void bench(long n)
 
 int main(int argc, char **argv)
 {
-	bool wait = false, extras = false, healthy = false;
+	bool wait = false, extras = false, healthy = false, fork_first = false;
+	pid_t child = -1;
 	void *early = NULL, *weights, *pinned = NULL;
 	long leak_steps = 0;
 
@@ -170,6 +176,8 @@ int main(int argc, char **argv)
 			healthy = true;
 		else if (!strcmp(argv[i], "--leak-steps") && i + 1 < argc)
 			healthy = true, leak_steps = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--fork"))
+			fork_first = true;
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench(atol(argv[++i]));
 			return 0;
@@ -186,6 +194,12 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		fflush(stdout);
 		sigwait(&set, &sig);
+	}
+	if (fork_first) {
+		fflush(stdout);
+		child = fork();
+		if (child < 0)
+			return 1;
 	}
 	weights = load_weights();
 	forward();
@@ -214,5 +228,13 @@ int main(int argc, char **argv)
 	if (early)
 		check(cudaFree(early), "cudaFree early");
 	printf("weights at %p\n", weights);
+	fflush(stdout);
+	if (child > 0) {
+		int status;
+
+		if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return 1;
+	}
 	return 0;
 }
