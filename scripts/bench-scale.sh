@@ -9,14 +9,16 @@
 #   SAMPLES  samples in the speedscope file (default 10000000)
 #   FRAMES   distinct frame names in the pool (default 100000)
 # A quick run: scripts/bench-scale.sh 100000 200000
+# LLMPROF=PATH measures another build of llmprof on the same inputs.  CPU
+# seconds (user + system) are the figure to compare on a busy machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stacks=${1:-4000000}
 samples=${2:-10000000}
 frames=${3:-100000}
 build_dir=${BUILD_DIR:-build}
-[ -x "$build_dir/cmd/llmprof" ] || BUILD_DIR=$build_dir scripts/build.sh >/dev/null
-llmprof=$(realpath "$build_dir/cmd/llmprof")
+[ -n "${LLMPROF:-}" ] || [ -x "$build_dir/cmd/llmprof" ] || BUILD_DIR=$build_dir scripts/build.sh >/dev/null
+llmprof=$(realpath "${LLMPROF:-$build_dir/cmd/llmprof}")
 work=${BENCH_WORK:-$(mktemp -d)}
 mkdir -p "$work"
 [ -n "${BENCH_WORK:-}" ] || trap 'rm -rf "$work"' EXIT
@@ -130,14 +132,15 @@ cc -O2 -o "$work/generate" "$work/generate.c"
 "$work/generate" speedscope 3 "$samples" "$frames" >"$work/c.speedscope"
 
 # measure NAME COMMAND...: wall seconds and peak RSS (MB) of one run.
-printf '%-28s %10s %10s %10s\n' case input_MB seconds peak_MB
+printf '%-30s %8s %8s %8s %8s\n' case input_MB wall_s cpu_s peak_MB
 measure() {
 	local name=$1 input=$2
 	shift 2
-	/usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
+	/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" ||
 		{ echo "bench-scale: $name failed: $(tail -1 "$work/err")" >&2; exit 1; }
-	read -r seconds kb <"$work/time"
-	printf '%-28s %10d %10s %10d\n' "$name" $(($(stat -c %s "$input") >> 20)) "$seconds" $((kb >> 10))
+	read -r seconds user system kb <"$work/time"
+	printf '%-30s %8d %8s %8.2f %8d\n' "$name" $(($(stat -c %s "$input") >> 20)) "$seconds" \
+		"$(awk "BEGIN { print $user + $system }")" $((kb >> 10))
 }
 measure "report" "$work/a.folded" "$llmprof" report "$work/a.folded"
 measure "diff" "$work/a.folded" "$llmprof" diff "$work/a.folded" "$work/b.folded"
