@@ -89,8 +89,10 @@ int main(int argc, char **argv)
 
 	if (!p || argc < 2 || output__parse_format(argv[1], &format))
 		return 2;
-	if (argc > 2 && (!strcmp(argv[2], "names") || !strcmp(argv[2], "aggregate")))
+	if (argc > 2 && (!strcmp(argv[2], "names") || !strcmp(argv[2], "aggregate"))) {
+		profile__free(p);
 		return write_names(format, !strcmp(argv[2], "names"));
+	}
 	p->unit = gpu ? UNIT_MICROSECONDS : UNIT_SAMPLES;
 	p->frequency = 100;
 	p->duration_ns = 100000000;
