@@ -17,17 +17,18 @@
  * The JSON is streamed: nothing but the frame numbering is held, so the
  * memory used is that of the profile.  The shared frames come first in the
  * file but are numbered in the order the profiles first use them, so the
- * profiles are walked twice: once to number the frames, once to write.  The bytes are those jansson's compact dump wrote, which the
- * golden files hold.
+ * profiles are walked twice: once to number the frames, once to write.
+ * The bytes are those jansson's compact dump wrote, which the golden files
+ * hold.
  */
 struct speedscope_writer {
 	const struct profile *profile;
 	enum output_view view;
 	FILE *out;
-	int64_t *frame_index; /* frame id -> shared frame index, -1 if unused */
+	int64_t *frame_index;  /* frame id -> shared frame index, -1 if unused */
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
-	size_t nr_profiles; /* profiles written, for the commas */
+	size_t nr_profiles;		       /* profiles written, for the commas */
 	const struct gpu_activity **gpu_order; /* by device, stream, time */
 	/* Sample indices grouped by thread, in time order within each:
 	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
