@@ -15,6 +15,56 @@ struct hash_index {
 	size_t used;
 };
 
+/* The frame ids of every stack, packed into large blocks that never move: a
+ * malloc per stack costs its header and rounding, as much again as a short
+ * stack's ids, and profiles hold millions of stacks. */
+#define ARENA_BLOCK_IDS (256 * 1024)
+
+struct id_arena {
+	uint32_t **blocks;
+	size_t nr_blocks, cap_blocks;
+	size_t used; /* ids used in the last block */
+};
+
+static uint32_t *arena_alloc(struct id_arena *arena, size_t nr)
+{
+	size_t size = nr > ARENA_BLOCK_IDS ? nr : ARENA_BLOCK_IDS;
+	uint32_t *block;
+
+	if (arena->nr_blocks && arena->used + nr <= ARENA_BLOCK_IDS) {
+		block = arena->blocks[arena->nr_blocks - 1] + arena->used;
+		arena->used += nr;
+		return block;
+	}
+	if (array__grow((void **)&arena->blocks, &arena->cap_blocks, arena->nr_blocks + 1,
+			sizeof(*arena->blocks)))
+		return NULL;
+	block = malloc(size * sizeof(*block));
+	if (!block)
+		return NULL;
+	/* A stack longer than a block gets a block of its own, put before
+	 * the last one so the last one's free space is still used. */
+	if (nr >= ARENA_BLOCK_IDS && arena->nr_blocks) {
+		arena->blocks[arena->nr_blocks] = arena->blocks[arena->nr_blocks - 1];
+		arena->blocks[arena->nr_blocks - 1] = block;
+		arena->nr_blocks++;
+		return block;
+	}
+	arena->blocks[arena->nr_blocks++] = block;
+	arena->used = nr;
+	return block;
+}
+
+static void arena_free(struct id_arena *arena)
+{
+	if (!arena)
+		return;
+	for (size_t i = 0; i < arena->nr_blocks; i++)
+		free(arena->blocks[i]);
+	free(arena->blocks);
+	free(arena);
+}
+
 static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
 {
 	const unsigned char *p = data;
@@ -102,7 +152,8 @@ struct profile *profile__new(void)
 		return NULL;
 	p->frame_index = calloc(1, sizeof(*p->frame_index));
 	p->stack_index = calloc(1, sizeof(*p->stack_index));
-	if (!p->frame_index || !p->stack_index) {
+	p->stack_frames = calloc(1, sizeof(*p->stack_frames));
+	if (!p->frame_index || !p->stack_index || !p->stack_frames) {
 		profile__free(p);
 		return NULL;
 	}
@@ -117,8 +168,7 @@ void profile__free(struct profile *p)
 		free(p->frames[i].name);
 		free(p->frames[i].file);
 	}
-	for (size_t i = 0; i < p->nr_stacks; i++)
-		free(p->stacks[i].frames);
+	arena_free(p->stack_frames);
 	for (size_t i = 0; i < p->nr_threads; i++)
 		free(p->threads[i].name);
 	if (p->frame_index)
@@ -231,7 +281,7 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 	if (array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	s = &p->stacks[p->nr_stacks];
-	s->frames = malloc((depth ? depth : 1) * sizeof(*frames));
+	s->frames = arena_alloc(p->stack_frames, depth ? depth : 1);
 	if (!s->frames)
 		return -ENOMEM;
 	if (depth)

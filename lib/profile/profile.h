@@ -125,6 +125,7 @@ struct memory_facts {
 };
 
 struct hash_index; /* private open-addressing index */
+struct id_arena;   /* private storage of the stacks' frame ids */
 
 struct profile {
 	char *name;	   /* e.g. the command line; may be NULL */
@@ -161,6 +162,7 @@ struct profile {
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;
+	struct id_arena *stack_frames;
 };
 
 struct profile *profile__new(void);

@@ -5,7 +5,7 @@
  * stream, all starting at the profile's start so they line up.
  */
 #include <errno.h>
-#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,101 +13,210 @@
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
+/*
+ * The JSON is streamed: nothing but the frame numbering is held, so the
+ * memory used is that of the profile.  The shared frames come first in the
+ * file but are numbered in the order the profiles first use them, so the
+ * profiles are walked twice: once to number the frames, once to write.
+ * The bytes are those jansson's compact dump wrote, which the golden files
+ * hold.
+ */
 struct speedscope_writer {
 	const struct profile *profile;
 	enum output_view view;
-	int64_t *frame_index; /* frame id -> shared frame index, -1 if unused */
-	json_t *frames;
-	json_t *profiles;
+	FILE *out;
+	int64_t *frame_index;  /* frame id -> shared frame index, -1 if unused */
+	uint32_t *frame_order; /* shared frame index -> frame id */
+	size_t nr_shared;
+	size_t nr_profiles;		       /* profiles written, for the commas */
+	const struct gpu_activity **gpu_order; /* by device, stream, time */
 	/* Sample indices grouped by thread, in time order within each:
 	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
 	uint32_t *by_thread;
 	size_t *thread_start;
 };
 
-/* jansson refuses invalid UTF-8; symbol names are bytes, so replace what is
- * not UTF-8 with '?' rather than lose the frame. */
-static json_t *json_text(const char *text)
+/* Length of the UTF-8 sequence at s, or 0 where it is not one: the checks
+ * jansson makes (no overlong forms, surrogates or code points past
+ * U+10FFFF). */
+static size_t utf8_sequence(const unsigned char *s)
 {
-	json_t *value = json_string(text);
-	char *copy;
+	uint32_t cp;
+	size_t len;
 
-	if (value)
-		return value;
-	copy = strdup(text);
-	if (!copy)
-		return NULL;
-	for (unsigned char *c = (unsigned char *)copy; *c; c++)
-		if (*c >= 0x80)
-			*c = '?';
-	value = json_string(copy);
-	free(copy);
-	return value;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] < 0xc2)
+		return 0;
+	if (s[0] < 0xe0) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] < 0xf0) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] < 0xf5) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* the terminating NUL stops here too */
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
 }
 
-static int set_new(json_t *object, const char *key, json_t *value)
+static bool is_utf8(const char *text)
 {
-	return value && !json_object_set_new(object, key, value) ? 0 : -ENOMEM;
+	for (const unsigned char *c = (const unsigned char *)text; *c;) {
+		size_t len = utf8_sequence(c);
+
+		if (!len)
+			return false;
+		c += len;
+	}
+	return true;
 }
 
-static int append_new(json_t *array, json_t *value)
+/* A JSON string.  Symbol names are bytes, not always UTF-8: where a string
+ * is not, every byte from 0x80 up becomes '?' rather than the frame being
+ * lost. */
+static void write_text(FILE *out, const char *text)
 {
-	return value && !json_array_append_new(array, value) ? 0 : -ENOMEM;
+	bool utf8 = is_utf8(text);
+
+	putc('"', out);
+	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+		switch (*c) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\b':
+			fputs("\\b", out);
+			break;
+		case '\f':
+			fputs("\\f", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		default:
+			if (*c < 0x20)
+				fprintf(out, "\\u%04X", *c);
+			else
+				putc(*c >= 0x80 && !utf8 ? '?' : *c, out);
+		}
+	}
+	putc('"', out);
+}
+
+/* A JSON real as jansson writes one with JSON_REAL_PRECISION(12): "%.12g",
+ * ".0" where that reads as an integer, and no '+' or leading zeros in the
+ * exponent. */
+static void write_real(FILE *out, double value)
+{
+	char buf[64], *e;
+	int len = snprintf(buf, sizeof(buf), "%.12g", value);
+
+	if (len < 0 || (size_t)len >= sizeof(buf) - 3)
+		return;
+	e = strchr(buf, 'e');
+	if (!e && !strchr(buf, '.')) {
+		memcpy(buf + len, ".0", 3);
+	} else if (e) {
+		char *start = e + 1, *end = e + 2;
+
+		if (*start == '-')
+			start++;
+		while (*end == '0')
+			end++;
+		memmove(start, end, strlen(end) + 1);
+	}
+	fputs(buf, out);
+}
+
+static void write_integer(FILE *out, uint64_t value)
+{
+	char buf[24], *c = buf + sizeof(buf);
+
+	*--c = '\0';
+	do
+		*--c = '0' + value % 10;
+	while (value /= 10);
+	fputs(c, out);
 }
 
 static int64_t shared_frame(struct speedscope_writer *w, uint32_t id)
 {
-	const struct frame *f = &w->profile->frames[id];
-	json_t *frame;
-	char *name;
-	int err;
-
-	if (w->frame_index[id] >= 0)
-		return w->frame_index[id];
-	frame = json_object();
-	name = frame__folded_name(f);
-	if (!frame || !name) {
-		json_decref(frame);
-		free(name);
-		return -ENOMEM;
+	if (w->frame_index[id] < 0) {
+		w->frame_order[w->nr_shared] = id;
+		w->frame_index[id] = w->nr_shared++;
 	}
-	err = set_new(frame, "name", json_text(name));
-	free(name);
-	if (!err && f->file)
-		err = set_new(frame, "file", json_text(f->file));
-	if (!err && f->line)
-		err = set_new(frame, "line", json_integer(f->line));
-	if (!err)
-		err = append_new(w->frames, frame);
-	else
-		json_decref(frame);
-	if (err)
-		return err;
-	w->frame_index[id] = json_array_size(w->frames) - 1;
 	return w->frame_index[id];
 }
 
+static int write_shared_frames(struct speedscope_writer *w)
+{
+	for (size_t i = 0; i < w->nr_shared; i++) {
+		const struct frame *f = &w->profile->frames[w->frame_order[i]];
+		char *name = frame__folded_name(f);
+
+		if (!name)
+			return -ENOMEM;
+		fputs(i ? ",{\"name\":" : "{\"name\":", w->out);
+		write_text(w->out, name);
+		free(name);
+		if (f->file) {
+			fputs(",\"file\":", w->out);
+			write_text(w->out, f->file);
+		}
+		if (f->line) {
+			fputs(",\"line\":", w->out);
+			write_integer(w->out, f->line);
+		}
+		putc('}', w->out);
+	}
+	return 0;
+}
+
 /* A sample's stack as shared-frame indices, thread frames left out: the
- * profile itself is the thread. */
-static json_t *stack_json(struct speedscope_writer *w, uint32_t stack_id)
+ * profile itself is the thread.  With out NULL, only numbers the frames. */
+static void write_stack(struct speedscope_writer *w, uint32_t stack_id, FILE *out, bool first)
 {
 	const struct stack *s = &w->profile->stacks[stack_id];
-	json_t *array = json_array();
+	bool empty = true;
 
-	if (!array)
-		return NULL;
+	if (out)
+		fputs(first ? "[" : ",[", out);
 	for (uint32_t d = 0; d < s->depth; d++) {
 		int64_t index;
 
 		if (w->profile->frames[s->frames[d]].kind == FRAME_THREAD)
 			continue;
 		index = shared_frame(w, s->frames[d]);
-		if (index < 0 || append_new(array, json_integer(index))) {
-			json_decref(array);
-			return NULL;
-		}
+		if (!out)
+			continue;
+		if (!empty)
+			putc(',', out);
+		write_integer(out, index);
+		empty = false;
 	}
-	return array;
+	if (out)
+		putc(']', out);
 }
 
 static const char *unit_name(enum profile_unit unit)
@@ -137,24 +246,35 @@ static double sample_microseconds(const struct profile *p, uint64_t weight)
 	}
 }
 
-static json_t *new_profile(const char *type, const char *name, const char *unit)
-{
-	json_t *profile = json_object();
+/* What a walk over a profile's samples does: number the frames it uses (and
+ * count and time them), or write its samples, or its weights. */
+enum walk_part {
+	WALK_NUMBER,
+	WALK_SAMPLES,
+	WALK_WEIGHTS,
+};
 
-	if (!profile || set_new(profile, "type", json_string(type)) ||
-	    set_new(profile, "name", json_text(name)) ||
-	    set_new(profile, "unit", json_string(unit))) {
-		json_decref(profile);
-		return NULL;
-	}
-	return profile;
+static void write_item_real(FILE *out, size_t item, double value)
+{
+	if (item)
+		putc(',', out);
+	write_real(out, value);
 }
 
-static int add_sampled(json_t *samples, json_t *weights, json_t *stack, double weight)
+/* Opens a profile object up to its samples or events. */
+static void write_profile_start(struct speedscope_writer *w, const char *type, const char *name,
+				const char *unit, double end)
 {
-	if (append_new(samples, stack))
-		return -ENOMEM;
-	return append_new(weights, json_real(weight));
+	FILE *out = w->out;
+
+	fputs(w->nr_profiles++ ? ",{\"type\":" : "{\"type\":", out);
+	write_text(out, type);
+	fputs(",\"name\":", out);
+	write_text(out, name);
+	fputs(",\"unit\":", out);
+	write_text(out, unit);
+	fputs(",\"startValue\":0,\"endValue\":", out);
+	write_real(out, end);
 }
 
 static const struct profile *sorted_threads;
@@ -169,72 +289,72 @@ static int compare_threads(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static int write_thread(struct speedscope_writer *w, uint32_t thread)
+/* One thread's samples in time order; returns how many are written, with
+ * *end the end of its timeline.  An empty sample stands for the time the
+ * thread was not seen on a CPU, so the time-order view is the real
+ * timeline. */
+static size_t walk_thread(struct speedscope_writer *w, uint32_t thread, enum walk_part part,
+			  double *end)
 {
 	const struct profile *p = w->profile;
-	const struct thread *t = &p->threads[thread];
-	json_t *profile, *samples = json_array(), *weights = json_array();
+	size_t written = 0, items = 0;
 	double cursor = 0;
-	size_t written = 0;
-	char name[256];
-	int err = -ENOMEM;
 
-	snprintf(name, sizeof(name), "%s (pid %u, tid %u)", t->name, t->pid, t->tid);
-	profile = new_profile("sampled", name, "microseconds");
-	if (!profile || !samples || !weights)
-		goto cleanup;
 	for (size_t k = w->thread_start[thread]; k < w->thread_start[thread + 1]; k++) {
 		const struct sample *s = &p->samples[w->by_thread[k]];
-		double at = s->time_ns / 1e3;
-		json_t *stack;
+		double at = s->time_ns / 1e3, weight;
 
 		if (profile__stack_is_gpu(p, s->stack) != (w->view == VIEW_GPU))
 			continue;
-		/* An empty sample stands for the time the thread was not seen
-		 * on a CPU, so the time-order view is the real timeline. */
-		if (at > cursor + 0.5 && add_sampled(samples, weights, json_array(), at - cursor))
-			goto cleanup;
+		if (at > cursor + 0.5) {
+			if (part == WALK_SAMPLES)
+				fputs(items ? ",[]" : "[]", w->out);
+			else if (part == WALK_WEIGHTS)
+				write_item_real(w->out, items, at - cursor);
+			items++;
+		}
 		if (at > cursor)
 			cursor = at;
-		stack = stack_json(w, s->stack);
-		if (!stack ||
-		    add_sampled(samples, weights, stack, sample_microseconds(p, s->weight)))
-			goto cleanup;
-		cursor += sample_microseconds(p, s->weight);
+		weight = sample_microseconds(p, s->weight);
+		if (part == WALK_WEIGHTS)
+			write_item_real(w->out, items, weight);
+		else
+			write_stack(w, s->stack, part == WALK_SAMPLES ? w->out : NULL, !items);
+		items++;
+		cursor += weight;
 		written++;
 	}
-	if (!written) {
-		err = 0;
-		goto cleanup;
-	}
-	if (set_new(profile, "startValue", json_integer(0)) ||
-	    set_new(profile, "endValue", json_real(cursor)) ||
-	    json_object_set(profile, "samples", samples) ||
-	    json_object_set(profile, "weights", weights) || json_array_append(w->profiles, profile))
-		goto cleanup;
-	err = 0;
-cleanup:
-	json_decref(profile);
-	json_decref(samples);
-	json_decref(weights);
-	return err;
+	*end = cursor;
+	return written;
 }
 
-/* Folded input has no timeline: one profile, one sample per stack. */
-static int write_aggregate(struct speedscope_writer *w)
+static void write_thread(struct speedscope_writer *w, uint32_t thread)
+{
+	const struct thread *t = &w->profile->threads[thread];
+	char name[256];
+	double end;
+
+	if (!walk_thread(w, thread, WALK_NUMBER, &end))
+		return;
+	snprintf(name, sizeof(name), "%s (pid %u, tid %u)", t->name, t->pid, t->tid);
+	write_profile_start(w, "sampled", name, "microseconds", end);
+	fputs(",\"samples\":[", w->out);
+	walk_thread(w, thread, WALK_SAMPLES, &end);
+	fputs("],\"weights\":[", w->out);
+	walk_thread(w, thread, WALK_WEIGHTS, &end);
+	fputs("]}", w->out);
+}
+
+/* Folded input has no timeline: one profile, one sample per stack.
+ * Returns how many samples it holds, with *total their weight. */
+static size_t walk_aggregate(struct speedscope_writer *w, enum walk_part part, double *total)
 {
 	const struct profile *p = w->profile;
-	json_t *profile, *samples = json_array(), *weights = json_array();
 	size_t written = 0;
-	double total = 0;
-	int err = -ENOMEM;
 
-	profile = new_profile("sampled", p->name ? p->name : "profile", unit_name(p->unit));
-	if (!profile || !samples || !weights)
-		goto cleanup;
+	*total = 0;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
-		json_t *stack;
 
 		if (!s->weight || !s->depth)
 			continue;
@@ -244,28 +364,30 @@ static int write_aggregate(struct speedscope_writer *w)
 		 * streams only, so no weight is in two profiles. */
 		if (p->nr_gpu && w->view != VIEW_CPU && profile__stack_is_gpu(p, i))
 			continue;
-		stack = stack_json(w, i);
-		if (!stack || add_sampled(samples, weights, stack, s->weight))
-			goto cleanup;
-		total += s->weight;
+		if (part == WALK_WEIGHTS)
+			write_item_real(w->out, written, s->weight);
+		else
+			write_stack(w, i, part == WALK_SAMPLES ? w->out : NULL, !written);
+		*total += s->weight;
 		written++;
 	}
+	return written;
+}
+
+static void write_aggregate(struct speedscope_writer *w)
+{
+	const struct profile *p = w->profile;
+	double total;
+
 	/* Nothing but GPU streams: no empty profile before them. */
-	if (!written && p->nr_gpu && w->view != VIEW_CPU) {
-		err = 0;
-		goto cleanup;
-	}
-	if (set_new(profile, "startValue", json_integer(0)) ||
-	    set_new(profile, "endValue", json_real(total)) ||
-	    json_object_set(profile, "samples", samples) ||
-	    json_object_set(profile, "weights", weights) || json_array_append(w->profiles, profile))
-		goto cleanup;
-	err = 0;
-cleanup:
-	json_decref(profile);
-	json_decref(samples);
-	json_decref(weights);
-	return err;
+	if (!walk_aggregate(w, WALK_NUMBER, &total) && p->nr_gpu && w->view != VIEW_CPU)
+		return;
+	write_profile_start(w, "sampled", p->name ? p->name : "profile", unit_name(p->unit), total);
+	fputs(",\"samples\":[", w->out);
+	walk_aggregate(w, WALK_SAMPLES, &total);
+	fputs("],\"weights\":[", w->out);
+	walk_aggregate(w, WALK_WEIGHTS, &total);
+	fputs("]}", w->out);
 }
 
 static int compare_gpu(const void *a, const void *b)
@@ -284,79 +406,72 @@ static int compare_gpu(const void *a, const void *b)
 	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
 }
 
-static int add_event(json_t *events, const char *type, int64_t frame, double at)
+static void write_event(FILE *out, bool first, const char *type, int64_t frame, double at)
 {
-	json_t *event = json_object();
-
-	if (!event || set_new(event, "type", json_string(type)) ||
-	    set_new(event, "frame", json_integer(frame)) || set_new(event, "at", json_real(at))) {
-		json_decref(event);
-		return -ENOMEM;
-	}
-	return append_new(events, event);
+	fputs(first ? "{\"type\":" : ",{\"type\":", out);
+	write_text(out, type);
+	fputs(",\"frame\":", out);
+	write_integer(out, frame);
+	fputs(",\"at\":", out);
+	write_real(out, at);
+	putc('}', out);
 }
 
-/* One evented profile per GPU stream; spans on a stream do not overlap, and
- * where clock rounding makes them touch, a span starts at the previous end so
- * the events stay properly nested. */
-static int write_gpu_streams(struct speedscope_writer *w)
+/* The spans of the stream that starts at gpu_order[first]; returns the
+ * index past them, with *end the stream's end.  Spans on a stream do not
+ * overlap, and where clock rounding makes them touch, a span starts at the
+ * previous end so the events stay properly nested.  With out NULL, only
+ * numbers the frames. */
+static size_t walk_stream(struct speedscope_writer *w, size_t first, FILE *out, double *end)
 {
 	const struct profile *p = w->profile;
-	const struct gpu_activity **order = calloc(p->nr_gpu ? p->nr_gpu : 1, sizeof(*order));
-	int err = -ENOMEM;
+	const struct gpu_activity **order = w->gpu_order;
+	uint32_t device = order[first]->device, stream = order[first]->stream;
+	double cursor = 0;
+	size_t i;
+
+	for (i = first; i < p->nr_gpu && order[i]->device == device && order[i]->stream == stream;
+	     i++) {
+		double start = order[i]->start_ns / 1e3, stop = order[i]->end_ns / 1e3;
+		int64_t frame = shared_frame(w, order[i]->frame);
+
+		if (start < cursor)
+			start = cursor;
+		if (stop < start)
+			stop = start;
+		if (out) {
+			write_event(out, i == first, "O", frame, start);
+			write_event(out, false, "C", frame, stop);
+		}
+		cursor = stop;
+	}
+	if (cursor < p->duration_ns / 1e3)
+		cursor = p->duration_ns / 1e3;
+	*end = cursor;
+	return i;
+}
+
+/* One evented profile per GPU stream. */
+static void write_gpu_streams(struct speedscope_writer *w, bool number)
+{
 	size_t i = 0;
 
-	if (!order)
-		return -ENOMEM;
-	for (size_t k = 0; k < p->nr_gpu; k++)
-		order[k] = &p->gpu[k];
-	qsort(order, p->nr_gpu, sizeof(*order), compare_gpu);
-	while (i < p->nr_gpu) {
-		uint32_t device = order[i]->device, stream = order[i]->stream;
-		json_t *profile, *events = json_array();
-		double cursor = 0;
+	while (i < w->profile->nr_gpu) {
+		const struct gpu_activity *a = w->gpu_order[i];
 		char name[64];
+		double end;
 
-		snprintf(name, sizeof(name), "GPU %u stream %u", device, stream);
-		profile = new_profile("evented", name, "microseconds");
-		if (!profile || !events) {
-			json_decref(profile);
-			json_decref(events);
-			goto cleanup;
+		if (number) {
+			i = walk_stream(w, i, NULL, &end);
+			continue;
 		}
-		for (; i < p->nr_gpu && order[i]->device == device && order[i]->stream == stream;
-		     i++) {
-			double start = order[i]->start_ns / 1e3, end = order[i]->end_ns / 1e3;
-			int64_t frame = shared_frame(w, order[i]->frame);
-
-			if (start < cursor)
-				start = cursor;
-			if (end < start)
-				end = start;
-			if (frame < 0 || add_event(events, "O", frame, start) ||
-			    add_event(events, "C", frame, end)) {
-				json_decref(profile);
-				json_decref(events);
-				goto cleanup;
-			}
-			cursor = end;
-		}
-		if (cursor < p->duration_ns / 1e3)
-			cursor = p->duration_ns / 1e3;
-		if (set_new(profile, "startValue", json_integer(0)) ||
-		    set_new(profile, "endValue", json_real(cursor)) ||
-		    set_new(profile, "events", events)) {
-			json_decref(profile);
-			goto cleanup;
-		}
-		/* On failure json_array_append_new() has dropped the profile. */
-		if (json_array_append_new(w->profiles, profile))
-			goto cleanup;
+		walk_stream(w, i, NULL, &end);
+		snprintf(name, sizeof(name), "GPU %u stream %u", a->device, a->stream);
+		write_profile_start(w, "evented", name, "microseconds", end);
+		fputs(",\"events\":[", w->out);
+		i = walk_stream(w, i, w->out, &end);
+		fputs("]}", w->out);
 	}
-	err = 0;
-cleanup:
-	free(order);
-	return err;
 }
 
 /* A stable counting sort of the samples by thread, so each thread's profile
@@ -367,7 +482,7 @@ static int group_by_thread(struct speedscope_writer *w)
 	size_t *next;
 
 	w->thread_start = calloc(p->nr_threads + 1, sizeof(*w->thread_start));
-	w->by_thread = malloc(p->nr_samples * sizeof(*w->by_thread));
+	w->by_thread = malloc((p->nr_samples ? p->nr_samples : 1) * sizeof(*w->by_thread));
 	next = calloc(p->nr_threads + 1, sizeof(*next));
 	if (!w->thread_start || !w->by_thread || !next) {
 		free(next);
@@ -384,117 +499,141 @@ static int group_by_thread(struct speedscope_writer *w)
 	return 0;
 }
 
+/* "key":value pairs of the memory accounting, after the first one. */
+static void write_key(FILE *out, const char *key, bool first)
+{
+	if (!first)
+		fputc(',', out);
+	write_text(out, key);
+	fputc(':', out);
+}
+
+static void write_key_integer(FILE *out, const char *key, uint64_t value, bool first)
+{
+	write_key(out, key, first);
+	write_integer(out, value);
+}
+
 /* The GPU memory accounting a memory view carries (profile->memory), under
  * a key of ours that speedscope ignores. */
-static json_t *memory_facts_json(const struct memory_facts *m)
+static void write_memory_facts(FILE *out, const struct memory_facts *m)
 {
-	json_t *facts = json_object(), *sites = json_array();
-
-	if (!facts || !sites || set_new(facts, "peak", json_integer(m->peak)) ||
-	    set_new(facts, "endLive", json_integer(m->end_live)) ||
-	    set_new(facts, "allocated", json_integer(m->allocated)) ||
-	    set_new(facts, "allocations", json_integer(m->nr_allocs)) ||
-	    set_new(facts, "frees", json_integer(m->nr_frees)) ||
-	    set_new(facts, "failed", json_integer(m->nr_failed)) ||
-	    set_new(facts, "callNs", json_integer(m->call_ns)) ||
-	    set_new(facts, "durationNs", json_integer(m->duration_ns)) ||
-	    set_new(facts, "spanNs", json_integer(m->span_ns)))
-		goto fail;
+	fputs(",\"llmprofGpuMemory\":{", out);
+	write_key_integer(out, "peak", m->peak, true);
+	write_key_integer(out, "endLive", m->end_live, false);
+	write_key_integer(out, "allocated", m->allocated, false);
+	write_key_integer(out, "allocations", m->nr_allocs, false);
+	write_key_integer(out, "frees", m->nr_frees, false);
+	write_key_integer(out, "failed", m->nr_failed, false);
+	write_key_integer(out, "callNs", m->call_ns, false);
+	write_key_integer(out, "durationNs", m->duration_ns, false);
+	write_key_integer(out, "spanNs", m->span_ns, false);
+	write_key(out, "sites", false);
+	fputc('[', out);
 	for (size_t i = 0; i < m->nr_sites; i++) {
 		const struct memory_site *s = &m->sites[i];
-		json_t *site = json_object();
 
-		if (append_new(sites, site) ||
-		    set_new(site, "kind",
-			    json_string(s->kind == MEMORY_SITE_FAILED	  ? "failed"
-					: s->kind == MEMORY_SITE_FREQUENT ? "frequent"
-									  : "live")) ||
-		    set_new(site, "call", json_text(s->call)) ||
-		    set_new(site, "stack", json_text(s->stack)) ||
-		    (s->location && set_new(site, "location", json_text(s->location))) ||
-		    (s->error && set_new(site, "error", json_text(s->error))) ||
-		    set_new(site, "bytes", json_integer(s->bytes)) ||
-		    set_new(site, "count", json_integer(s->count)) ||
-		    set_new(site, "firstNs", json_integer(s->first_ns)) ||
-		    set_new(site, "lastNs", json_integer(s->last_ns)))
-			goto fail;
+		fputs(i ? ",{" : "{", out);
+		write_key(out, "kind", true);
+		write_text(out, s->kind == MEMORY_SITE_FAILED	  ? "failed"
+				: s->kind == MEMORY_SITE_FREQUENT ? "frequent"
+								  : "live");
+		write_key(out, "call", false);
+		write_text(out, s->call ? s->call : "");
+		write_key(out, "stack", false);
+		write_text(out, s->stack ? s->stack : "");
+		if (s->location) {
+			write_key(out, "location", false);
+			write_text(out, s->location);
+		}
+		if (s->error) {
+			write_key(out, "error", false);
+			write_text(out, s->error);
+		}
+		write_key_integer(out, "bytes", s->bytes, false);
+		write_key_integer(out, "count", s->count, false);
+		write_key_integer(out, "firstNs", s->first_ns, false);
+		write_key_integer(out, "lastNs", s->last_ns, false);
+		fputc('}', out);
 	}
-	if (!json_object_set_new(facts, "sites", sites))
-		return facts;
-	sites = NULL;
-fail:
-	json_decref(sites);
-	json_decref(facts);
-	return NULL;
+	fputs("]}", out);
+}
+
+/* Every profile in file order: threads by process, then thread (the order a
+ * reader of a job of several processes looks for them in), or the one
+ * aggregate profile, then the GPU streams.  number: only number the frames. */
+static void write_profiles(struct speedscope_writer *w, const uint32_t *threads, bool number)
+{
+	const struct profile *p = w->profile;
+	double end;
+
+	if (p->nr_samples && w->view != VIEW_GPU) {
+		for (size_t t = 0; t < p->nr_threads; t++) {
+			if (number)
+				walk_thread(w, threads[t], WALK_NUMBER, &end);
+			else
+				write_thread(w, threads[t]);
+		}
+	} else if (!p->nr_samples) {
+		if (number)
+			walk_aggregate(w, WALK_NUMBER, &end);
+		else
+			write_aggregate(w);
+	}
+	if (w->view != VIEW_CPU && p->nr_gpu)
+		write_gpu_streams(w, number);
 }
 
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
-	struct speedscope_writer w = {.profile = p, .view = view};
-	json_t *root = json_object(), *shared = json_object();
-	uint32_t *order = NULL;
+	struct speedscope_writer w = {.profile = p, .view = view, .out = out};
+	size_t nr_frames = p->nr_frames ? p->nr_frames : 1;
+	uint32_t *threads = NULL;
 	int err = -ENOMEM;
 
-	w.frame_index = malloc((p->nr_frames ? p->nr_frames : 1) * sizeof(*w.frame_index));
-	w.frames = json_array();
-	w.profiles = json_array();
-	if (!root || !shared || !w.frame_index || !w.frames || !w.profiles)
+	w.frame_index = malloc(nr_frames * sizeof(*w.frame_index));
+	w.frame_order = malloc(nr_frames * sizeof(*w.frame_order));
+	w.gpu_order = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*w.gpu_order));
+	threads = malloc((p->nr_threads ? p->nr_threads : 1) * sizeof(*threads));
+	if (!w.frame_index || !w.frame_order || !w.gpu_order || !threads)
 		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		w.frame_index[i] = -1;
+	for (size_t k = 0; k < p->nr_gpu; k++)
+		w.gpu_order[k] = &p->gpu[k];
+	qsort(w.gpu_order, p->nr_gpu, sizeof(*w.gpu_order), compare_gpu);
+	for (size_t t = 0; t < p->nr_threads; t++)
+		threads[t] = t;
+	sorted_threads = p;
+	qsort(threads, p->nr_threads, sizeof(*threads), compare_threads);
 	if (p->nr_samples && view != VIEW_GPU) {
 		err = group_by_thread(&w);
 		if (err)
 			goto cleanup;
-		/* Profiles by process, then thread: the order a reader of a
-		 * job of several processes looks for them in. */
-		order = malloc((p->nr_threads ? p->nr_threads : 1) * sizeof(*order));
-		if (!order) {
-			err = -ENOMEM;
-			goto cleanup;
-		}
-		for (size_t t = 0; t < p->nr_threads; t++)
-			order[t] = t;
-		sorted_threads = p;
-		qsort(order, p->nr_threads, sizeof(*order), compare_threads);
-		for (size_t t = 0; t < p->nr_threads; t++) {
-			err = write_thread(&w, order[t]);
-			if (err)
-				goto cleanup;
-		}
-	} else if (!p->nr_samples) {
-		err = write_aggregate(&w);
-		if (err)
-			goto cleanup;
 	}
-	if (view != VIEW_CPU && p->nr_gpu) {
-		err = write_gpu_streams(&w);
-		if (err)
-			goto cleanup;
-	}
-	err = -ENOMEM;
-	if (set_new(root, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
-	    json_object_set(shared, "frames", w.frames) ||
-	    json_object_set(root, "shared", shared) ||
-	    json_object_set(root, "profiles", w.profiles) ||
-	    set_new(root, "name", json_text(p->name ? p->name : "llmprof profile")) ||
-	    set_new(root, "activeProfileIndex", json_integer(0)) ||
-	    set_new(root, "exporter", json_string("llmprof " LLMPROF_VERSION)) ||
-	    (p->memory.known && set_new(root, "llmprofGpuMemory", memory_facts_json(&p->memory))))
+	write_profiles(&w, threads, true);
+
+	fputs("{\"$schema\":", out);
+	write_text(out, SPEEDSCOPE_SCHEMA);
+	fputs(",\"shared\":{\"frames\":[", out);
+	err = write_shared_frames(&w);
+	if (err)
 		goto cleanup;
-	if (json_dumpf(root, out, JSON_COMPACT | JSON_REAL_PRECISION(12)) ||
-	    fputc('\n', out) == EOF) {
-		err = -EIO;
-		goto cleanup;
-	}
+	fputs("]},\"profiles\":[", out);
+	write_profiles(&w, threads, false);
+	fputs("],\"name\":", out);
+	write_text(out, p->name ? p->name : "llmprof profile");
+	fputs(",\"activeProfileIndex\":0,\"exporter\":", out);
+	write_text(out, "llmprof " LLMPROF_VERSION);
+	if (p->memory.known)
+		write_memory_facts(out, &p->memory);
+	fputs("}\n", out);
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 cleanup:
-	free(order);
-	json_decref(root);
-	json_decref(shared);
-	json_decref(w.frames);
-	json_decref(w.profiles);
+	free(threads);
 	free(w.frame_index);
+	free(w.frame_order);
+	free(w.gpu_order);
 	free(w.by_thread);
 	free(w.thread_start);
 	return err;

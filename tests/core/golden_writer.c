@@ -3,7 +3,9 @@
  * Builds a fixed profile through the library (every frame kind, two
  * threads, a timeline with an idle gap, GPU kernels; "wall": a ranked process
  * and an off-CPU interval) and writes it in the format named by argv[1], for
- * byte-for-byte comparison with golden files.
+ * byte-for-byte comparison with golden files.  The "names" and "aggregate"
+ * variants are frames, files and threads named with every byte a JSON
+ * writer must escape or replace, on a timeline and without one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,51 @@ static uint32_t stack(struct profile *p, const uint32_t *frames, size_t depth)
 	return id;
 }
 
+/* Quotes, backslashes, control bytes, DEL, a slash, valid UTF-8 of two,
+ * three and four bytes (U+2028 too), and invalid UTF-8: a stray byte, an
+ * overlong '/', a surrogate and a cut sequence. */
+static const char *const odd_names[] = {
+	"quote\"back\\slash", "ctl\x01\x1f\b\f\n\r\tend", "del\x7f/slash</script>",
+	"na\xc3\xafve \xe2\x86\x92 \xce\xbb", "line\xe2\x80\xa8sep \xf0\x9f\x94\xa5",
+	"bad\xff\xfe", "overlong\xc0\xaf", "surrogate\xed\xa0\x80", "cut\xe2\x82",
+};
+
+static int write_names(enum output_format format, bool timeline)
+{
+	struct profile *p = profile__new();
+	size_t nr = sizeof(odd_names) / sizeof(odd_names[0]);
+	uint32_t root, frames[16];
+	int64_t thread;
+
+	if (!p)
+		return 1;
+	p->unit = timeline ? UNIT_NANOSECONDS : UNIT_SAMPLES;
+	p->name = strdup("job \"odd\"\t\xe2\x86\x92 \xff");
+	root = frame(p, "proc\\name", NULL, 0, FRAME_PROCESS);
+	thread = profile__add_thread(p, 7, 8, "thr\"ead\n\xc3\xa9\xc3");
+	if (!p->name || thread < 0)
+		return 1;
+	for (size_t i = 0; i < nr; i++) {
+		frames[0] = root;
+		frames[1] = frame(p, odd_names[i], i % 2 ? odd_names[nr - 1 - i] : NULL, i * 7,
+				  i % 3 ? FRAME_NATIVE : FRAME_INLINE);
+		frames[2] = frame(p, odd_names[(i + 3) % nr], NULL, 0, FRAME_KERNEL);
+		if (timeline) {
+			/* nanoseconds: weights of 1e-3 us, and a gap to 1e15 us */
+			uint64_t at = i == nr - 1 ? 1000000000000000000ULL : i * 1000;
+
+			if (profile__add_sample(p, thread, stack(p, frames, 3), at, 1 + i * 333))
+				return 1;
+		} else {
+			profile__add_weight(p, stack(p, frames, 3), 1 + i);
+		}
+	}
+	if (output__write(p, format, VIEW_ALL, stdout))
+		return 1;
+	profile__free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct profile *p = profile__new();
@@ -43,6 +90,10 @@ int main(int argc, char **argv)
 
 	if (!p || argc < 2 || output__parse_format(argv[1], &format))
 		return 2;
+	if (argc > 2 && (!strcmp(argv[2], "names") || !strcmp(argv[2], "aggregate"))) {
+		profile__free(p);
+		return write_names(format, !strcmp(argv[2], "names"));
+	}
 	p->unit = gpu || wall ? UNIT_MICROSECONDS : UNIT_SAMPLES;
 	p->frequency = 100;
 	p->duration_ns = 100000000;

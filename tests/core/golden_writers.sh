@@ -3,7 +3,7 @@
 # A fixed profile written as folded, speedscope and a Chrome trace, byte for byte.
 . "$TESTS_SOURCE/lib/testlib.sh"
 golden="$TESTS_SOURCE/core/golden"
-for variant in cpu gpu; do
+for variant in cpu gpu names aggregate; do
 	for format in folded speedscope; do
 		"$GOLDEN_WRITER" $format $variant >"$WORK/out" || fail "writer failed"
 		if [ "${UPDATE_GOLDEN:-}" = 1 ]; then
@@ -23,6 +23,9 @@ for variant in cpu gpu wall; do
 done
 $CHECK folded "$golden/cpu.folded" >/dev/null || fail "golden folded invalid"
 if [ -f "$SPEEDSCOPE_SCHEMA" ]; then
-	$CHECK speedscope "$golden/gpu.speedscope" --schema "$SPEEDSCOPE_SCHEMA" || fail "schema"
+	for variant in gpu names aggregate; do
+		$CHECK speedscope "$golden/$variant.speedscope" --schema "$SPEEDSCOPE_SCHEMA" ||
+			fail "$variant.speedscope: schema"
+	done
 fi
 echo PASS

@@ -41,6 +41,40 @@ int main(void)
 	s2 = profile__intern_stack(p, (uint32_t[]){ a, b, a }, 3);
 	s1b = profile__intern_stack(p, (uint32_t[]){ a, b }, 2);
 	EXPECT(s1 == s1b && s1 != s2);
+	/* Stacks' frame ids share large blocks; one deeper than a block gets
+	 * its own, and every stack keeps its ids wherever it was stored. */
+	{
+		size_t deep_depth = 300000, nr_small = 200000;
+		uint32_t *deep = malloc(deep_depth * sizeof(*deep)), small[5];
+		int64_t deep_id = -1;
+		bool same = true;
+
+		EXPECT(deep);
+		for (size_t i = 0; deep && i < deep_depth; i++)
+			deep[i] = i % 2 ? a : b;
+		for (size_t i = 0; deep && i < nr_small; i++) {
+			for (size_t k = 0; k < 5; k++)
+				small[k] = (i >> (4 * k)) & 0xf;
+			if (i == nr_small / 2)
+				EXPECT((deep_id = profile__intern_stack(p, deep, deep_depth)) >= 0);
+			EXPECT(profile__intern_stack(p, small, 1 + i % 5) >= 0);
+		}
+		for (size_t i = 0; deep && i < nr_small; i++) {
+			const struct stack *st;
+
+			for (size_t k = 0; k < 5; k++)
+				small[k] = (i >> (4 * k)) & 0xf;
+			n = profile__intern_stack(p, small, 1 + i % 5);
+			st = &p->stacks[n];
+			same = same && st->depth == 1 + i % 5 &&
+			       !memcmp(st->frames, small, st->depth * sizeof(*small));
+		}
+		EXPECT(same);
+		EXPECT(deep_id >= 0 && p->stacks[deep_id].depth == deep_depth &&
+		       !memcmp(p->stacks[deep_id].frames, deep, deep_depth * sizeof(*deep)));
+		EXPECT(deep_id >= 0 && profile__intern_stack(p, deep, deep_depth) == deep_id);
+		free(deep);
+	}
 	EXPECT(profile__add_thread(p, 1, 1, "x") == 0);
 	EXPECT(profile__add_thread(p, 1, 2, "y") == 1);
 	EXPECT(profile__add_thread(p, 1, 1, "renamed") == 0);
