@@ -11,7 +11,11 @@
 #      within 10 percent of CUDA events;
 #   3. "llmprof attach" to an already-running PyTorch loop: kernels under
 #      step(), mean GPU time per matmul within 10 percent of CUDA events,
-#      and the target runs on and exits 0 after llmprof is done.
+#      and the target runs on and exits 0 after llmprof is done;
+#   4. "llmprof record --gpu-memory" of a PyTorch model with known tensors
+#      (tests/gpu/torch_memory.py): the peak by stack matches
+#      torch.cuda.max_memory_reserved() (up to 64 MiB more, for libraries
+#      below PyTorch), with the 256 MiB of weights under load_weights.
 #
 # Usage: scripts/gpu-check.sh LLMPROF [WORKDIR]
 #   LLMPROF  the llmprof binary to test (the static one, copied here)
@@ -323,8 +327,44 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 			fail "PyTorch under attach"
 		fi
 	fi
+
+	# 4. GPU memory: the peak by allocating stack against what PyTorch's
+	# caching allocator says it reserved (it gets every segment from
+	# cudaMalloc and frees none without empty_cache()).
+	if "$LLMPROF" record --gpu-memory -o "$WORK/memory.folded" -- "$PYTHON" \
+		"$SRC/tests/gpu/torch_memory.py" >"$WORK/memory.events" 2>"$WORK/memory.stderr"; then
+		cat "$WORK/memory.stderr" >&2
+		if "$PYTHON" - "$WORK/memory.folded" "$WORK/memory.events" <<'PY'; then
+import sys
+folded, events = sys.argv[1:3]
+reserved = next(int(l.split()[1]) for l in open(events) if l.startswith("reserved_peak "))
+total = under_weights = 0
+for line in open(folded):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    if "[before attach]" in stack:
+        continue
+    total += int(weight)
+    if "load_weights" in stack:
+        under_weights += int(weight)
+mib = 1 << 20
+print(f"memory peak {total / mib:.1f} MiB by stack, PyTorch reserved {reserved / mib:.1f} MiB, "
+      f"{under_weights / mib:.1f} MiB under load_weights")
+# Libraries below PyTorch (cuBLAS, NCCL) may cudaMalloc a little of their own.
+if not (reserved <= total <= reserved + 64 * mib):
+    print("FAIL: the peak by stack does not match max_memory_reserved()"); sys.exit(1)
+if under_weights < 256 * mib:
+    print("FAIL: less than the 256 MiB of weights under load_weights"); sys.exit(1)
+PY
+			pass "GPU memory peak under record"
+		else
+			fail "GPU memory peak under record"
+		fi
+	else
+		cat "$WORK/memory.stderr" >&2
+		fail "llmprof record --gpu-memory of the PyTorch model failed"
+	fi
 else
-	cannot_check "no torch with CUDA ($PYTHON): PyTorch under record and attach"
+	cannot_check "no torch with CUDA ($PYTHON): PyTorch under record and attach, GPU memory"
 fi
 
 echo "gpu-check: outputs in $WORK"
