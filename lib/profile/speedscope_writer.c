@@ -324,6 +324,15 @@ static size_t walk_thread(struct speedscope_writer *w, uint32_t thread, enum wal
 		cursor += weight;
 		written++;
 	}
+	/* Every thread's timeline runs to the end of the profile, idle after
+	 * its last sample, so threads line up in the viewer. */
+	if (written && p->duration_ns / 1e3 > cursor + 0.5) {
+		if (part == WALK_SAMPLES)
+			fputs(",[]", w->out);
+		else if (part == WALK_WEIGHTS)
+			write_item_real(w->out, items, p->duration_ns / 1e3 - cursor);
+		cursor = p->duration_ns / 1e3;
+	}
 	*end = cursor;
 	return written;
 }
