@@ -244,18 +244,6 @@ static void write_sample(struct chrome_writer *w, const struct thread *t, const 
 	w->after_off_cpu = off_cpu;
 }
 
-static const struct profile *sorted_profile;
-
-static int compare_threads(const void *a, const void *b)
-{
-	const struct thread *x = &sorted_profile->threads[*(const uint32_t *)a];
-	const struct thread *y = &sorted_profile->threads[*(const uint32_t *)b];
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 /* The process's name: the root frame of its samples where it is a process
  * frame ("python [rank 1]"), else the name of its main thread.  Its threads
  * are order[first ...], sorted by process. */
@@ -295,31 +283,6 @@ static void write_process(struct chrome_writer *w, const char *name, uint32_t pi
 }
 
 /* Sample indices of each thread in time order: a stable counting sort. */
-static int group_by_thread(const struct profile *p, uint32_t **by_thread, size_t **thread_start)
-{
-	size_t *start = calloc(p->nr_threads + 1, sizeof(*start));
-	size_t *next = calloc(p->nr_threads + 1, sizeof(*next));
-	uint32_t *by = malloc((p->nr_samples ? p->nr_samples : 1) * sizeof(*by));
-
-	if (!start || !next || !by) {
-		free(start);
-		free(next);
-		free(by);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < p->nr_samples; i++)
-		start[p->samples[i].thread + 1]++;
-	for (size_t t = 0; t < p->nr_threads; t++)
-		start[t + 1] += start[t];
-	memcpy(next, start, (p->nr_threads + 1) * sizeof(*next));
-	for (size_t i = 0; i < p->nr_samples; i++)
-		by[next[p->samples[i].thread]++] = i;
-	free(next);
-	*by_thread = by;
-	*thread_start = start;
-	return 0;
-}
-
 static int write_threads(struct chrome_writer *w, enum output_view view)
 {
 	const struct profile *p = w->profile;
@@ -334,12 +297,9 @@ static int write_threads(struct chrome_writer *w, enum output_view view)
 		if (p->stacks[i].depth > max_depth)
 			max_depth = p->stacks[i].depth;
 	w->open = malloc(max_depth * sizeof(*w->open));
-	if (!w->open || group_by_thread(p, &by_thread, &thread_start))
+	if (!w->open || profile__samples_by_thread(p, &by_thread, &thread_start))
 		goto cleanup;
-	for (size_t t = 0; t < p->nr_threads; t++)
-		order[t] = t;
-	sorted_profile = p;
-	qsort(order, p->nr_threads, sizeof(*order), compare_threads);
+	profile__thread_order(p, order);
 	for (size_t i = 0; i < p->nr_threads; i++) {
 		const struct thread *t = &p->threads[order[i]];
 		const struct sample *previous = NULL;
@@ -375,22 +335,6 @@ cleanup:
 	return err;
 }
 
-static int compare_gpu(const void *a, const void *b)
-{
-	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
-	const struct gpu_activity *y = *(const struct gpu_activity *const *)b;
-
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns < y->end_ns ? -1 : 1;
-	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
-}
-
 static const char *gpu_category(enum gpu_activity_kind kind)
 {
 	switch (kind) {
@@ -417,7 +361,7 @@ static int write_gpu(struct chrome_writer *w)
 		return -ENOMEM;
 	for (size_t k = 0; k < p->nr_gpu; k++)
 		order[k] = &p->gpu[k];
-	qsort(order, p->nr_gpu, sizeof(*order), compare_gpu);
+	qsort(order, p->nr_gpu, sizeof(*order), gpu_activity__compare);
 	for (size_t i = 0; i < p->nr_gpu;) {
 		uint32_t device = order[i]->device, stream = order[i]->stream;
 		uint32_t pid = GPU_TRACK_ID_BASE + device, tid = GPU_TRACK_ID_BASE + track++;

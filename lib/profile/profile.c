@@ -506,3 +506,63 @@ cleanup:
 	free(shares);
 	return err;
 }
+
+int gpu_activity__compare(const void *a, const void *b)
+{
+	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
+	const struct gpu_activity *y = *(const struct gpu_activity *const *)b;
+
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
+}
+
+static int compare_threads(const void *a, const void *b, void *arg)
+{
+	const struct profile *p = arg;
+	const struct thread *x = &p->threads[*(const uint32_t *)a];
+	const struct thread *y = &p->threads[*(const uint32_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void profile__thread_order(const struct profile *p, uint32_t *order)
+{
+	for (size_t t = 0; t < p->nr_threads; t++)
+		order[t] = t;
+	qsort_r(order, p->nr_threads, sizeof(*order), compare_threads, (void *)p);
+}
+
+int profile__samples_by_thread(const struct profile *p, uint32_t **by_thread,
+			       size_t **thread_start)
+{
+	size_t *start = calloc(p->nr_threads + 1, sizeof(*start));
+	size_t *next = calloc(p->nr_threads + 1, sizeof(*next));
+	uint32_t *by = malloc((p->nr_samples ? p->nr_samples : 1) * sizeof(*by));
+
+	if (!start || !next || !by) {
+		free(start);
+		free(next);
+		free(by);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++)
+		start[p->samples[i].thread + 1]++;
+	for (size_t t = 0; t < p->nr_threads; t++)
+		start[t + 1] += start[t];
+	memcpy(next, start, (p->nr_threads + 1) * sizeof(*next));
+	for (size_t i = 0; i < p->nr_samples; i++)
+		by[next[p->samples[i].thread]++] = i;
+	free(next);
+	*by_thread = by;
+	*thread_start = start;
+	return 0;
+}

@@ -212,4 +212,17 @@ struct function_share {
  * is malloc'd and sorted by self weight, then total weight. */
 int64_t profile__function_shares(const struct profile *profile, struct function_share **out);
 
+/* qsort order of pointers to GPU activity: device, stream, start, end,
+ * correlation id. */
+int gpu_activity__compare(const void *a, const void *b);
+
+/* order[0 .. nr_threads) = thread indexes by process, then thread id. */
+void profile__thread_order(const struct profile *p, uint32_t *order);
+
+/* The samples' indexes grouped by thread, in time order within each:
+ * thread t's are (*by_thread)[(*thread_start)[t] .. (*thread_start)[t + 1]).
+ * The caller frees both.  0 or -ENOMEM. */
+int profile__samples_by_thread(const struct profile *p, uint32_t **by_thread,
+			       size_t **thread_start);
+
 #endif /* LLMPROF_PROFILE_H */

@@ -277,18 +277,6 @@ static void write_profile_start(struct speedscope_writer *w, const char *type, c
 	write_real(out, end);
 }
 
-static const struct profile *sorted_threads;
-
-static int compare_threads(const void *a, const void *b)
-{
-	const struct thread *x = &sorted_threads->threads[*(const uint32_t *)a];
-	const struct thread *y = &sorted_threads->threads[*(const uint32_t *)b];
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
 /* One thread's samples in time order; returns how many are written, with
  * *end the end of its timeline.  An empty sample stands for the time the
  * thread was not seen on a CPU, so the time-order view is the real
@@ -399,22 +387,6 @@ static void write_aggregate(struct speedscope_writer *w)
 	fputs("]}", w->out);
 }
 
-static int compare_gpu(const void *a, const void *b)
-{
-	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
-	const struct gpu_activity *y = *(const struct gpu_activity *const *)b;
-
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns < y->end_ns ? -1 : 1;
-	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
-}
-
 static void write_event(FILE *out, bool first, const char *type, int64_t frame, double at)
 {
 	fputs(first ? "{\"type\":" : ",{\"type\":", out);
@@ -485,29 +457,6 @@ static void write_gpu_streams(struct speedscope_writer *w, bool number)
 
 /* A stable counting sort of the samples by thread, so each thread's profile
  * is written in one pass over its own samples. */
-static int group_by_thread(struct speedscope_writer *w)
-{
-	const struct profile *p = w->profile;
-	size_t *next;
-
-	w->thread_start = calloc(p->nr_threads + 1, sizeof(*w->thread_start));
-	w->by_thread = malloc((p->nr_samples ? p->nr_samples : 1) * sizeof(*w->by_thread));
-	next = calloc(p->nr_threads + 1, sizeof(*next));
-	if (!w->thread_start || !w->by_thread || !next) {
-		free(next);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < p->nr_samples; i++)
-		w->thread_start[p->samples[i].thread + 1]++;
-	for (size_t t = 0; t < p->nr_threads; t++)
-		w->thread_start[t + 1] += w->thread_start[t];
-	memcpy(next, w->thread_start, (p->nr_threads + 1) * sizeof(*next));
-	for (size_t i = 0; i < p->nr_samples; i++)
-		w->by_thread[next[p->samples[i].thread]++] = i;
-	free(next);
-	return 0;
-}
-
 /* "key":value pairs of the memory accounting, after the first one. */
 static void write_key(FILE *out, const char *key, bool first)
 {
@@ -610,13 +559,10 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 		w.frame_index[i] = -1;
 	for (size_t k = 0; k < p->nr_gpu; k++)
 		w.gpu_order[k] = &p->gpu[k];
-	qsort(w.gpu_order, p->nr_gpu, sizeof(*w.gpu_order), compare_gpu);
-	for (size_t t = 0; t < p->nr_threads; t++)
-		threads[t] = t;
-	sorted_threads = p;
-	qsort(threads, p->nr_threads, sizeof(*threads), compare_threads);
+	qsort(w.gpu_order, p->nr_gpu, sizeof(*w.gpu_order), gpu_activity__compare);
+	profile__thread_order(p, threads);
 	if (p->nr_samples && view != VIEW_GPU) {
-		err = group_by_thread(&w);
+		err = profile__samples_by_thread(p, &w.by_thread, &w.thread_start);
 		if (err)
 			goto cleanup;
 	}
