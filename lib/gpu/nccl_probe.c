@@ -34,6 +34,7 @@
 #define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
 #define NCCL_STACK_COPY 4096
 #define SUMMARY_ROWS 20
+#define MAX_SCANNED 4096
 
 struct nccl_call {
 	const char *symbol; /* without the "p" of the profiling alias */
@@ -80,9 +81,20 @@ struct nccl_event {
 	uint8_t type, op;
 	int32_t peer;
 	uint16_t call;
+	uint32_t pid, tid;
 	uint32_t thread, stack;
 	int64_t frames; /* into nccl_probe.frames once resolved, or -1 */
 	uint32_t nr_frames;
+	/* The join with the GPU: a call in a group is launched by the
+	 * group's outermost GroupEnd; a GroupEnd's members follow it in
+	 * nccl_probe.members. */
+	int64_t group_end;	     /* that GroupEnd's event, or -1 */
+	size_t first_member, nr_members; /* GroupEnd */
+	uint32_t ranks;		     /* the communicator's size, 0 when unknown */
+	uint64_t gpu_ns;
+	uint32_t kernels;
+	int64_t frame; /* "[nccl] ..." in the merged profile, or -1 */
+	int64_t activity_frame;
 };
 
 struct nccl_probe {
@@ -97,9 +109,13 @@ struct nccl_probe {
 	unsigned int nr_probed;
 	int loader_error;
 
+	pid_t only_pid; /* a selection of one process; else -1 */
 	struct nccl_event *events;
 	size_t nr_events, cap_events;
 	uint64_t lost;
+	size_t *by_thread; /* event indices by pid, tid, start */
+	size_t *members;
+	size_t nr_members;
 
 	const struct profile *frames_profile;
 	uint32_t *frames;
@@ -120,6 +136,7 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 		return -ENOMEM;
 	n->session = session;
 	n->pid = pid;
+	n->only_pid = session__single_process(session) ? pid : -1;
 	n->stop_on_load = stop_on_load;
 	if (stop_on_load)
 		session__add_load_stopper(session);
@@ -173,21 +190,24 @@ static int attach_probe(struct nccl_probe *n, const struct bpf_program *program,
 	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
 	if (err)
 		return err;
-	link = bpf_program__attach_uprobe_opts(program, n->pid, path, offset, &options);
+	/* As the GPU memory probes: with a process tree, one probe per file
+	 * for every process, filtered in BPF by the target set. */
+	link = bpf_program__attach_uprobe_opts(program, n->only_pid, path, offset, &options);
 	if (!link)
 		return -errno;
 	n->links[n->nr_links++] = link;
 	return 0;
 }
 
-static int probe_library(struct nccl_probe *n, const char *mapped, const struct stat *st)
+static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped,
+			 const struct stat *st)
 {
 	size_t offsets[NR_CALLS] = {0};
 	char path[PATH_MAX + 64];
 	unsigned int probed = 0;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, mapped);
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, mapped);
 	err = array__grow((void **)&n->libraries, &n->cap_libraries, n->nr_libraries + 1,
 			  sizeof(*n->libraries));
 	if (err)
@@ -238,13 +258,13 @@ static bool is_loader(const char *path)
 	return base && !strncmp(base + 1, "ld-linux", 8);
 }
 
-static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
+static int scan_maps(struct nccl_probe *n, pid_t pid, char *loader, size_t loader_size)
 {
 	char maps_path[64], line[PATH_MAX + 128];
 	FILE *maps;
 	int err = 0;
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", n->pid);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
 	maps = fopen(maps_path, "re");
 	if (!maps)
 		return -errno;
@@ -260,7 +280,7 @@ static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
 			snprintf(loader, loader_size, "%s", path);
 		if (!is_nccl(path))
 			continue;
-		snprintf(full, sizeof(full), "/proc/%d/root%s", n->pid, path);
+		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
 		if (stat(full, &st))
 			continue;
 		for (size_t i = 0; i < n->nr_libraries && !known; i++)
@@ -268,7 +288,7 @@ static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
 			    n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
 		if (known)
 			continue;
-		err = probe_library(n, path, &st);
+		err = probe_library(n, pid, path, &st);
 		if (err)
 			break;
 	}
@@ -284,9 +304,9 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	int err;
 
 	if (NCCL_COOKIE_SHAPE(cookie) == NCCL_LOADER) {
-		err = scan_maps(n, NULL, 0);
+		err = scan_maps(n, e->pid, NULL, 0);
 		if (err && err != -ENOENT && !n->loader_error) {
-			report__warn("cannot probe the libnccl process %d loaded: %s", n->pid,
+			report__warn("cannot probe the libnccl process %d loaded: %s", e->pid,
 				     strerror(-err));
 			n->loader_error = err;
 		}
@@ -313,6 +333,10 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->op = (type >> 8) & 0xff;
 	event->peer = (int32_t)(type >> 32);
 	event->call = NCCL_COOKIE_CALL(cookie);
+	event->pid = e->pid;
+	event->tid = e->tid;
+	event->group_end = -1;
+	event->frame = event->activity_frame = -1;
 	event->thread = thread;
 	event->stack = stack;
 	event->frames = -1;
@@ -327,18 +351,27 @@ int nccl_probe__attach(struct nccl_probe *n)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
 	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
+	pid_t pids[MAX_SCANNED];
 	struct bpf_link *link;
-	int err;
+	size_t nr;
+	int err = 0;
 
-	err = scan_maps(n, loader, sizeof(loader));
+	/* The selection as it is now; processes that join it later map the
+	 * files probed already, or tell their loader's probe. */
+	nr = session__processes(n->session, pids, MAX_SCANNED);
+	for (size_t i = 0; i < nr && !err; i++) {
+		err = scan_maps(n, pids[i], pids[i] == n->pid ? loader : NULL, sizeof(loader));
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0;
+	}
 	if (err)
 		return err;
 	if (loader[0])
 		snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, loader);
 	else
 		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
-	link =
-	    bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->pid, path, 0, &options);
+	link = bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->only_pid, path, 0,
+					       &options);
 	if (!link) {
 		report__warn("cannot probe the dynamic loader (%s): a libnccl loaded from now "
 			     "on is not seen",
@@ -383,6 +416,90 @@ static void read_lost(struct nccl_probe *n)
 	free(values);
 }
 
+static bool moves_data(const struct nccl_event *e);
+static uint64_t bytes_of(const struct nccl_event *e);
+static uint64_t bucket_of(uint64_t bytes);
+
+static const struct nccl_probe *sort_probe;
+
+static int compare_by_thread(const void *a, const void *b)
+{
+	const struct nccl_event *x = &sort_probe->events[*(const size_t *)a];
+	const struct nccl_event *y = &sort_probe->events[*(const size_t *)b];
+
+#define CMP(f)                                                                                     \
+	if (x->f != y->f)                                                                          \
+		return x->f < y->f ? -1 : 1;
+	CMP(pid);
+	CMP(tid);
+	CMP(start_ns);
+	CMP(time_ns);
+#undef CMP
+	return 0;
+}
+
+static bool is_call(const struct nccl_event *e, const char *name)
+{
+	return !strcmp(calls[e->call].name, name);
+}
+
+/* Each thread's calls in time order; which calls each outermost GroupEnd
+ * launched; and each call's communicator size, from the CommInitRank* that
+ * made its communicator in its process. */
+static int prepare_joins(struct nccl_probe *n)
+{
+	size_t nr = n->nr_events, depth = 0, first = 0;
+
+	n->by_thread = malloc((nr ? nr : 1) * sizeof(*n->by_thread));
+	n->members = malloc((nr ? nr : 1) * sizeof(*n->members));
+	if (!n->by_thread || !n->members)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++)
+		n->by_thread[i] = i;
+	sort_probe = n;
+	qsort(n->by_thread, nr, sizeof(*n->by_thread), compare_by_thread);
+	for (size_t k = 0; k < nr; k++) {
+		struct nccl_event *e = &n->events[n->by_thread[k]];
+		const struct nccl_event *prev = k ? &n->events[n->by_thread[k - 1]] : NULL;
+
+		if (prev && (prev->pid != e->pid || prev->tid != e->tid))
+			depth = 0;
+		if (is_call(e, "GroupStart") && !e->result) {
+			if (!depth++)
+				first = k;
+		} else if (is_call(e, "GroupEnd") && depth) {
+			if (--depth)
+				continue;
+			e->first_member = n->nr_members;
+			for (size_t j = first + 1; j < k; j++) {
+				struct nccl_event *m = &n->events[n->by_thread[j]];
+
+				if (!moves_data(m) || m->result)
+					continue;
+				m->group_end = n->by_thread[k];
+				n->members[n->nr_members++] = n->by_thread[j];
+				e->nr_members++;
+			}
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct nccl_event *e = &n->events[i];
+
+		if (!moves_data(e))
+			continue;
+		for (size_t k = 0; k < nr; k++) {
+			const struct nccl_event *init = &n->events[k];
+
+			if (calls[init->call].shape == NCCL_INIT && !init->result &&
+			    init->pid == e->pid && init->comm == e->comm && e->comm) {
+				e->ranks = init->count;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
 int nccl_probe__finish(struct nccl_probe *n, struct session *session,
 		       const struct profile *cpu_profile)
 {
@@ -417,6 +534,9 @@ int nccl_probe__finish(struct nccl_probe *n, struct session *session,
 		e->nr_frames = depth;
 		n->nr_frames += depth;
 	}
+	err = prepare_joins(n);
+	if (err)
+		return err;
 	n->finished = true;
 	return 0;
 }
@@ -508,6 +628,285 @@ fail:
 	return err;
 }
 
+/* nccl-tests' size: all ranks' data for AllGather, ReduceScatter and
+ * AllToAll, whose count is one rank's. */
+static uint64_t size_of(const struct nccl_event *e)
+{
+	bool per_rank = is_call(e, "AllGather") || is_call(e, "ReduceScatter") ||
+			is_call(e, "AllToAll");
+
+	return bytes_of(e) * (per_rank && e->ranks ? e->ranks : 1);
+}
+
+/* The call on (pid, tid) that was running at time_ns, or NULL. */
+static struct nccl_event *call_at(const struct nccl_probe *n, uint32_t pid, uint32_t tid,
+				  uint64_t time_ns)
+{
+	size_t lo = 0, hi = n->nr_events;
+	struct nccl_event *e;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct nccl_event *m = &n->events[n->by_thread[mid]];
+
+		if (m->pid < pid || (m->pid == pid && m->tid < tid) ||
+		    (m->pid == pid && m->tid == tid && m->start_ns <= time_ns))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &n->events[n->by_thread[lo - 1]];
+	if (e->pid != pid || e->tid != tid || time_ns > e->time_ns)
+		return NULL;
+	return e;
+}
+
+/* "[nccl] AllReduce 4.0 MiB"; a group's calls joined with " + ". */
+static int64_t call_frame(const struct nccl_probe *n, struct profile *p, struct nccl_event *e)
+{
+	char name[256], size[32];
+	size_t used, nr = e->nr_members ? e->nr_members : 1;
+
+	if (e->frame >= 0)
+		return e->frame;
+	used = snprintf(name, sizeof(name), "[nccl]");
+	for (size_t k = 0; k < nr && used < sizeof(name); k++) {
+		const struct nccl_event *m = e->nr_members ? &n->events[n->members[e->first_member + k]] : e;
+
+		if (k == 3) {
+			snprintf(name + used, sizeof(name) - used, " + %zu more", nr - k);
+			break;
+		}
+		text_output__bytes(size, sizeof(size), bytes_of(m));
+		used += snprintf(name + used, sizeof(name) - used, "%s %s %s", k ? " +" : "",
+				 calls[m->call].name, size);
+	}
+	e->frame = profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+	return e->frame;
+}
+
+/*
+ * A kernel launched inside a thread's NCCL call (or inside the GroupEnd of
+ * its group) is that call's: its frame goes above the kernel, its GPU time
+ * to the call (a group's split among its calls by bytes).  The launch stack
+ * went through the return probe of the NCCL call, which replaced a return
+ * address with the uretprobe trampoline: the call's own stack (taken at
+ * its return) says which frame that was.
+ */
+int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
+{
+	struct nccl_probe *n = ctx;
+	struct nccl_event *e;
+	const uint32_t *own;
+	uint64_t duration, total = 0, given = 0;
+	char name[320];
+	size_t k = 0;
+	int64_t frame;
+
+	if (!n || !n->finished || !n->nr_events || p != n->frames_profile)
+		return -1;
+	e = call_at(n, j->pid, j->tid, j->launch_ns);
+	if (!e || e->result || (is_call(e, "GroupEnd") ? !e->nr_members : !moves_data(e)) ||
+	    e->group_end >= 0)
+		return -1;
+	frame = call_frame(n, p, e);
+	if (frame < 0)
+		return frame;
+	own = n->frames + e->frames;
+	while (k < e->nr_frames && k < j->depth && own[k] == j->frames[k])
+		k++;
+	if (k + 1 == e->nr_frames && k + 1 < j->depth &&
+	    (p->frames[j->frames[k]].kind == FRAME_UNKNOWN ||
+	     !strncmp(p->frames[j->frames[k]].name, "[unknown", 8)))
+		j->frames[k] = own[k];
+	snprintf(name, sizeof(name), "%s (%s)", j->kernel, p->frames[frame].name + 7);
+	j->activity_frame = profile__intern_frame(p, name, NULL, 0, FRAME_GPU);
+	if (j->activity_frame < 0)
+		return j->activity_frame;
+	duration = j->record->end_ns > j->record->start_ns
+		       ? j->record->end_ns - j->record->start_ns
+		       : 0;
+	e->kernels++;
+	if (!e->nr_members) {
+		e->gpu_ns += duration;
+		return frame;
+	}
+	for (size_t i = 0; i < e->nr_members; i++)
+		total += size_of(&n->events[n->members[e->first_member + i]]);
+	for (size_t i = 0; i < e->nr_members; i++) {
+		struct nccl_event *m = &n->events[n->members[e->first_member + i]];
+		uint64_t part = i + 1 == e->nr_members ? duration - given
+				: total ? (uint64_t)((double)duration * size_of(m) / total)
+					: duration / e->nr_members;
+
+		m->gpu_ns += part;
+		m->kernels++;
+		given += part;
+	}
+	return frame;
+}
+
+struct span {
+	uint64_t start, end;
+};
+
+static int compare_spans(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Sorts and merges spans into disjoint ones; how many remain. */
+static size_t span_union(struct span *v, size_t nr)
+{
+	size_t out = 0;
+
+	qsort(v, nr, sizeof(*v), compare_spans);
+	for (size_t i = 0; i < nr; i++) {
+		if (out && v[i].start <= v[out - 1].end) {
+			if (v[i].end > v[out - 1].end)
+				v[out - 1].end = v[i].end;
+		} else {
+			v[out++] = v[i];
+		}
+	}
+	return out;
+}
+
+static bool is_nccl_kernel(const struct profile *p, const struct gpu_activity *a)
+{
+	return a->kind == GPU_KERNEL && a->frame < p->nr_frames &&
+	       strcasestr(p->frames[a->frame].name, "nccl");
+}
+
+/* NCCL kernel time on each device, and the part of it no compute kernel
+ * ran beside. */
+static int exposed_time(const struct profile *p, struct nccl_facts *f)
+{
+	struct span *comm = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*comm));
+	struct span *compute = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*compute));
+	uint32_t devices[64];
+	size_t nr_devices = 0;
+
+	if (!comm || !compute) {
+		free(comm);
+		free(compute);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		size_t d = 0;
+
+		while (d < nr_devices && devices[d] != p->gpu[i].device)
+			d++;
+		if (d == nr_devices && nr_devices < 64 && is_nccl_kernel(p, &p->gpu[i]))
+			devices[nr_devices++] = p->gpu[i].device;
+	}
+	for (size_t d = 0; d < nr_devices; d++) {
+		size_t nr_comm = 0, nr_compute = 0, c = 0;
+
+		for (size_t i = 0; i < p->nr_gpu; i++) {
+			const struct gpu_activity *a = &p->gpu[i];
+			struct span s = {a->start_ns, a->end_ns};
+
+			if (a->device != devices[d] || a->kind != GPU_KERNEL)
+				continue;
+			if (is_nccl_kernel(p, a))
+				comm[nr_comm++] = s;
+			else
+				compute[nr_compute++] = s;
+		}
+		nr_comm = span_union(comm, nr_comm);
+		nr_compute = span_union(compute, nr_compute);
+		for (size_t i = 0; i < nr_comm; i++) {
+			uint64_t hidden = 0;
+
+			while (c < nr_compute && compute[c].end <= comm[i].start)
+				c++;
+			for (size_t k = c; k < nr_compute && compute[k].start < comm[i].end; k++) {
+				uint64_t from = compute[k].start > comm[i].start ? compute[k].start
+										 : comm[i].start;
+				uint64_t to = compute[k].end < comm[i].end ? compute[k].end : comm[i].end;
+
+				hidden += to - from;
+			}
+			f->kernel_ns += comm[i].end - comm[i].start;
+			f->exposed_ns += comm[i].end - comm[i].start - hidden;
+		}
+	}
+	f->devices = nr_devices;
+	free(comm);
+	free(compute);
+	return 0;
+}
+
+static int compare_nccl_rows(const void *a, const void *b)
+{
+	const struct nccl_row *x = a, *y = b;
+	int c = strcmp(x->operation, y->operation);
+
+	if (c)
+		return c;
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return x->ranks < y->ranks ? -1 : x->ranks > y->ranks;
+}
+
+int nccl_probe__facts(const struct nccl_probe *n, struct profile *p)
+{
+	struct nccl_facts f = {.known = true};
+	size_t cap = 0;
+	int err;
+
+	if (!n || !n->finished || (!n->nr_events && !n->nr_probed))
+		return 0;
+	for (size_t i = 0; i < n->nr_events; i++) {
+		const struct nccl_event *e = &n->events[i];
+		uint64_t bucket = bucket_of(bytes_of(e));
+		struct nccl_row *r = NULL;
+
+		if (!moves_data(e) || e->result)
+			continue;
+		for (size_t k = 0; k < f.nr_rows && !r; k++)
+			if (!strcmp(f.rows[k].operation, calls[e->call].name) &&
+			    f.rows[k].bucket == bucket && f.rows[k].ranks == e->ranks)
+				r = &f.rows[k];
+		if (!r) {
+			if (array__grow((void **)&f.rows, &cap, f.nr_rows + 1, sizeof(*f.rows))) {
+				free(f.rows);
+				return -ENOMEM;
+			}
+			r = &f.rows[f.nr_rows++];
+			memset(r, 0, sizeof(*r));
+			snprintf(r->operation, sizeof(r->operation), "%s", calls[e->call].name);
+			r->bucket = bucket;
+			r->ranks = e->ranks;
+		}
+		r->calls++;
+		r->bytes += bytes_of(e);
+		r->size += size_of(e);
+		if (e->kernels) {
+			r->timed_calls++;
+			r->timed_size += size_of(e);
+			r->gpu_ns += e->gpu_ns;
+		}
+	}
+	qsort(f.rows, f.nr_rows, sizeof(*f.rows), compare_nccl_rows);
+	f.wall_ns = p->duration_ns;
+	err = exposed_time(p, &f);
+	if (err) {
+		free(f.rows);
+		return err;
+	}
+	free(p->nccl.rows);
+	p->nccl = f;
+	return 0;
+}
+
 struct row {
 	uint16_t call;
 	uint64_t bucket, calls, bytes;
@@ -587,15 +986,16 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 			     total_calls, bytes, groups, n->nr_probed,
 			     n->lost ? " (some calls lost: ring buffer full)" : "");
 	}
-	if (nr_rows)
-		report__info("  %-14s %12s %8s %12s", "operation", "size up to", "calls", "bytes");
-	for (size_t k = 0; k < nr_rows && k < SUMMARY_ROWS; k++) {
-		char bucket[32], bytes[32];
+	{
+		char *table = nccl_facts__format(&n->frames_profile->nccl, "");
 
-		text_output__bytes(bucket, sizeof(bucket), rows[k].bucket);
-		text_output__bytes(bytes, sizeof(bytes), rows[k].bytes);
-		report__info("  %-14s %12s %8" PRIu64 " %12s", calls[rows[k].call].name, bucket,
-			     rows[k].calls, bytes);
+		for (char *line = table, *end; line && *line; line = end + 1) {
+			end = strchrnul(line, '\n');
+			report__info("  %.*s", (int)(end - line), line);
+			if (!*end)
+				break;
+		}
+		free(table);
 	}
 	if (nr_failed)
 		report__info("  failed calls:");
