@@ -85,3 +85,23 @@ char *nccl_facts__format(const struct nccl_facts *f, const char *indent)
 	}
 	return text;
 }
+
+void nccl_facts__write_json(const struct nccl_facts *f, FILE *out)
+{
+	fprintf(out,
+		",\"llmprofNccl\":{\"kernelNs\":%" PRIu64 ",\"exposedNs\":%" PRIu64
+		",\"wallNs\":%" PRIu64 ",\"devices\":%u,\"rows\":[",
+		f->kernel_ns, f->exposed_ns, f->wall_ns, f->devices);
+	for (size_t i = 0; i < f->nr_rows; i++) {
+		const struct nccl_row *r = &f->rows[i];
+
+		/* Operation names are NCCL's, plain ASCII. */
+		fprintf(out,
+			"%s{\"operation\":\"%s\",\"bucket\":%" PRIu64 ",\"ranks\":%u,\"calls\":%" PRIu64
+			",\"bytes\":%" PRIu64 ",\"size\":%" PRIu64 ",\"gpuNs\":%" PRIu64
+			",\"timedCalls\":%" PRIu64 ",\"timedSize\":%" PRIu64 "}",
+			i ? "," : "", r->operation, r->bucket, r->ranks, r->calls, r->bytes, r->size,
+			r->gpu_ns, r->timed_calls, r->timed_size);
+	}
+	fputs("]}", out);
+}

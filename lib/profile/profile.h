@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* What a frame is; the folded writer turns the kind into the suffix that
  * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]). */
@@ -156,6 +157,8 @@ double nccl_row__bus_factor(const struct nccl_row *row);
 /* The table and the exposed share as text lines, each starting with
  * indent; a malloc'd string, NULL when there is nothing or no memory. */
 char *nccl_facts__format(const struct nccl_facts *facts, const char *indent);
+/* ,"llmprofNccl":{...}: the facts as a member of a speedscope document. */
+void nccl_facts__write_json(const struct nccl_facts *facts, FILE *out);
 
 struct hash_index; /* private open-addressing index */
 struct id_arena;   /* private storage of the stacks' frame ids */

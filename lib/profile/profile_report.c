@@ -556,6 +556,15 @@ int profile_report__write(const struct profile *p, const struct report_options *
 		write_markdown(&r, o, out);
 	else
 		write_text(&r, o, out);
+	if (format != TEXT_FORMAT_JSON && p->nccl.known) {
+		char *table = nccl_facts__format(&p->nccl, "  ");
+
+		if (table)
+			fprintf(out, format == TEXT_FORMAT_MARKDOWN ? "\n## NCCL\n\n```\n%s```\n"
+								     : "\nNCCL collectives:\n%s",
+				table);
+		free(table);
+	}
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 cleanup:
 	report_free(&r);
