@@ -344,8 +344,9 @@ struct resolved {
 	bool attributed;
 };
 
-/* A kernel joined with the API call its launch was made inside: that
- * call's frame goes above the leaf. */
+/* GPU work joined with the API call its launch was made inside (NCCL's
+ * kernels, and the copies of a one-rank communicator): that call's frame
+ * goes above the leaf. */
 static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *depth,
 		     struct resolved *out)
 {
@@ -355,7 +356,7 @@ static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *
 	int64_t frame;
 
 	out->activity_frame = -1;
-	if (!m->options->join || r->kind != GPU_KERNEL || !l || r->agent >= m->gs->nr_agents)
+	if (!m->options->join || !l || r->agent >= m->gs->nr_agents)
 		return 0;
 	agent = &m->gs->agents[r->agent];
 	if (agent->other_pid_namespace)

@@ -135,11 +135,11 @@ int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len);
 typedef int (*gpu_launch_stack_fn)(void *ctx, uint32_t correlation_id, uint32_t tid,
 				   uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth);
 
-/* A kernel and the launch that made it, for a join with the API call the
- * launch was made inside (an NCCL collective). */
+/* GPU work (a kernel, copy or set) and the launch that made it, for a join
+ * with the API call the launch was made inside (an NCCL collective). */
 struct gpu_join {
 	const struct gpu_record *record;
-	const char *kernel; /* its name as the leaf shows it */
+	const char *kernel; /* its leaf's name */
 	uint32_t pid, tid;  /* of the launching thread */
 	uint64_t launch_ns; /* when the launch was made */
 	uint32_t *frames;   /* its launch stack, root first; may be repaired */

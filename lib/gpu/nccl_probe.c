@@ -116,6 +116,8 @@ struct nccl_probe {
 	size_t *by_thread; /* event indices by pid, tid, start */
 	size_t *members;
 	size_t nr_members;
+	int64_t *joined_frames; /* the timeline frames of joined GPU work */
+	size_t nr_joined_frames, cap_joined_frames;
 
 	const struct profile *frames_profile;
 	uint32_t *frames;
@@ -725,6 +727,15 @@ int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
 	j->activity_frame = profile__intern_frame(p, name, NULL, 0, FRAME_GPU);
 	if (j->activity_frame < 0)
 		return j->activity_frame;
+	k = 0;
+	while (k < n->nr_joined_frames && n->joined_frames[k] != j->activity_frame)
+		k++;
+	if (k == n->nr_joined_frames) {
+		if (array__grow((void **)&n->joined_frames, &n->cap_joined_frames, k + 1,
+				sizeof(*n->joined_frames)))
+			return -ENOMEM;
+		n->joined_frames[n->nr_joined_frames++] = j->activity_frame;
+	}
 	duration = j->record->end_ns > j->record->start_ns
 		       ? j->record->end_ns - j->record->start_ns
 		       : 0;
@@ -778,15 +789,23 @@ static size_t span_union(struct span *v, size_t nr)
 	return out;
 }
 
-static bool is_nccl_kernel(const struct profile *p, const struct gpu_activity *a)
+/* Communication: NCCL's kernels, joined to a call or not (NCCL launched
+ * before the probes were in), and whatever GPU work a call was joined to
+ * (a one-rank communicator's copies). */
+static bool is_communication(const struct nccl_probe *n, const struct profile *p,
+			     const struct gpu_activity *a)
 {
+	for (size_t k = 0; k < n->nr_joined_frames; k++)
+		if (n->joined_frames[k] == a->frame)
+			return true;
 	return a->kind == GPU_KERNEL && a->frame < p->nr_frames &&
 	       strcasestr(p->frames[a->frame].name, "nccl");
 }
 
-/* NCCL kernel time on each device, and the part of it no compute kernel
+/* Communication time on each device, and the part of it no compute kernel
  * ran beside. */
-static int exposed_time(const struct profile *p, struct nccl_facts *f)
+static int exposed_time(const struct nccl_probe *n, const struct profile *p,
+			struct nccl_facts *f)
 {
 	struct span *comm = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*comm));
 	struct span *compute = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*compute));
@@ -803,7 +822,7 @@ static int exposed_time(const struct profile *p, struct nccl_facts *f)
 
 		while (d < nr_devices && devices[d] != p->gpu[i].device)
 			d++;
-		if (d == nr_devices && nr_devices < 64 && is_nccl_kernel(p, &p->gpu[i]))
+		if (d == nr_devices && nr_devices < 64 && is_communication(n, p, &p->gpu[i]))
 			devices[nr_devices++] = p->gpu[i].device;
 	}
 	for (size_t d = 0; d < nr_devices; d++) {
@@ -813,11 +832,11 @@ static int exposed_time(const struct profile *p, struct nccl_facts *f)
 			const struct gpu_activity *a = &p->gpu[i];
 			struct span s = {a->start_ns, a->end_ns};
 
-			if (a->device != devices[d] || a->kind != GPU_KERNEL)
+			if (a->device != devices[d])
 				continue;
-			if (is_nccl_kernel(p, a))
+			if (is_communication(n, p, a))
 				comm[nr_comm++] = s;
-			else
+			else if (a->kind == GPU_KERNEL)
 				compute[nr_compute++] = s;
 		}
 		nr_comm = span_union(comm, nr_comm);
@@ -897,7 +916,7 @@ int nccl_probe__facts(const struct nccl_probe *n, struct profile *p)
 	}
 	qsort(f.rows, f.nr_rows, sizeof(*f.rows), compare_nccl_rows);
 	f.wall_ns = p->duration_ns;
-	err = exposed_time(p, &f);
+	err = exposed_time(n, p, &f);
 	if (err) {
 		free(f.rows);
 		return err;
@@ -1027,5 +1046,8 @@ void nccl_probe__close(struct nccl_probe *n)
 	free(n->libraries);
 	free(n->events);
 	free(n->frames);
+	free(n->by_thread);
+	free(n->members);
+	free(n->joined_frames);
 	free(n);
 }

@@ -71,8 +71,8 @@ char *nccl_facts__format(const struct nccl_facts *f, const char *indent)
 			indent);
 	if (f->kernel_ns)
 		fprintf(out,
-			"%sexposed communication: %.3f ms of %.3f ms of NCCL kernels (%.1f%%) ran "
-			"with no compute kernel on their device: %.2f%% of %.3f s wall time on "
+			"%sexposed communication: %.3f ms of %.3f ms of NCCL GPU time (%.1f%%) ran "
+			"with no compute kernel on its device: %.2f%% of %.3f s wall time on "
 			"%u device%s\n",
 			indent, f->exposed_ns / 1e6, f->kernel_ns / 1e6,
 			100.0 * f->exposed_ns / f->kernel_ns,

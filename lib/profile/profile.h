@@ -143,7 +143,7 @@ struct nccl_row {
 
 struct nccl_facts {
 	bool known;
-	uint64_t kernel_ns;  /* NCCL kernels on every device */
+	uint64_t kernel_ns;  /* NCCL GPU work (kernels, a one-rank copy) on every device */
 	uint64_t exposed_ns; /* of that, with no compute kernel on the same device */
 	uint64_t wall_ns;
 	uint32_t devices; /* that ran NCCL kernels */

@@ -6,8 +6,10 @@
  * ("ncclDevKernel_AllReduce_Sum_f32_RING_LL") through the mock runtime, on
  * the caller's stream, so the mock CUPTI reports it.  Inside a group
  * (ncclGroupStart/End) the calls only queue: ncclGroupEnd launches one
- * kernel for the group, as NCCL does.  No data moves and no rank waits for
- * another.
+ * kernel for the group, as NCCL does.  No data moves between ranks and no
+ * rank waits for another.  A communicator of one rank does what NCCL's
+ * ncclLaunchOneRank() does: an out-of-place collective is a device-to-device
+ * copy, an in-place one nothing, and only ncclAvg launches a kernel.
  *
  * A kernel's duration follows from its size and a programmed bus bandwidth
  * (MOCK_NCCL_BUS_BYTES_PER_US, default 1024 bytes a microsecond): the bytes
@@ -162,8 +164,9 @@ static uint64_t bus_bytes_per_us(void)
 
 /* count is the call's own: sendcount of AllGather, recvcount of
  * ReduceScatter, elements to each peer of AllToAll. */
-static ncclResult_t enqueue(enum op op, size_t count, ncclDataType_t type, ncclRedOp_t redop,
-			    ncclComm_t comm, cudaStream_t stream)
+static ncclResult_t enqueue(enum op op, const void *send, void *recv, size_t count,
+			    ncclDataType_t type, ncclRedOp_t redop, ncclComm_t comm,
+			    cudaStream_t stream)
 {
 	uint64_t bytes, bus;
 	struct queued q = {.op = op, .type = type, .redop = redop, .stream = stream};
@@ -171,6 +174,13 @@ static ncclResult_t enqueue(enum op op, size_t count, ncclDataType_t type, ncclR
 	if (!comm || comm->nranks < 1 || !type_size(type))
 		return ncclInvalidArgument;
 	bytes = (uint64_t)count * type_size(type);
+	if (comm->nranks == 1 && op != OP_SEND && op != OP_RECV && redop != ncclAvg) {
+		if (send == recv)
+			return ncclSuccess;
+		return cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, stream)
+			   ? ncclUnhandledCudaError
+			   : ncclSuccess;
+	}
 	/* nccl-tests' size and bus factor. */
 	switch (op) {
 	case OP_ALL_REDUCE:
@@ -253,8 +263,7 @@ EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t c
 				  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 				  cudaStream_t stream)
 {
-	(void)sendbuff, (void)recvbuff;
-	return enqueue(OP_ALL_REDUCE, count, datatype, op, comm, stream);
+	return enqueue(OP_ALL_REDUCE, sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 			    ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
@@ -263,8 +272,8 @@ ncclResult_t pncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
 EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
 				  ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
 {
-	(void)sendbuff, (void)recvbuff;
-	return enqueue(OP_ALL_GATHER, sendcount, datatype, ncclSum, comm, stream);
+	return enqueue(OP_ALL_GATHER, sendbuff, recvbuff, sendcount, datatype, ncclSum, comm,
+		       stream);
 }
 ncclResult_t pncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
 			    ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream)
@@ -274,8 +283,8 @@ EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size
 				      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
 				      cudaStream_t stream)
 {
-	(void)sendbuff, (void)recvbuff;
-	return enqueue(OP_REDUCE_SCATTER, recvcount, datatype, op, comm, stream);
+	return enqueue(OP_REDUCE_SCATTER, sendbuff, recvbuff, recvcount, datatype, op, comm,
+		       stream);
 }
 ncclResult_t pncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
 				ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
@@ -285,8 +294,8 @@ EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t c
 				  ncclDataType_t datatype, int root, ncclComm_t comm,
 				  cudaStream_t stream)
 {
-	(void)sendbuff, (void)recvbuff, (void)root;
-	return enqueue(OP_BROADCAST, count, datatype, ncclSum, comm, stream);
+	(void)root;
+	return enqueue(OP_BROADCAST, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream);
 }
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			    ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
@@ -296,8 +305,8 @@ EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t coun
 			       ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
 			       cudaStream_t stream)
 {
-	(void)sendbuff, (void)recvbuff, (void)root;
-	return enqueue(OP_REDUCE, count, datatype, op, comm, stream);
+	(void)root;
+	return enqueue(OP_REDUCE, sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 			 ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,
@@ -306,10 +315,9 @@ ncclResult_t pncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 			     ncclComm_t comm, cudaStream_t stream)
 {
-	(void)sendbuff;
 	if (!comm || peer < 0 || peer >= comm->nranks)
 		return ncclInvalidArgument;
-	return enqueue(OP_SEND, count, datatype, ncclSum, comm, stream);
+	return enqueue(OP_SEND, sendbuff, NULL, count, datatype, ncclSum, comm, stream);
 }
 ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
 		       ncclComm_t comm, cudaStream_t stream) ALIAS(ncclSend);
@@ -317,10 +325,9 @@ ncclResult_t pncclSend(const void *sendbuff, size_t count, ncclDataType_t dataty
 EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
 			     ncclComm_t comm, cudaStream_t stream)
 {
-	(void)recvbuff;
 	if (!comm || peer < 0 || peer >= comm->nranks)
 		return ncclInvalidArgument;
-	return enqueue(OP_RECV, count, datatype, ncclSum, comm, stream);
+	return enqueue(OP_RECV, NULL, recvbuff, count, datatype, ncclSum, comm, stream);
 }
 ncclResult_t pncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
 		       ncclComm_t comm, cudaStream_t stream) ALIAS(ncclRecv);

@@ -76,7 +76,7 @@ for k, (calls, ms, alg, busbw) in table.items():
 if len(rows) != len(table):
     bad.append("rows: %s" % sorted(rows))
 # 15360 us of NCCL kernels per device, 11264 us of it beside no compute.
-if "exposed communication: 22.528 ms of 30.720 ms of NCCL kernels (73.3%)" not in err or "on 2 devices" not in err:
+if "exposed communication: 22.528 ms of 30.720 ms of NCCL GPU time (73.3%)" not in err or "on 2 devices" not in err:
     bad.append("exposed communication wrong")
 if "NCCL: 10 calls" not in err:
     bad.append("not every call of both ranks")
@@ -125,6 +125,19 @@ grep -Eq "^  AllReduce +8.0 MiB +2 +2 +16.0 MiB +16.384 +1.024 +1.024$" "$WORK/r
 	fail "report's AllReduce row: $(grep -A9 NCCL "$WORK/report")"
 grep -q "exposed communication: 22.528 ms of 30.720 ms" "$WORK/report" ||
 	fail "report's exposed share: $(grep -A9 NCCL "$WORK/report")"
+
+# A communicator of one rank: NCCL copies instead of launching a kernel;
+# the copies are the calls' GPU time, and an in-place call has none.
+"$LLMPROF" record -o "$WORK/one.folded" -- "$NCCL_RANKS_APP" --one-rank >/dev/null 2>"$WORK/one.err" ||
+	fail "--one-rank: $(cat "$WORK/one.err")"
+grep -q ';one_rank;.*;\[nccl\] AllReduce 4.0 MiB;\[gpu\] memcpy DtoD[^;]* 424$' "$WORK/one.folded" &&
+	grep -q ';one_rank;.*;\[nccl\] AllGather 1.0 MiB;\[gpu\] memcpy DtoD[^;]* 110$' "$WORK/one.folded" ||
+	fail "one rank's copies: $(grep nccl "$WORK/one.folded")"
+# AllReduce: 2 calls, one copy of 4 MiB in 424430 ns: 9.882 GB/s; busbw 0.
+grep -Eq '^llmprof:   AllReduce +4.0 MiB +1 +2 +8.0 MiB +0.424 +9.88[0-9] +0.000$' "$WORK/one.err" &&
+	grep -Eq '^llmprof:   AllGather +1.0 MiB +1 +1 +1.0 MiB +0.110 +9.54[0-9] +0.000$' "$WORK/one.err" &&
+	grep -q 'exposed communication: 0.534 ms of 0.534 ms' "$WORK/one.err" ||
+	fail "one rank's table: $(grep -A6 'NCCL:' "$WORK/one.err")"
 
 # --no-nccl: the kernels stay, without their calls.
 "$LLMPROF" record --no-nccl -o "$WORK/off.folded" -- "$NCCL_RANKS_APP" >/dev/null 2>"$WORK/off.err" ||
