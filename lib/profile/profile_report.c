@@ -238,6 +238,7 @@ static int report_gpu(struct report *r)
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
 		const struct frame *leaf;
+		size_t above;
 
 		if (!s->weight || !s->depth)
 			continue;
@@ -249,9 +250,14 @@ static int report_gpu(struct report *r)
 		if (!r->kernels[r->nr_kernels].name)
 			return -ENOMEM;
 		r->kernels[r->nr_kernels++].self = s->weight;
+		/* An NCCL call's frame sits between the launcher and the
+		 * kernel. */
+		above = s->depth - 2;
+		if (s->depth >= 3 && !strncmp(p->frames[s->frames[above]].name, "[nccl] ", 7))
+			above--;
 		if (s->depth >= 2)
 			r->launchers[r->nr_launchers].name =
-				frame__folded_name(&p->frames[s->frames[s->depth - 2]]);
+				frame__folded_name(&p->frames[s->frames[above]]);
 		else
 			r->launchers[r->nr_launchers].name = strdup("[none]");
 		if (!r->launchers[r->nr_launchers].name)

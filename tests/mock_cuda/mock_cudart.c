@@ -64,6 +64,7 @@ struct op {
 	int value;
 	uint8_t copy_kind;
 	uint64_t token;
+	uint64_t start_ns; /* concurrent streams: planned at submission */
 	struct op *next;
 };
 
@@ -100,6 +101,7 @@ struct queue {
 	pthread_cond_t wake;
 	struct op *head, *tail;
 	bool running;
+	uint64_t busy_until; /* concurrent streams: when its last op ends */
 };
 
 static struct {
@@ -186,9 +188,12 @@ static void *device_thread(void *arg)
 			q->tail = NULL;
 		pthread_mutex_unlock(&device.lock);
 
-		start = monotonic_ns();
+		/* With a queue per stream each operation's times are planned
+		 * when it is submitted, so how the queues' threads happen to
+		 * be scheduled does not decide which kernels overlap. */
+		start = op->start_ns ? op->start_ns : monotonic_ns();
 		end = start + op->duration_ns;
-		if (op->duration_ns)
+		if (op->duration_ns || op->start_ns)
 			sleep_until(end);
 		if (op->kind == OP_MEMCPY)
 			memcpy(op->dst, op->src, op->bytes);
@@ -207,6 +212,20 @@ static void *device_thread(void *arg)
 	return NULL;
 }
 
+/* Under device.lock. */
+static void start_queue(struct queue *q)
+{
+	pthread_t thread;
+
+	if (q->running)
+		return;
+	pthread_cond_init(&q->wake, NULL);
+	if (pthread_create(&thread, NULL, device_thread, q))
+		abort();
+	pthread_detach(thread);
+	q->running = true;
+}
+
 static void submit(const struct op *template)
 {
 	struct op *op = malloc(sizeof(*op));
@@ -220,14 +239,12 @@ static void submit(const struct op *template)
 	report(op, 0, 0, true);
 	pthread_mutex_lock(&device.lock);
 	q = &device.queues[device.concurrent ? op->stream->id % MAX_QUEUES : 0];
-	if (!q->running) {
-		pthread_t thread;
+	start_queue(q);
+	if (device.concurrent) {
+		uint64_t now = monotonic_ns();
 
-		pthread_cond_init(&q->wake, NULL);
-		if (pthread_create(&thread, NULL, device_thread, q))
-			abort();
-		pthread_detach(thread);
-		q->running = true;
+		op->start_ns = q->busy_until > now ? q->busy_until : now;
+		q->busy_until = op->start_ns + op->duration_ns;
 	}
 	op->stream->submitted++;
 	device.submitted++;
@@ -250,6 +267,9 @@ static void runtime_init(void)
 	device.concurrent = concurrent && !strcmp(concurrent, "1");
 	if (devices && atoi(devices) > 0)
 		device.nr_devices = atoi(devices);
+	pthread_mutex_lock(&device.lock);
+	start_queue(&device.queues[0]);
+	pthread_mutex_unlock(&device.lock);
 	if (path && path[0]) {
 		void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		int (*initialize)(void) = handle ? dlsym(handle, "InitializeInjection") : NULL;
