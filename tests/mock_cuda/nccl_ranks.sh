@@ -126,6 +126,15 @@ grep -Eq "^  AllReduce +8.0 MiB +2 +2 +16.0 MiB +16.384 +1.024 +1.024$" "$WORK/r
 grep -q "exposed communication: 22.528 ms of 30.720 ms" "$WORK/report" ||
 	fail "report's exposed share: $(grep -A9 NCCL "$WORK/report")"
 
+"$LLMPROF" report -f json "$WORK/r.json" >"$WORK/report.json" || fail "report -f json"
+python3 - "$WORK/report.json" <<'PY' || fail "report -f json: $(cat "$WORK/report.json")"
+import json, sys
+n = json.load(open(sys.argv[1]))["nccl"]
+assert n["exposed_ns"] == 22528000 and n["kernel_ns"] == 30720000, n
+row = next(r for r in n["rows"] if r["operation"] == "AllGather")
+assert abs(row["algbw"] - 2.048) < 0.02 and abs(row["busbw"] - 1.024) < 0.01, row
+PY
+
 # A communicator of one rank: NCCL copies instead of launching a kernel;
 # the copies are the calls' GPU time, and an in-place call has none.
 "$LLMPROF" record -o "$WORK/one.folded" -- "$NCCL_RANKS_APP" --one-rank >/dev/null 2>"$WORK/one.err" ||
