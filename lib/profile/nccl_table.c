@@ -66,8 +66,9 @@ char *nccl_facts__format(const struct nccl_facts *f, const char *indent)
 	if (f->nr_rows > TABLE_ROWS)
 		fprintf(out, "%s... %zu more rows\n", indent, f->nr_rows - TABLE_ROWS);
 	if (f->nr_rows)
-		fprintf(out, "%sbusbw = algbw x 2(n-1)/n for AllReduce, (n-1)/n for AllGather, "
-			     "ReduceScatter and AllToAll, 1 for the rest (nccl-tests)\n",
+		fprintf(out,
+			"%sbusbw = algbw x 2(n-1)/n for AllReduce, (n-1)/n for AllGather, "
+			"ReduceScatter and AllToAll, 1 for the rest (nccl-tests)\n",
 			indent);
 	if (f->kernel_ns)
 		fprintf(out,
@@ -97,11 +98,12 @@ void nccl_facts__write_json(const struct nccl_facts *f, FILE *out)
 
 		/* Operation names are NCCL's, plain ASCII. */
 		fprintf(out,
-			"%s{\"operation\":\"%s\",\"bucket\":%" PRIu64 ",\"ranks\":%u,\"calls\":%" PRIu64
-			",\"bytes\":%" PRIu64 ",\"size\":%" PRIu64 ",\"gpuNs\":%" PRIu64
-			",\"timedCalls\":%" PRIu64 ",\"timedSize\":%" PRIu64 "}",
-			i ? "," : "", r->operation, r->bucket, r->ranks, r->calls, r->bytes, r->size,
-			r->gpu_ns, r->timed_calls, r->timed_size);
+			"%s{\"operation\":\"%s\",\"bucket\":%" PRIu64
+			",\"ranks\":%u,\"calls\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"size\":%" PRIu64 ",\"gpuNs\":%" PRIu64 ",\"timedCalls\":%" PRIu64
+			",\"timedSize\":%" PRIu64 "}",
+			i ? "," : "", r->operation, r->bucket, r->ranks, r->calls, r->bytes,
+			r->size, r->gpu_ns, r->timed_calls, r->timed_size);
 	}
 	fputs("]}", out);
 }

@@ -85,8 +85,8 @@ static unsigned int type_size(ncclDataType_t type)
 
 static const char *type_name(ncclDataType_t type)
 {
-	static const char *const names[] = {"i8",  "u8",  "i32",  "u32",  "i64",  "u64",
-					    "f16", "f32", "f64",  "bf16", "f8e4m3", "f8e5m2"};
+	static const char *const names[] = {"i8",  "u8",  "i32", "u32",	 "i64",	   "u64",
+					    "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"};
 
 	return (unsigned int)type < sizeof(names) / sizeof(names[0]) ? names[type] : "x";
 }
