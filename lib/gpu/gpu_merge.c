@@ -426,6 +426,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 		.dst_memory = r->dst_memory,
 		.frame = res->activity_frame >= 0 ? res->activity_frame : res->leaf,
 		.stack = res->attributed ? res->stack : UINT32_MAX,
+		.process = r->agent,
 	};
 	int err = profile__add_gpu(p, &a);
 

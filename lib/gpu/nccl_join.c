@@ -304,27 +304,35 @@ static bool is_communication(const struct nccl_probe *n, const struct profile *p
 	       strcasestr(p->frames[a->frame].name, "nccl");
 }
 
+struct device_of {
+	uint32_t process, device;
+};
+
 /* Communication time on each device, and the part of it no compute kernel
- * ran beside. */
+ * ran beside.  A device is one process's: ranks that each see their GPU as
+ * device 0 (CUDA_VISIBLE_DEVICES) stay apart. */
 static int exposed_time(const struct nccl_probe *n, const struct profile *p, struct nccl_facts *f)
 {
 	struct span *comm = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*comm));
 	struct span *compute = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*compute));
-	uint32_t devices[64];
-	size_t nr_devices = 0;
+	struct device_of *devices = NULL;
+	size_t nr_devices = 0, cap_devices = 0;
+	int err = -ENOMEM;
 
-	if (!comm || !compute) {
-		free(comm);
-		free(compute);
-		return -ENOMEM;
-	}
+	if (!comm || !compute)
+		goto cleanup;
 	for (size_t i = 0; i < p->nr_gpu; i++) {
+		const struct gpu_activity *a = &p->gpu[i];
 		size_t d = 0;
 
-		while (d < nr_devices && devices[d] != p->gpu[i].device)
+		while (d < nr_devices &&
+		       (devices[d].device != a->device || devices[d].process != a->process))
 			d++;
-		if (d == nr_devices && nr_devices < 64 && is_communication(n, p, &p->gpu[i]))
-			devices[nr_devices++] = p->gpu[i].device;
+		if (d < nr_devices || !is_communication(n, p, a))
+			continue;
+		if (array__grow((void **)&devices, &cap_devices, nr_devices + 1, sizeof(*devices)))
+			goto cleanup;
+		devices[nr_devices++] = (struct device_of){a->process, a->device};
 	}
 	for (size_t d = 0; d < nr_devices; d++) {
 		size_t nr_comm = 0, nr_compute = 0, c = 0;
@@ -333,7 +341,7 @@ static int exposed_time(const struct nccl_probe *n, const struct profile *p, str
 			const struct gpu_activity *a = &p->gpu[i];
 			struct span s = {a->start_ns, a->end_ns};
 
-			if (a->device != devices[d])
+			if (a->device != devices[d].device || a->process != devices[d].process)
 				continue;
 			if (is_communication(n, p, a))
 				comm[nr_comm++] = s;
@@ -360,9 +368,12 @@ static int exposed_time(const struct nccl_probe *n, const struct profile *p, str
 		}
 	}
 	f->devices = nr_devices;
+	err = 0;
+cleanup:
 	free(comm);
 	free(compute);
-	return 0;
+	free(devices);
+	return err;
 }
 
 static int compare_nccl_rows(const void *a, const void *b)

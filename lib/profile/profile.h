@@ -90,6 +90,10 @@ struct gpu_activity {
 	uint8_t dst_memory; /* (1 pageable, 2 pinned, 3 device); 0 unknown */
 	uint32_t frame; /* frame id of the "[gpu] name" leaf */
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
+	/* The process it ran for, as the recording numbered them (its GPU
+	 * agent); 0 where unknown (a profile read from a file).  Processes
+	 * that each see their GPU as device 0 are told apart by it. */
+	uint32_t process;
 };
 
 /* GPU memory (--gpu-memory): the accounting behind a memory view, which

@@ -85,6 +85,12 @@ if bad:
     sys.exit(1)
 PY
 
+# Ranks that each see their GPU as device 0 are still two devices.
+MOCK_CUDA_DEVICES=1 "$LLMPROF" record -o "$WORK/d0.folded" -- "$NCCL_RANKS_APP" --device-0 \
+	>/dev/null 2>"$WORK/d0.err" || fail "--device-0: $(cat "$WORK/d0.err")"
+grep -q "exposed communication: 22.528 ms of 30.720 ms of NCCL GPU time (73.3%).* on 2 devices" \
+	"$WORK/d0.err" || fail "--device-0: $(grep -A8 'NCCL:' "$WORK/d0.err")"
+
 # speedscope: the kernels on their streams named with their collective, and
 # the table for `llmprof report`.
 "$LLMPROF" record -f speedscope -o "$WORK/r.json" -- "$NCCL_RANKS_APP" >/dev/null 2>"$WORK/s.err" ||

@@ -15,6 +15,9 @@
  * so each device runs 15360 us of NCCL kernels, 11264 us of them exposed.
  * Needs MOCK_CUDA_CONCURRENT_STREAMS=1 and MOCK_CUDA_DEVICES=2.
  *
+ * --device-0: each rank uses device 0, as ranks do that each see only their
+ * own GPU (CUDA_VISIBLE_DEVICES); MOCK_CUDA_DEVICES is not needed.
+ *
  * --one-rank: one process, a communicator of one, as NCCL runs it: in
  * one_rank(), an out-of-place AllReduce of 4 MiB and AllGather of 1 MiB
  * are device-to-device copies (the mock's 5 us + 0.1 ns a byte: 424430 ns
@@ -64,7 +67,7 @@ __attribute__((constructor)) static void register_kernels(void)
 
 static ncclComm_t comm;
 static cudaStream_t compute_stream, comm_stream;
-static int rank, peer;
+static int rank, peer, device;
 
 __attribute__((noinline)) static void matmul(unsigned int us)
 {
@@ -107,7 +110,7 @@ static int run_rank(void)
 	ncclUniqueId id = {0};
 	int count = 0;
 
-	CHECK(cudaSetDevice(rank));
+	CHECK(cudaSetDevice(device));
 	CHECK(cudaStreamCreate(&compute_stream));
 	CHECK(cudaStreamCreate(&comm_stream));
 	CHECK(ncclCommInitRank(&comm, 2, id, rank));
@@ -152,6 +155,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--one-rank"))
 		return run_one_rank();
+	device = -1;
+	if (argc > 1 && !strcmp(argv[1], "--device-0"))
+		device = 0;
 
 	fflush(stdout);
 	child = fork();
@@ -161,6 +167,8 @@ int main(int argc, char **argv)
 	}
 	rank = child == 0 ? 1 : 0;
 	peer = 1 - rank;
+	if (device < 0)
+		device = rank;
 	if (child == 0)
 		exit(run_rank());
 	run_rank();
