@@ -217,9 +217,10 @@ int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
 	if (!n || !n->finished || !n->nr_events || p != n->frames_profile)
 		return -1;
 	e = call_at(n, j->pid, j->tid, j->launch_ns);
+	/* A call in a group launches at its GroupEnd, but what it launches
+	 * at once (NCCL's one-rank copies) is its own. */
 	if (!e || e->result ||
-	    (is_call(e, "GroupEnd") ? !e->nr_members : !nccl_event__moves_data(e)) ||
-	    e->group_end >= 0)
+	    (is_call(e, "GroupEnd") ? !e->nr_members : !nccl_event__moves_data(e)))
 		return -1;
 	frame = call_frame(n, p, e);
 	if (frame < 0)

@@ -19,9 +19,10 @@
  * own GPU (CUDA_VISIBLE_DEVICES); MOCK_CUDA_DEVICES is not needed.
  *
  * --one-rank: one process, a communicator of one, as NCCL runs it: in
- * one_rank(), an out-of-place AllReduce of 4 MiB and AllGather of 1 MiB
- * are device-to-device copies (the mock's 5 us + 0.1 ns a byte: 424430 ns
- * and 109857 ns), an in-place AllReduce of 4 MiB does nothing.
+ * one_rank(), an out-of-place AllReduce of 4 MiB, AllGather of 1 MiB and
+ * AllReduce of 1 MiB in a group are device-to-device copies (the mock's
+ * 5 us + 0.1 ns a byte: 424430 ns, 109857 ns and 109857 ns), an in-place
+ * AllReduce of 4 MiB does nothing.
  */
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -132,6 +133,10 @@ __attribute__((noinline)) static void one_rank(void)
 	CHECK(ncclAllReduce(send, recv, 4 * MiB / 4, ncclFloat32, ncclSum, comm, comm_stream));
 	CHECK(ncclAllReduce(recv, recv, 4 * MiB / 4, ncclFloat32, ncclSum, comm, comm_stream));
 	CHECK(ncclAllGather(send, recv, MiB / 4, ncclFloat32, comm, comm_stream));
+	/* In a group too: NCCL copies at once, not at ncclGroupEnd. */
+	CHECK(ncclGroupStart());
+	CHECK(ncclAllReduce(send, recv, MiB / 4, ncclFloat32, ncclSum, comm, comm_stream));
+	CHECK(ncclGroupEnd());
 	CHECK(cudaDeviceSynchronize());
 }
 
