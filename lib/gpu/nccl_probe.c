@@ -492,15 +492,6 @@ struct row {
 	size_t first;
 };
 
-static int compare_rows(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (strcmp(nccl_calls[x->call].name, nccl_calls[y->call].name))
-		return strcmp(nccl_calls[x->call].name, nccl_calls[y->call].name);
-	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
-}
-
 static const char *result_name(int64_t result)
 {
 	static const char *const names[] = {
@@ -513,48 +504,41 @@ static const char *result_name(int64_t result)
 
 void nccl_probe__print_summary(const struct nccl_probe *n)
 {
-	struct row *rows = NULL, *failed = NULL;
-	size_t nr_rows = 0, cap_rows = 0, nr_failed = 0, cap_failed = 0;
+	struct row *failed = NULL;
+	size_t nr_failed = 0, cap_failed = 0;
 	uint64_t total_calls = 0, total_bytes = 0, groups = 0;
 
 	if (!n || !n->finished || (!n->nr_events && !n->nr_probed))
 		return;
+	/* The successful calls are in the table (profile->nccl); the failed
+	 * ones are listed by call, size, result and stack. */
 	for (size_t i = 0; i < n->nr_events; i++) {
 		const struct nccl_event *e = &n->events[i];
-		struct row **list = e->result ? &failed : &rows;
-		size_t *nr = e->result ? &nr_failed : &nr_rows;
-		size_t *cap = e->result ? &cap_failed : &cap_rows;
 		uint64_t bucket = nccl_bucket_of(nccl_event__bytes(e));
 		size_t k;
 
-		if (!e->result && nccl_calls[e->call].shape == NCCL_GROUP) {
-			groups += !strcmp(nccl_calls[e->call].name, "GroupEnd");
-			continue;
-		}
-		if (!e->result && !nccl_event__moves_data(e))
-			continue;
-		for (k = 0; k < *nr; k++)
-			if (!strcmp(nccl_calls[(*list)[k].call].name, nccl_calls[e->call].name) &&
-			    (*list)[k].bucket == bucket &&
-			    (!e->result ||
-			     ((*list)[k].result == e->result && (*list)[k].first < n->nr_events &&
-			      n->events[(*list)[k].first].stack == e->stack)))
-				break;
-		if (k == *nr) {
-			if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
-				goto out;
-			(*list)[k] = (struct row){
-			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};
-			(*nr)++;
-		}
-		(*list)[k].calls++;
-		(*list)[k].bytes += nccl_event__bytes(e);
 		if (!e->result) {
-			total_calls++;
-			total_bytes += nccl_event__bytes(e);
+			groups += !strcmp(nccl_calls[e->call].name, "GroupEnd");
+			if (nccl_event__moves_data(e)) {
+				total_calls++;
+				total_bytes += nccl_event__bytes(e);
+			}
+			continue;
 		}
+		for (k = 0; k < nr_failed; k++)
+			if (failed[k].call == e->call && failed[k].bucket == bucket &&
+			    failed[k].result == e->result && n->events[failed[k].first].stack == e->stack)
+				break;
+		if (k == nr_failed) {
+			if (array__grow((void **)&failed, &cap_failed, nr_failed + 1, sizeof(*failed)))
+				goto out;
+			failed[k] = (struct row){
+			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};
+			nr_failed++;
+		}
+		failed[k].calls++;
+		failed[k].bytes += nccl_event__bytes(e);
 	}
-	qsort(rows, nr_rows, sizeof(*rows), compare_rows);
 	{
 		char bytes[32];
 
@@ -591,7 +575,6 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 			     result_name(e->result), e->result, stack);
 	}
 out:
-	free(rows);
 	free(failed);
 }
 
