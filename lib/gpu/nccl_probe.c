@@ -63,7 +63,6 @@ unsigned int nccl_probe__type_size(unsigned int type)
 	return type < sizeof(type_sizes) / sizeof(type_sizes[0]) ? type_sizes[type] : 0;
 }
 
-
 static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
 		       uint32_t stack);
 
@@ -140,8 +139,7 @@ static int attach_probe(struct nccl_probe *n, const struct bpf_program *program,
 	return 0;
 }
 
-static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped,
-			 const struct stat *st)
+static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped, const struct stat *st)
 {
 	size_t offsets[NCCL_NR_CALLS] = {0};
 	char path[PATH_MAX + 64];
@@ -283,8 +281,8 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->frames = -1;
 	report__debug("NCCL: %s count %" PRIu64 " type %u op %u peer %d comm 0x%" PRIx64
 		      " stream 0x%" PRIx64 ": %" PRId64,
-		      nccl_calls[event->call].name, event->count, event->type, event->op, event->peer,
-		      event->comm, event->stream, event->result);
+		      nccl_calls[event->call].name, event->count, event->type, event->op,
+		      event->peer, event->comm, event->stream, event->result);
 	return 0;
 }
 
@@ -527,10 +525,12 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		}
 		for (k = 0; k < nr_failed; k++)
 			if (failed[k].call == e->call && failed[k].bucket == bucket &&
-			    failed[k].result == e->result && n->events[failed[k].first].stack == e->stack)
+			    failed[k].result == e->result &&
+			    n->events[failed[k].first].stack == e->stack)
 				break;
 		if (k == nr_failed) {
-			if (array__grow((void **)&failed, &cap_failed, nr_failed + 1, sizeof(*failed)))
+			if (array__grow((void **)&failed, &cap_failed, nr_failed + 1,
+					sizeof(*failed)))
 				goto out;
 			failed[k] = (struct row){
 			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};

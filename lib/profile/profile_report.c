@@ -598,8 +598,9 @@ int profile_report__write(const struct profile *p, const struct report_options *
 		char *table = nccl_facts__format(&p->nccl, "  ");
 
 		if (table)
-			fprintf(out, format == TEXT_FORMAT_MARKDOWN ? "\n## NCCL\n\n```\n%s```\n"
-								     : "\nNCCL collectives:\n%s",
+			fprintf(out,
+				format == TEXT_FORMAT_MARKDOWN ? "\n## NCCL\n\n```\n%s```\n"
+							       : "\nNCCL collectives:\n%s",
 				table);
 		free(table);
 	}

@@ -403,8 +403,8 @@ static void test_join(void)
 	EXPECT(join.offered == 12 && join.offered_copies == 1, "offered %zu, %zu copies",
 	       join.offered, join.offered_copies);
 	for (size_t i = 0; i < p->nr_gpu; i++)
-		named += !strcmp(p->frames[p->gpu[i].frame].name,
-				 "softmax_kernel (AllReduce 1.0 MiB)");
+		named +=
+		    !strcmp(p->frames[p->gpu[i].frame].name, "softmax_kernel (AllReduce 1.0 MiB)");
 	EXPECT(named == 1, "%zu activities named with their call", named);
 	gpu_session__close(gs);
 	profile__free(p);
