@@ -43,7 +43,8 @@ static bool is_call(const struct nccl_event *e, const char *name)
  * made its communicator in its process. */
 int nccl_probe__prepare_joins(struct nccl_probe *n)
 {
-	size_t nr = n->nr_events, depth = 0, first = 0;
+	size_t nr = n->nr_events, depth = 0, first = 0, nr_inits = 0;
+	size_t *inits;
 
 	n->by_thread = malloc((nr ? nr : 1) * sizeof(*n->by_thread));
 	n->members = malloc((nr ? nr : 1) * sizeof(*n->members));
@@ -77,21 +78,33 @@ int nccl_probe__prepare_joins(struct nccl_probe *n)
 			}
 		}
 	}
+	/* Communicators are few; calls may be millions.  Of the inits that
+	 * made a call's communicator (an address may be reused after
+	 * ncclCommDestroy), the last one before the call. */
+	inits = malloc((nr ? nr : 1) * sizeof(*inits));
+	if (!inits)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++)
+		if (nccl_calls[n->events[i].call].shape == NCCL_INIT && !n->events[i].result &&
+		    n->events[i].comm)
+			inits[nr_inits++] = i;
 	for (size_t i = 0; i < nr; i++) {
 		struct nccl_event *e = &n->events[i];
+		const struct nccl_event *made = NULL;
 
-		if (!nccl_event__moves_data(e))
+		if (!nccl_event__moves_data(e) || !e->comm)
 			continue;
-		for (size_t k = 0; k < nr; k++) {
-			const struct nccl_event *init = &n->events[k];
+		for (size_t k = 0; k < nr_inits; k++) {
+			const struct nccl_event *init = &n->events[inits[k]];
 
-			if (nccl_calls[init->call].shape == NCCL_INIT && !init->result &&
-			    init->pid == e->pid && init->comm == e->comm && e->comm) {
-				e->ranks = init->count;
-				break;
-			}
+			if (init->pid == e->pid && init->comm == e->comm &&
+			    init->time_ns <= e->start_ns && (!made || init->time_ns > made->time_ns))
+				made = init;
 		}
+		if (made)
+			e->ranks = made->count;
 	}
+	free(inits);
 	return 0;
 }
 
