@@ -886,8 +886,12 @@ static int run_profile(struct profile_env *env)
 		err = gpu_memory__finish(memory, session, profile);
 	if (!err && nccl)
 		err = nccl_probe__finish(nccl, session, profile);
+	if (!err && gpu && nccl)
+		gpu_capture__set_join(gpu, nccl_probe__join, nccl);
 	if (!err && gpu)
 		err = gpu_capture__merge(gpu, session, profile);
+	if (!err && nccl)
+		err = nccl_probe__facts(nccl, profile);
 	if (!err && memory && env->memory_view_set)
 		err = gpu_memory__profile(memory, env->memory_view, &memory_profile);
 	if (!err && env->nccl_view) {

@@ -367,6 +367,83 @@ else
 	cannot_check "no torch with CUDA ($PYTHON): PyTorch under record and attach, GPU memory"
 fi
 
+# 5. NCCL: one rank of torch.distributed (tests/gpu/torch_nccl.py) under
+# "llmprof record -f speedscope": the NCCL table the recording wrote
+# (llmprofNccl) has the script's calls and bytes per operation exactly, and
+# GPU time within TOLERANCE of its CUDA events; the work sits on its GPU
+# stream named with its collective.
+check_nccl() {
+	local json=$WORK/nccl.json events=$WORK/nccl.events stderr=$WORK/nccl.stderr
+	if ! "$PYTHON" -c 'import sys, torch, torch.distributed as d
+sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)' 2>/dev/null; then
+		cannot_check "no torch.distributed with NCCL ($PYTHON): NCCL collectives"
+		return
+	fi
+	if ! "$LLMPROF" record -f speedscope -o "$json" -- "$PYTHON" "$SRC/tests/gpu/torch_nccl.py" \
+		>"$events" 2>"$stderr"; then
+		cat "$stderr" >&2
+		fail "llmprof record of the torch.distributed script failed"
+		return
+	fi
+	sed -n '/NCCL:/,/exposed communication/p' "$stderr" >&2
+	if grep -q '^nccl_library none$' "$events"; then
+		cannot_check "this PyTorch links NCCL statically: no libnccl to probe"
+		return
+	fi
+	if check_nccl_table "$json" "$events"; then
+		pass "NCCL collectives under record"
+	else
+		fail "NCCL collectives under record"
+	fi
+}
+
+# check_nccl_table SPEEDSCOPE EVENTS: llmprofNccl against the script's lines
+# "collective OPERATION BYTES_PER_CALL CALLS TOTAL_US".
+check_nccl_table() {
+	"$PYTHON" - "$1" "$2" "$TOLERANCE" <<'PY'
+import json, sys
+document, events, tolerance = json.load(open(sys.argv[1])), sys.argv[2], float(sys.argv[3])
+want = {}
+for line in open(events):
+    parts = line.split()
+    if len(parts) == 5 and parts[0] == "collective":
+        want[parts[1]] = (int(parts[2]), int(parts[3]), float(parts[4]))
+nccl = document.get("llmprofNccl")
+if not want or not nccl:
+    print("FAIL: no NCCL table in the profile" if want else "FAIL: the script printed no timings")
+    sys.exit(1)
+bad = 0
+for operation, (size, calls, event_us) in sorted(want.items()):
+    rows = [r for r in nccl["rows"] if r["operation"] == operation and r["bucket"] == size]
+    if len(rows) != 1:
+        print(f"FAIL: {operation}: no single row of {size} bytes: {nccl['rows']}")
+        bad += 1
+        continue
+    row = rows[0]
+    sizes_ok = row["calls"] == calls and row["bytes"] == size * calls and row["ranks"] == 1
+    print(f"{'PASS' if sizes_ok else 'FAIL'}: {operation}: llmprof {row['calls']} calls, "
+          f"{row['bytes']} bytes, {row['ranks']} rank; the script {calls} calls of {size} bytes")
+    bad += not sizes_ok
+    ratio = row["gpuNs"] / 1000 / event_us if event_us else 0
+    verdict = "PASS" if abs(ratio - 1) <= tolerance and row["timedCalls"] == calls else "FAIL"
+    bad += verdict == "FAIL"
+    algbw = row["timedSize"] / row["gpuNs"] if row["gpuNs"] else 0
+    print(f"{verdict}: {operation}: llmprof {row['gpuNs'] / 1000:.0f} us of GPU time over "
+          f"{row['timedCalls']} calls ({algbw:.1f} GB/s), CUDA events {event_us:.0f} us, "
+          f"ratio {ratio:.3f}")
+names = [f["name"] for f in document["shared"]["frames"]]
+for operation, (size, _, _) in want.items():
+    label = f"({operation} {size / (1 << 20):.1f} MiB)"
+    if not any(n.endswith(label) for n in names):
+        print(f"FAIL: no GPU work on a stream named with {label}")
+        bad += 1
+print(f"exposed communication {nccl['exposedNs'] / 1e6:.3f} ms of {nccl['kernelNs'] / 1e6:.3f} ms")
+sys.exit(1 if bad else 0)
+PY
+}
+
+check_nccl
+
 echo "gpu-check: outputs in $WORK"
 echo "gpu-check: summary"
 for line in "${results[@]}"; do

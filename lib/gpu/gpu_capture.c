@@ -30,6 +30,8 @@ struct gpu_capture {
 	struct gpu_session *gpu;
 	int memfd; /* record: the agent image the child loads */
 	bool active;
+	gpu_join_fn join;
+	void *join_ctx;
 };
 
 int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
@@ -238,12 +240,22 @@ int gpu_capture__merge(struct gpu_capture *gc, struct session *session, struct p
 	struct gpu_merge_options options = {
 	    .launch_stack = session__launch_stack,
 	    .ctx = session,
+	    .join = gc->join,
+	    .join_ctx = gc->join_ctx,
 	};
 
 	if (!gpu_session__nr_records(gc->gpu))
 		return 0;
 	weights_to_microseconds(profile);
 	return gpu_session__merge(gc->gpu, profile, &options);
+}
+
+void gpu_capture__set_join(struct gpu_capture *gc, gpu_join_fn join, void *ctx)
+{
+	if (!gc)
+		return;
+	gc->join = join;
+	gc->join_ctx = ctx;
 }
 
 void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profile *profile)

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include "gpu/gpu_session.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 
@@ -40,6 +41,9 @@ int gpu_capture__stop(struct gpu_capture *capture);
  * into microseconds when there is any). */
 int gpu_capture__merge(struct gpu_capture *capture, struct session *session,
 		       struct profile *profile);
+/* Before the merge: kernels joined with the API calls that launched them
+ * (gpu_merge_options.join). */
+void gpu_capture__set_join(struct gpu_capture *capture, gpu_join_fn join, void *ctx);
 void gpu_capture__print_summary(const struct gpu_capture *capture, const struct profile *profile);
 
 #endif /* LLMPROF_GPU_CAPTURE_H */

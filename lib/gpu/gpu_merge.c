@@ -340,13 +340,54 @@ static size_t inferred_stack(struct merge_state *m, const struct gpu_record *r,
 struct resolved {
 	int64_t stack; /* with the leaf */
 	int64_t leaf;
+	int64_t activity_frame; /* the timeline's, when not the leaf */
 	bool attributed;
 };
+
+/* GPU work joined with the API call its launch was made inside (NCCL's
+ * kernels, and the copies of a one-rank communicator): that call's frame
+ * goes above the leaf. */
+static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *depth,
+		     struct resolved *out)
+{
+	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_agent_info *agent;
+	struct gpu_join j;
+	int64_t frame;
+
+	out->activity_frame = -1;
+	if (!m->options->join || !l || r->agent >= m->gs->nr_agents)
+		return 0;
+	agent = &m->gs->agents[r->agent];
+	if (agent->other_pid_namespace)
+		return 0;
+	j = (struct gpu_join){
+		.record = r,
+		.kernel = m->profile->frames[out->leaf].name,
+		.pid = agent->pid,
+		.tid = l->tid,
+		.launch_ns = l->time_ns,
+		.frames = m->frames,
+		.depth = *depth,
+		.max = MAX_STACK + 1,
+		.activity_frame = -1,
+	};
+	frame = m->options->join(m->options->join_ctx, m->profile, &j);
+	if (frame < -1)
+		return frame;
+	if (frame >= 0 && j.depth <= MAX_STACK + 1) {
+		*depth = j.depth;
+		m->frames[(*depth)++] = frame;
+		out->activity_frame = j.activity_frame;
+	}
+	return 0;
+}
 
 static int intern_resolved(struct merge_state *m, const struct gpu_record *r, size_t depth,
 			   struct resolved *out)
 {
 	struct profile *p = m->profile;
+	int err;
 
 	out->attributed = depth > 0;
 	if (!depth) {
@@ -361,6 +402,9 @@ static int intern_resolved(struct merge_state *m, const struct gpu_record *r, si
 		m->frames[depth++] = process;
 		m->frames[depth++] = unattributed;
 	}
+	err = join_call(m, r, &depth, out);
+	if (err)
+		return err;
 	m->frames[depth++] = out->leaf;
 	out->stack = profile__intern_stack(p, m->frames, depth);
 	return out->stack < 0 ? out->stack : 0;
@@ -380,8 +424,9 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 		.bytes = r->bytes,
 		.src_memory = r->src_memory,
 		.dst_memory = r->dst_memory,
-		.frame = res->leaf,
+		.frame = res->activity_frame >= 0 ? res->activity_frame : res->leaf,
 		.stack = res->attributed ? res->stack : UINT32_MAX,
+		.process = r->agent,
 	};
 	int err = profile__add_gpu(p, &a);
 

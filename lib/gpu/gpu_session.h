@@ -135,9 +135,28 @@ int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len);
 typedef int (*gpu_launch_stack_fn)(void *ctx, uint32_t correlation_id, uint32_t tid,
 				   uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth);
 
+/* GPU work (a kernel, copy or set) and the launch that made it, for a join
+ * with the API call the launch was made inside (an NCCL collective). */
+struct gpu_join {
+	const struct gpu_record *record;
+	const char *kernel; /* its leaf's name */
+	uint32_t pid, tid;  /* of the launching thread */
+	uint64_t launch_ns; /* when the launch was made */
+	uint32_t *frames;   /* its launch stack, root first; may be repaired */
+	size_t depth, max;
+	/* Out: the frame the record's timeline shows, -1 for its leaf. */
+	int64_t activity_frame;
+};
+
+/* A frame id to put between a kernel's launch stack and its leaf, -1 for
+ * none, or -errno. */
+typedef int64_t (*gpu_join_fn)(void *ctx, struct profile *profile, struct gpu_join *join);
+
 struct gpu_merge_options {
 	gpu_launch_stack_fn launch_stack; /* NULL: everything is unattributed */
 	void *ctx;
+	gpu_join_fn join; /* NULL: no joins */
+	void *join_ctx;
 	/* Root frame of unattributed GPU stacks; NULL: the profile's first
 	 * process frame, else the agent's comm, else "[process]". */
 	const char *process_name;

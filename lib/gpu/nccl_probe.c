@@ -4,8 +4,8 @@
  * and later through the dynamic loader's probe), resolves the API's
  * functions with libelf under either name NCCL exports (nccl* and its
  * profiling alias pnccl*, one address), attaches an entry and a return
- * probe to each, keeps every call, and turns them into a table and a
- * profile weighted in bytes.
+ * probe to each, keeps every call, and turns them into the summary and a
+ * profile weighted in bytes (the join with the GPU is in nccl_join.c).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -23,6 +23,7 @@
 #include "array.h"
 #include "gpu/library_probe.h"
 #include "gpu/nccl_probe.h"
+#include "gpu/nccl_probe_internal.h"
 #include "nccl.h"
 #include "profile/text_output.h"
 #include "sampler.h"
@@ -34,14 +35,9 @@
 #define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
 #define NCCL_STACK_COPY 4096
 #define SUMMARY_ROWS 20
+#define MAX_SCANNED 4096
 
-struct nccl_call {
-	const char *symbol; /* without the "p" of the profiling alias */
-	const char *name;   /* as the leaf shows it */
-	enum nccl_shape shape;
-};
-
-static const struct nccl_call calls[] = {
+const struct nccl_call nccl_calls[NCCL_NR_CALLS] = {
     {"ncclAllReduce", "AllReduce", NCCL_COLL_OP},
     {"ncclAllGather", "AllGather", NCCL_COLL},
     {"ncclReduceScatter", "ReduceScatter", NCCL_COLL_OP},
@@ -57,7 +53,6 @@ static const struct nccl_call calls[] = {
     {"ncclCommInitRankConfig", "CommInitRankConfig", NCCL_INIT},
     {"ncclCommInitRankScalable", "CommInitRankScalable", NCCL_INIT},
 };
-#define NR_CALLS (sizeof(calls) / sizeof(calls[0]))
 
 /* ncclDataType_t (nccl.h, 2.28): int8, uint8, int32, uint32, int64, uint64,
  * float16, float32, float64, bfloat16, float8e4m3, float8e5m2. */
@@ -67,45 +62,6 @@ unsigned int nccl_probe__type_size(unsigned int type)
 {
 	return type < sizeof(type_sizes) / sizeof(type_sizes[0]) ? type_sizes[type] : 0;
 }
-
-struct library {
-	dev_t dev;
-	ino_t ino;
-};
-
-struct nccl_event {
-	uint64_t time_ns, start_ns;
-	uint64_t count, comm, stream;
-	int64_t result;
-	uint8_t type, op;
-	int32_t peer;
-	uint16_t call;
-	uint32_t thread, stack;
-	int64_t frames; /* into nccl_probe.frames once resolved, or -1 */
-	uint32_t nr_frames;
-};
-
-struct nccl_probe {
-	struct nccl_bpf *skel;
-	struct session *session;
-	pid_t pid;
-	bool stop_on_load;
-	struct library *libraries;
-	size_t nr_libraries, cap_libraries;
-	struct bpf_link **links;
-	size_t nr_links, cap_links;
-	unsigned int nr_probed;
-	int loader_error;
-
-	struct nccl_event *events;
-	size_t nr_events, cap_events;
-	uint64_t lost;
-
-	const struct profile *frames_profile;
-	uint32_t *frames;
-	size_t nr_frames, cap_frames;
-	bool finished;
-};
 
 static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
 		       uint32_t stack);
@@ -120,6 +76,7 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 		return -ENOMEM;
 	n->session = session;
 	n->pid = pid;
+	n->only_pid = session__single_process(session) ? pid : -1;
 	n->stop_on_load = stop_on_load;
 	if (stop_on_load)
 		session__add_load_stopper(session);
@@ -157,8 +114,8 @@ static int nccl_call_index(const char *name, void *ctx)
 		name++;
 	if (strncmp(name, "nccl", 4))
 		return -1;
-	for (size_t k = 0; k < NR_CALLS; k++)
-		if (!strcmp(name, calls[k].symbol))
+	for (size_t k = 0; k < NCCL_NR_CALLS; k++)
+		if (!strcmp(name, nccl_calls[k].symbol))
 			return k;
 	return -1;
 }
@@ -173,21 +130,23 @@ static int attach_probe(struct nccl_probe *n, const struct bpf_program *program,
 	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
 	if (err)
 		return err;
-	link = bpf_program__attach_uprobe_opts(program, n->pid, path, offset, &options);
+	/* As the GPU memory probes: with a process tree, one probe per file
+	 * for every process, filtered in BPF by the target set. */
+	link = bpf_program__attach_uprobe_opts(program, n->only_pid, path, offset, &options);
 	if (!link)
 		return -errno;
 	n->links[n->nr_links++] = link;
 	return 0;
 }
 
-static int probe_library(struct nccl_probe *n, const char *mapped, const struct stat *st)
+static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped, const struct stat *st)
 {
-	size_t offsets[NR_CALLS] = {0};
+	size_t offsets[NCCL_NR_CALLS] = {0};
 	char path[PATH_MAX + 64];
 	unsigned int probed = 0;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, mapped);
+	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, mapped);
 	err = array__grow((void **)&n->libraries, &n->cap_libraries, n->nr_libraries + 1,
 			  sizeof(*n->libraries));
 	if (err)
@@ -200,8 +159,8 @@ static int probe_library(struct nccl_probe *n, const char *mapped, const struct 
 		report__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
 		return 0;
 	}
-	for (size_t k = 0; k < NR_CALLS; k++) {
-		__u64 cookie = NCCL_COOKIE(calls[k].shape, k);
+	for (size_t k = 0; k < NCCL_NR_CALLS; k++) {
+		__u64 cookie = NCCL_COOKIE(nccl_calls[k].shape, k);
 		bool seen = false;
 
 		for (size_t j = 0; j < k && !seen; j++)
@@ -213,7 +172,7 @@ static int probe_library(struct nccl_probe *n, const char *mapped, const struct 
 			err = attach_probe(n, n->skel->progs.nccl_return, path, offsets[k], cookie,
 					   true);
 		if (err) {
-			report__warn("cannot probe %s in %s: %s", calls[k].symbol, mapped,
+			report__warn("cannot probe %s in %s: %s", nccl_calls[k].symbol, mapped,
 				     strerror(-err));
 			return err;
 		}
@@ -238,13 +197,13 @@ static bool is_loader(const char *path)
 	return base && !strncmp(base + 1, "ld-linux", 8);
 }
 
-static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
+static int scan_maps(struct nccl_probe *n, pid_t pid, char *loader, size_t loader_size)
 {
 	char maps_path[64], line[PATH_MAX + 128];
 	FILE *maps;
 	int err = 0;
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", n->pid);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
 	maps = fopen(maps_path, "re");
 	if (!maps)
 		return -errno;
@@ -260,7 +219,7 @@ static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
 			snprintf(loader, loader_size, "%s", path);
 		if (!is_nccl(path))
 			continue;
-		snprintf(full, sizeof(full), "/proc/%d/root%s", n->pid, path);
+		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
 		if (stat(full, &st))
 			continue;
 		for (size_t i = 0; i < n->nr_libraries && !known; i++)
@@ -268,7 +227,7 @@ static int scan_maps(struct nccl_probe *n, char *loader, size_t loader_size)
 			    n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
 		if (known)
 			continue;
-		err = probe_library(n, path, &st);
+		err = probe_library(n, pid, path, &st);
 		if (err)
 			break;
 	}
@@ -284,9 +243,9 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	int err;
 
 	if (NCCL_COOKIE_SHAPE(cookie) == NCCL_LOADER) {
-		err = scan_maps(n, NULL, 0);
+		err = scan_maps(n, e->pid, NULL, 0);
 		if (err && err != -ENOENT && !n->loader_error) {
-			report__warn("cannot probe the libnccl process %d loaded: %s", n->pid,
+			report__warn("cannot probe the libnccl process %d loaded: %s", e->pid,
 				     strerror(-err));
 			n->loader_error = err;
 		}
@@ -295,7 +254,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 			session__load_handled(n->session, e->pid);
 		return 0;
 	}
-	if (NCCL_COOKIE_CALL(cookie) >= NR_CALLS)
+	if (NCCL_COOKIE_CALL(cookie) >= NCCL_NR_CALLS)
 		return 0;
 	err =
 	    array__grow((void **)&n->events, &n->cap_events, n->nr_events + 1, sizeof(*n->events));
@@ -313,13 +272,17 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->op = (type >> 8) & 0xff;
 	event->peer = (int32_t)(type >> 32);
 	event->call = NCCL_COOKIE_CALL(cookie);
+	event->pid = e->pid;
+	event->tid = e->tid;
+	event->group_end = -1;
+	event->frame = event->activity_frame = -1;
 	event->thread = thread;
 	event->stack = stack;
 	event->frames = -1;
 	report__debug("NCCL: %s count %" PRIu64 " type %u op %u peer %d comm 0x%" PRIx64
 		      " stream 0x%" PRIx64 ": %" PRId64,
-		      calls[event->call].name, event->count, event->type, event->op, event->peer,
-		      event->comm, event->stream, event->result);
+		      nccl_calls[event->call].name, event->count, event->type, event->op,
+		      event->peer, event->comm, event->stream, event->result);
 	return 0;
 }
 
@@ -327,18 +290,27 @@ int nccl_probe__attach(struct nccl_probe *n)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
 	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
+	pid_t pids[MAX_SCANNED];
 	struct bpf_link *link;
-	int err;
+	size_t nr;
+	int err = 0;
 
-	err = scan_maps(n, loader, sizeof(loader));
+	/* The selection as it is now; processes that join it later map the
+	 * files probed already, or tell their loader's probe. */
+	nr = session__processes(n->session, pids, MAX_SCANNED);
+	for (size_t i = 0; i < nr && !err; i++) {
+		err = scan_maps(n, pids[i], pids[i] == n->pid ? loader : NULL, sizeof(loader));
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0;
+	}
 	if (err)
 		return err;
 	if (loader[0])
 		snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, loader);
 	else
 		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
-	link =
-	    bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->pid, path, 0, &options);
+	link = bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->only_pid, path, 0,
+					       &options);
 	if (!link) {
 		report__warn("cannot probe the dynamic loader (%s): a libnccl loaded from now "
 			     "on is not seen",
@@ -417,26 +389,29 @@ int nccl_probe__finish(struct nccl_probe *n, struct session *session,
 		e->nr_frames = depth;
 		n->nr_frames += depth;
 	}
+	err = nccl_probe__prepare_joins(n);
+	if (err)
+		return err;
 	n->finished = true;
 	return 0;
 }
 
 /* Collectives and point-to-point calls move data; group and communicator
  * calls do not. */
-static bool moves_data(const struct nccl_event *e)
+bool nccl_event__moves_data(const struct nccl_event *e)
 {
-	enum nccl_shape shape = calls[e->call].shape;
+	enum nccl_shape shape = nccl_calls[e->call].shape;
 
 	return shape != NCCL_GROUP && shape != NCCL_INIT;
 }
 
-static uint64_t bytes_of(const struct nccl_event *e)
+uint64_t nccl_event__bytes(const struct nccl_event *e)
 {
 	return e->count * nccl_probe__type_size(e->type);
 }
 
 /* The power of two at or above bytes: the size bucket. */
-static uint64_t bucket_of(uint64_t bytes)
+uint64_t nccl_bucket_of(uint64_t bytes)
 {
 	uint64_t bucket = 1;
 
@@ -472,7 +447,7 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 		char leaf[96], size[32];
 		int64_t id;
 
-		if (!moves_data(e) || !bytes_of(e))
+		if (!nccl_event__moves_data(e) || !nccl_event__bytes(e))
 			continue;
 		for (size_t k = 0; k < nr; k++) {
 			uint32_t from = n->frames[e->frames + k];
@@ -485,10 +460,10 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 				goto fail;
 			frames[depth++] = ids[from];
 		}
-		text_output__bytes(size, sizeof(size), bytes_of(e));
+		text_output__bytes(size, sizeof(size), nccl_event__bytes(e));
 		/* A failed call moved nothing: its leaf says so, weighted by
 		 * what it asked for. */
-		snprintf(leaf, sizeof(leaf), "[nccl] %s %s%s", calls[e->call].name, size,
+		snprintf(leaf, sizeof(leaf), "[nccl] %s %s%s", nccl_calls[e->call].name, size,
 			 e->result ? " (failed)" : "");
 		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_NATIVE);
 		if (id < 0)
@@ -497,7 +472,7 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 		id = profile__intern_stack(p, frames, depth);
 		if (id < 0)
 			goto fail;
-		profile__add_weight(p, id, bytes_of(e));
+		profile__add_weight(p, id, nccl_event__bytes(e));
 	}
 	free(ids);
 	*out = p;
@@ -515,15 +490,6 @@ struct row {
 	size_t first;
 };
 
-static int compare_rows(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (strcmp(calls[x->call].name, calls[y->call].name))
-		return strcmp(calls[x->call].name, calls[y->call].name);
-	return x->bucket < y->bucket ? -1 : x->bucket > y->bucket;
-}
-
 static const char *result_name(int64_t result)
 {
 	static const char *const names[] = {
@@ -536,48 +502,43 @@ static const char *result_name(int64_t result)
 
 void nccl_probe__print_summary(const struct nccl_probe *n)
 {
-	struct row *rows = NULL, *failed = NULL;
-	size_t nr_rows = 0, cap_rows = 0, nr_failed = 0, cap_failed = 0;
+	struct row *failed = NULL;
+	size_t nr_failed = 0, cap_failed = 0;
 	uint64_t total_calls = 0, total_bytes = 0, groups = 0;
 
 	if (!n || !n->finished || (!n->nr_events && !n->nr_probed))
 		return;
+	/* The successful calls are in the table (profile->nccl); the failed
+	 * ones are listed by call, size, result and stack. */
 	for (size_t i = 0; i < n->nr_events; i++) {
 		const struct nccl_event *e = &n->events[i];
-		struct row **list = e->result ? &failed : &rows;
-		size_t *nr = e->result ? &nr_failed : &nr_rows;
-		size_t *cap = e->result ? &cap_failed : &cap_rows;
-		uint64_t bucket = bucket_of(bytes_of(e));
+		uint64_t bucket = nccl_bucket_of(nccl_event__bytes(e));
 		size_t k;
 
-		if (!e->result && calls[e->call].shape == NCCL_GROUP) {
-			groups += !strcmp(calls[e->call].name, "GroupEnd");
-			continue;
-		}
-		if (!e->result && !moves_data(e))
-			continue;
-		for (k = 0; k < *nr; k++)
-			if (!strcmp(calls[(*list)[k].call].name, calls[e->call].name) &&
-			    (*list)[k].bucket == bucket &&
-			    (!e->result ||
-			     ((*list)[k].result == e->result && (*list)[k].first < n->nr_events &&
-			      n->events[(*list)[k].first].stack == e->stack)))
-				break;
-		if (k == *nr) {
-			if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
-				goto out;
-			(*list)[k] = (struct row){
-			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};
-			(*nr)++;
-		}
-		(*list)[k].calls++;
-		(*list)[k].bytes += bytes_of(e);
 		if (!e->result) {
-			total_calls++;
-			total_bytes += bytes_of(e);
+			groups += !strcmp(nccl_calls[e->call].name, "GroupEnd");
+			if (nccl_event__moves_data(e)) {
+				total_calls++;
+				total_bytes += nccl_event__bytes(e);
+			}
+			continue;
 		}
+		for (k = 0; k < nr_failed; k++)
+			if (failed[k].call == e->call && failed[k].bucket == bucket &&
+			    failed[k].result == e->result &&
+			    n->events[failed[k].first].stack == e->stack)
+				break;
+		if (k == nr_failed) {
+			if (array__grow((void **)&failed, &cap_failed, nr_failed + 1,
+					sizeof(*failed)))
+				goto out;
+			failed[k] = (struct row){
+			    .call = e->call, .bucket = bucket, .result = e->result, .first = i};
+			nr_failed++;
+		}
+		failed[k].calls++;
+		failed[k].bytes += nccl_event__bytes(e);
 	}
-	qsort(rows, nr_rows, sizeof(*rows), compare_rows);
 	{
 		char bytes[32];
 
@@ -587,15 +548,16 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 			     total_calls, bytes, groups, n->nr_probed,
 			     n->lost ? " (some calls lost: ring buffer full)" : "");
 	}
-	if (nr_rows)
-		report__info("  %-14s %12s %8s %12s", "operation", "size up to", "calls", "bytes");
-	for (size_t k = 0; k < nr_rows && k < SUMMARY_ROWS; k++) {
-		char bucket[32], bytes[32];
+	{
+		char *table = nccl_facts__format(&n->frames_profile->nccl, "");
 
-		text_output__bytes(bucket, sizeof(bucket), rows[k].bucket);
-		text_output__bytes(bytes, sizeof(bytes), rows[k].bytes);
-		report__info("  %-14s %12s %8" PRIu64 " %12s", calls[rows[k].call].name, bucket,
-			     rows[k].calls, bytes);
+		for (char *line = table, *end; line && *line; line = end + 1) {
+			end = strchrnul(line, '\n');
+			report__info("  %.*s", (int)(end - line), line);
+			if (!*end)
+				break;
+		}
+		free(table);
 	}
 	if (nr_failed)
 		report__info("  failed calls:");
@@ -604,16 +566,15 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		char stack[512];
 		char bytes[32] = "";
 
-		if (moves_data(e))
-			text_output__bytes(bytes, sizeof(bytes), bytes_of(e));
+		if (nccl_event__moves_data(e))
+			text_output__bytes(bytes, sizeof(bytes), nccl_event__bytes(e));
 		library_probe__describe_stack(n->frames_profile, n->frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
 		report__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
-			     calls[e->call].name, bytes[0] ? " " : "", bytes,
+			     nccl_calls[e->call].name, bytes[0] ? " " : "", bytes,
 			     result_name(e->result), e->result, stack);
 	}
 out:
-	free(rows);
 	free(failed);
 }
 
@@ -627,5 +588,8 @@ void nccl_probe__close(struct nccl_probe *n)
 	free(n->libraries);
 	free(n->events);
 	free(n->frames);
+	free(n->by_thread);
+	free(n->members);
+	free(n->joined_frames);
 	free(n);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gpu/gpu_session.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 
@@ -34,6 +35,14 @@ void nccl_probe__detach(struct nccl_probe *probe);
  * frames.  0 or -errno. */
 int nccl_probe__finish(struct nccl_probe *probe, struct session *session,
 		       const struct profile *cpu_profile);
+/* gpu_merge_options.join: a kernel launched inside an NCCL call (or the
+ * GroupEnd of its group) under that call's "[nccl] OP SIZE" frame, its GPU
+ * time the call's. */
+int64_t nccl_probe__join(void *probe, struct profile *profile, struct gpu_join *join);
+/* After the merge: profile->nccl, the table per operation and size bucket
+ * with GPU times and bandwidths, and the exposed communication.  0 or
+ * -errno. */
+int nccl_probe__facts(const struct nccl_probe *probe, struct profile *profile);
 /* A new profile in bytes (UNIT_BYTES) of every collective and
  * point-to-point call, the leaf "[nccl] OP SIZE" ("... (failed)" where NCCL
  * returned an error: the bytes it was asked to move).  0 or -errno. */

@@ -189,6 +189,7 @@ void profile__free(struct profile *p)
 		free(p->memory.sites[i].error);
 	}
 	free(p->memory.sites);
+	free(p->nccl.rows);
 	free(p->name);
 	free(p->exporter);
 	free(p);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* What a frame is; the folded writer turns the kind into the suffix that
  * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]). */
@@ -89,6 +90,10 @@ struct gpu_activity {
 	uint8_t dst_memory; /* (1 pageable, 2 pinned, 3 device); 0 unknown */
 	uint32_t frame; /* frame id of the "[gpu] name" leaf */
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
+	/* The process it ran for, as the recording numbered them (its GPU
+	 * agent); 0 where unknown (a profile read from a file).  Processes
+	 * that each see their GPU as device 0 are told apart by it. */
+	uint32_t process;
 };
 
 /* GPU memory (--gpu-memory): the accounting behind a memory view, which
@@ -123,6 +128,41 @@ struct memory_facts {
 	struct memory_site *sites;
 	size_t nr_sites, cap_sites;
 };
+
+/* NCCL collectives joined with their kernels (the NCCL probes): per
+ * operation, size bucket and communicator size, and the NCCL kernel time
+ * no compute kernel hid.  Bandwidths as nccl-tests defines them:
+ * algbw = size / time, busbw = algbw x the operation's bus factor. */
+struct nccl_row {
+	char operation[16];
+	uint64_t bucket; /* the power of two at or above each call's bytes */
+	uint32_t ranks;	 /* the communicator's size, 0 when unknown */
+	uint64_t calls;
+	uint64_t bytes;	      /* the calls' own buffers: count x type */
+	uint64_t size;	      /* nccl-tests' size: all ranks' for AllGather... */
+	uint64_t gpu_ns;      /* of the kernels joined to the calls */
+	uint64_t timed_calls; /* calls that were joined to a kernel */
+	uint64_t timed_size;  /* their size */
+};
+
+struct nccl_facts {
+	bool known;
+	uint64_t kernel_ns;  /* NCCL GPU work (kernels, a one-rank copy) on every device */
+	uint64_t exposed_ns; /* of that, with no compute kernel on the same device */
+	uint64_t wall_ns;
+	uint32_t devices; /* that ran NCCL kernels */
+	struct nccl_row *rows;
+	size_t nr_rows;
+};
+
+/* nccl-tests' bus factor of an operation on ranks ranks: 2(n-1)/n for
+ * AllReduce, (n-1)/n for AllGather, ReduceScatter and AllToAll, else 1. */
+double nccl_row__bus_factor(const struct nccl_row *row);
+/* The table and the exposed share as text lines, each starting with
+ * indent; a malloc'd string, NULL when there is nothing or no memory. */
+char *nccl_facts__format(const struct nccl_facts *facts, const char *indent);
+/* ,"llmprofNccl":{...}: the facts as a member of a speedscope document. */
+void nccl_facts__write_json(const struct nccl_facts *facts, FILE *out);
 
 struct hash_index; /* private open-addressing index */
 struct id_arena;   /* private storage of the stacks' frame ids */
@@ -159,6 +199,7 @@ struct profile {
 	struct gpu_activity *gpu;
 	size_t nr_gpu, cap_gpu;
 	struct memory_facts memory;
+	struct nccl_facts nccl;
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;

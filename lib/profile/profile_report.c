@@ -238,6 +238,7 @@ static int report_gpu(struct report *r)
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
 		const struct frame *leaf;
+		size_t above;
 
 		if (!s->weight || !s->depth)
 			continue;
@@ -249,9 +250,14 @@ static int report_gpu(struct report *r)
 		if (!r->kernels[r->nr_kernels].name)
 			return -ENOMEM;
 		r->kernels[r->nr_kernels++].self = s->weight;
+		/* An NCCL call's frame sits between the launcher and the
+		 * kernel. */
+		above = s->depth - 2;
+		if (s->depth >= 3 && !strncmp(p->frames[s->frames[above]].name, "[nccl] ", 7))
+			above--;
 		if (s->depth >= 2)
 			r->launchers[r->nr_launchers].name =
-				frame__folded_name(&p->frames[s->frames[s->depth - 2]]);
+				frame__folded_name(&p->frames[s->frames[above]]);
 		else
 			r->launchers[r->nr_launchers].name = strdup("[none]");
 		if (!r->launchers[r->nr_launchers].name)
@@ -497,6 +503,35 @@ static void json_gpu_entries(const struct report *r, const struct report_entry *
 	fprintf(out, "%s]", n ? "\n    " : "");
 }
 
+/* The NCCL table of a recording (speedscope's llmprofNccl), bandwidths in
+ * GB/s as nccl-tests gives them. */
+static void json_nccl(const struct nccl_facts *f, FILE *out)
+{
+	fprintf(out,
+		",\n  \"nccl\": {\n    \"kernel_ns\": %llu,\n    \"exposed_ns\": %llu,\n"
+		"    \"wall_ns\": %llu,\n    \"devices\": %u,\n    \"rows\": [",
+		(unsigned long long)f->kernel_ns, (unsigned long long)f->exposed_ns,
+		(unsigned long long)f->wall_ns, f->devices);
+	for (size_t i = 0; i < f->nr_rows; i++) {
+		const struct nccl_row *row = &f->rows[i];
+		double algbw = row->gpu_ns ? (double)row->timed_size / row->gpu_ns : 0;
+
+		fprintf(out, "%s\n      {\"operation\": ", i ? "," : "");
+		text_output__json_string(out, row->operation);
+		fprintf(out,
+			", \"bucket\": %llu, \"ranks\": %u, \"calls\": %llu, \"bytes\": %llu, "
+			"\"size\": %llu, \"gpu_ns\": %llu, \"timed_calls\": %llu, \"algbw\": ",
+			(unsigned long long)row->bucket, row->ranks, (unsigned long long)row->calls,
+			(unsigned long long)row->bytes, (unsigned long long)row->size,
+			(unsigned long long)row->gpu_ns, (unsigned long long)row->timed_calls);
+		text_output__json_number(out, algbw);
+		fprintf(out, ", \"busbw\": ");
+		text_output__json_number(out, algbw * nccl_row__bus_factor(row));
+		fprintf(out, "}");
+	}
+	fprintf(out, "%s]\n  }", f->nr_rows ? "\n    " : "");
+}
+
 static void write_json(const struct report *r, const struct report_options *o, FILE *out)
 {
 	const struct profile *p = r->profile;
@@ -521,17 +556,20 @@ static void write_json(const struct report *r, const struct report_options *o, F
 	fprintf(out, ",\n  \"top_total\": ");
 	json_functions(r, r->by_total, o->top, out);
 	if (!r->gpu_weight) {
-		fprintf(out, ",\n  \"gpu\": null\n}\n");
-		return;
+		fprintf(out, ",\n  \"gpu\": null");
+	} else {
+		fprintf(out, ",\n  \"gpu\": {\n    \"weight\": %llu,\n    \"share\": ",
+			(unsigned long long)r->gpu_weight);
+		text_output__json_number(out, share(r->gpu_weight, r->weight));
+		fprintf(out, ",\n    \"kernels\": ");
+		json_gpu_entries(r, r->kernels, r->nr_kernels, o->top, out);
+		fprintf(out, ",\n    \"launchers\": ");
+		json_gpu_entries(r, r->launchers, r->nr_launchers, o->top, out);
+		fprintf(out, "\n  }");
 	}
-	fprintf(out, ",\n  \"gpu\": {\n    \"weight\": %llu,\n    \"share\": ",
-		(unsigned long long)r->gpu_weight);
-	text_output__json_number(out, share(r->gpu_weight, r->weight));
-	fprintf(out, ",\n    \"kernels\": ");
-	json_gpu_entries(r, r->kernels, r->nr_kernels, o->top, out);
-	fprintf(out, ",\n    \"launchers\": ");
-	json_gpu_entries(r, r->launchers, r->nr_launchers, o->top, out);
-	fprintf(out, "\n  }\n}\n");
+	if (p->nccl.known)
+		json_nccl(&p->nccl, out);
+	fprintf(out, "\n}\n");
 }
 
 int profile_report__write(const struct profile *p, const struct report_options *o,
@@ -556,6 +594,16 @@ int profile_report__write(const struct profile *p, const struct report_options *
 		write_markdown(&r, o, out);
 	else
 		write_text(&r, o, out);
+	if (format != TEXT_FORMAT_JSON && p->nccl.known) {
+		char *table = nccl_facts__format(&p->nccl, "  ");
+
+		if (table)
+			fprintf(out,
+				format == TEXT_FORMAT_MARKDOWN ? "\n## NCCL\n\n```\n%s```\n"
+							       : "\nNCCL collectives:\n%s",
+				table);
+		free(table);
+	}
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 cleanup:
 	report_free(&r);

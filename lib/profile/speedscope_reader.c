@@ -644,6 +644,88 @@ static int memory_member(struct json_reader *r, const char *key, void *ctx)
 	return json__skip(r);
 }
 
+/* "llmprofNccl": the NCCL table a recording wrote (nccl_facts__write_json). */
+static int nccl_row_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct nccl_row *row = ctx;
+	static const struct {
+		const char *key;
+		size_t offset;
+	} counts[] = {
+	    {"bucket", offsetof(struct nccl_row, bucket)},
+	    {"calls", offsetof(struct nccl_row, calls)},
+	    {"bytes", offsetof(struct nccl_row, bytes)},
+	    {"size", offsetof(struct nccl_row, size)},
+	    {"gpuNs", offsetof(struct nccl_row, gpu_ns)},
+	    {"timedCalls", offsetof(struct nccl_row, timed_calls)},
+	    {"timedSize", offsetof(struct nccl_row, timed_size)},
+	};
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (!strcmp(key, counts[i].key))
+			return take_count(r, "an NCCL figure",
+					  (uint64_t *)((char *)row + counts[i].offset));
+	if (!strcmp(key, "ranks")) {
+		uint64_t ranks = 0;
+		int err = take_count(r, "an NCCL figure", &ranks);
+
+		row->ranks = ranks > UINT32_MAX ? 0 : (uint32_t)ranks;
+		return err;
+	}
+	if (!strcmp(key, "operation") && r->token == JSON_STRING) {
+		char *name = NULL;
+		int err = json__take_string(r, "an NCCL operation", &name);
+
+		if (!err)
+			snprintf(row->operation, sizeof(row->operation), "%s", name);
+		free(name);
+		return err;
+	}
+	return json__skip(r);
+}
+
+static int nccl_row_element(struct json_reader *r, size_t index, void *ctx)
+{
+	struct nccl_facts *f = &parser_of(r)->profile->nccl;
+	struct nccl_row row = {0};
+	struct nccl_row *rows;
+	int err = json__object(r, "an NCCL row", nccl_row_member, &row);
+
+	(void)index;
+	(void)ctx;
+	if (err)
+		return err;
+	rows = realloc(f->rows, (f->nr_rows + 1) * sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	f->rows = rows;
+	f->rows[f->nr_rows++] = row;
+	return 0;
+}
+
+static int nccl_member(struct json_reader *r, const char *key, void *ctx)
+{
+	struct nccl_facts *f = &parser_of(r)->profile->nccl;
+
+	(void)ctx;
+	if (!strcmp(key, "kernelNs"))
+		return take_count(r, "an NCCL figure", &f->kernel_ns);
+	if (!strcmp(key, "exposedNs"))
+		return take_count(r, "an NCCL figure", &f->exposed_ns);
+	if (!strcmp(key, "wallNs"))
+		return take_count(r, "an NCCL figure", &f->wall_ns);
+	if (!strcmp(key, "devices")) {
+		uint64_t devices = 0;
+		int err = take_count(r, "an NCCL figure", &devices);
+
+		f->devices = devices > UINT32_MAX ? 0 : (uint32_t)devices;
+		return err;
+	}
+	if (!strcmp(key, "rows"))
+		return json__array(r, "\"rows\"", nccl_row_element, NULL);
+	return json__skip(r);
+}
+
 static int document_member(struct json_reader *r, const char *key, void *ctx)
 {
 	struct speedscope_parser *j = parser_of(r);
@@ -662,6 +744,10 @@ static int document_member(struct json_reader *r, const char *key, void *ctx)
 	if (!strcmp(key, "llmprofGpuMemory") && j->r.token == JSON_OBJECT_BEGIN) {
 		j->profile->memory.known = true;
 		return json__object(&j->r, "\"llmprofGpuMemory\"", memory_member, NULL);
+	}
+	if (!strcmp(key, "llmprofNccl") && j->r.token == JSON_OBJECT_BEGIN) {
+		j->profile->nccl.known = true;
+		return json__object(&j->r, "\"llmprofNccl\"", nccl_member, NULL);
 	}
 	return json__skip(&j->r);
 }

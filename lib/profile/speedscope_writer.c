@@ -582,6 +582,8 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 	write_text(out, "llmprof " LLMPROF_VERSION);
 	if (p->memory.known)
 		write_memory_facts(out, &p->memory);
+	if (p->nccl.known)
+		nccl_facts__write_json(&p->nccl, out);
 	fputs("}\n", out);
 	err = fflush(out) || ferror(out) ? -EIO : 0;
 cleanup:

@@ -7,7 +7,10 @@
  * the CUPTI callback ids and parameter structs of the real runtime,
  * including the driver call the real runtime makes inside; and one "device"
  * thread runs the operations in submission order, a kernel taking as many
- * microseconds as its first argument says, so durations are known.
+ * microseconds as its first argument says, so durations are known.  With
+ * MOCK_CUDA_CONCURRENT_STREAMS=1 each stream has its own queue, so kernels
+ * on different streams overlap as on a real GPU; MOCK_CUDA_DEVICES=N lets
+ * cudaSetDevice() choose among N devices (one per process).
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -33,6 +36,7 @@
 /* The mock copy engine: 10 GB/s, plus 5 us per operation. */
 #define COPY_NS_PER_BYTE 0.1
 #define COPY_FIXED_NS 5000
+#define MAX_QUEUES 8
 
 struct kernel {
 	const void *host;
@@ -60,6 +64,7 @@ struct op {
 	int value;
 	uint8_t copy_kind;
 	uint64_t token;
+	uint64_t start_ns; /* concurrent streams: planned at submission */
 	struct op *next;
 };
 
@@ -92,15 +97,25 @@ static _Atomic uint32_t next_graph_id = 1;
 static _Atomic uint64_t next_token = 1;
 static __thread cudaError_t last_error;
 
+struct queue {
+	pthread_cond_t wake;
+	struct op *head, *tail;
+	bool running;
+	uint64_t busy_until; /* concurrent streams: when its last op ends */
+};
+
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t wake, done;
-	struct op *head, *tail;
+	pthread_cond_t done;
+	struct queue queues[MAX_QUEUES];
+	bool concurrent; /* a queue per stream */
+	uint32_t device; /* cudaSetDevice()'s, for the whole process */
+	int nr_devices;
 	uint64_t submitted, completed;
 } device = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake = PTHREAD_COND_INITIALIZER,
 	.done = PTHREAD_COND_INITIALIZER,
+	.nr_devices = 1,
 };
 
 EXPORT void mock_cuda_register_tool(const struct mock_cuda_tool *hooks)
@@ -134,7 +149,7 @@ static void report(const struct op *op, uint64_t start, uint64_t end, bool queue
 						: MOCK_MEMSET,
 		.start_ns = start,
 		.end_ns = end,
-		.device = 0,
+		.device = device.device,
 		.context = 1,
 		.stream = op->stream->id,
 		.correlation = op->correlation,
@@ -158,22 +173,27 @@ static void report(const struct op *op, uint64_t start, uint64_t end, bool queue
 /* Runs operations one after another, like one GPU queue. */
 static void *device_thread(void *arg)
 {
+	struct queue *q = arg;
+
 	for (;;) {
 		uint64_t start, end;
 		struct op *op;
 
 		pthread_mutex_lock(&device.lock);
-		while (!device.head)
-			pthread_cond_wait(&device.wake, &device.lock);
-		op = device.head;
-		device.head = op->next;
-		if (!device.head)
-			device.tail = NULL;
+		while (!q->head)
+			pthread_cond_wait(&q->wake, &device.lock);
+		op = q->head;
+		q->head = op->next;
+		if (!q->head)
+			q->tail = NULL;
 		pthread_mutex_unlock(&device.lock);
 
-		start = monotonic_ns();
+		/* With a queue per stream each operation's times are planned
+		 * when it is submitted, so how the queues' threads happen to
+		 * be scheduled does not decide which kernels overlap. */
+		start = op->start_ns ? op->start_ns : monotonic_ns();
 		end = start + op->duration_ns;
-		if (op->duration_ns)
+		if (op->duration_ns || op->start_ns)
 			sleep_until(end);
 		if (op->kind == OP_MEMCPY)
 			memcpy(op->dst, op->src, op->bytes);
@@ -192,9 +212,24 @@ static void *device_thread(void *arg)
 	return NULL;
 }
 
+/* Under device.lock. */
+static void start_queue(struct queue *q)
+{
+	pthread_t thread;
+
+	if (q->running)
+		return;
+	pthread_cond_init(&q->wake, NULL);
+	if (pthread_create(&thread, NULL, device_thread, q))
+		abort();
+	pthread_detach(thread);
+	q->running = true;
+}
+
 static void submit(const struct op *template)
 {
 	struct op *op = malloc(sizeof(*op));
+	struct queue *q;
 
 	if (!op)
 		abort();
@@ -203,14 +238,22 @@ static void submit(const struct op *template)
 	op->token = atomic_fetch_add(&next_token, 1);
 	report(op, 0, 0, true);
 	pthread_mutex_lock(&device.lock);
+	q = &device.queues[device.concurrent ? op->stream->id % MAX_QUEUES : 0];
+	start_queue(q);
+	if (device.concurrent) {
+		uint64_t now = monotonic_ns();
+
+		op->start_ns = q->busy_until > now ? q->busy_until : now;
+		q->busy_until = op->start_ns + op->duration_ns;
+	}
 	op->stream->submitted++;
 	device.submitted++;
-	if (device.tail)
-		device.tail->next = op;
+	if (q->tail)
+		q->tail->next = op;
 	else
-		device.head = op;
-	device.tail = op;
-	pthread_cond_signal(&device.wake);
+		q->head = op;
+	q->tail = op;
+	pthread_cond_signal(&q->wake);
 	pthread_mutex_unlock(&device.lock);
 }
 
@@ -218,10 +261,15 @@ static void submit(const struct op *template)
 static void runtime_init(void)
 {
 	const char *path = getenv("CUDA_INJECTION64_PATH");
-	pthread_t thread;
+	const char *concurrent = getenv("MOCK_CUDA_CONCURRENT_STREAMS");
+	const char *devices = getenv("MOCK_CUDA_DEVICES");
 
-	pthread_create(&thread, NULL, device_thread, NULL);
-	pthread_detach(thread);
+	device.concurrent = concurrent && !strcmp(concurrent, "1");
+	if (devices && atoi(devices) > 0)
+		device.nr_devices = atoi(devices);
+	pthread_mutex_lock(&device.lock);
+	start_queue(&device.queues[0]);
+	pthread_mutex_unlock(&device.lock);
 	if (path && path[0]) {
 		void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		int (*initialize)(void) = handle ? dlsym(handle, "InitializeInjection") : NULL;
@@ -1010,14 +1058,17 @@ EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 EXPORT cudaError_t cudaGetDeviceCount(int *count)
 {
 	init();
-	*count = 1;
+	*count = device.nr_devices;
 	return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaSetDevice(int dev)
 {
 	init();
-	return dev == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice);
+	if (dev < 0 || dev >= device.nr_devices)
+		return fail(cudaErrorInvalidDevice);
+	device.device = dev;
+	return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaGetLastError(void)

@@ -343,6 +343,73 @@ static void test_merge_plain(void)
 	profile__free(p);
 }
 
+/* The join with an API call: the fake one takes the launch made on thread
+ * 4243 at 119 ns (correlation 19, run_softmax's) as an NCCL call's, and
+ * repairs the frame under the leaf as the NCCL probes repair a uretprobe
+ * trampoline; every launch with a launch record is offered, copies too. */
+struct fake_join {
+	size_t offered, offered_copies;
+	uint64_t joined_ns;
+};
+
+static int64_t fake_join(void *ctx, struct profile *p, struct gpu_join *j)
+{
+	struct fake_join *f = ctx;
+	int64_t frame;
+
+	f->offered++;
+	f->offered_copies += j->record->kind == GPU_MEMCPY;
+	if (j->tid != 4243 || j->launch_ns != 119)
+		return -1;
+	if (strcmp(j->kernel, "softmax_kernel") || j->depth != 4)
+		return -EINVAL;
+	frame = profile__intern_frame(p, "softmax_step", NULL, 0, FRAME_NATIVE);
+	if (frame < 0)
+		return frame;
+	j->frames[j->depth - 1] = frame;
+	j->activity_frame =
+	    profile__intern_frame(p, "softmax_kernel (AllReduce 1.0 MiB)", NULL, 0, FRAME_GPU);
+	f->joined_ns += j->record->end_ns - j->record->start_ns;
+	return profile__intern_frame(p, "[nccl] AllReduce 1.0 MiB", NULL, 0, FRAME_NATIVE);
+}
+
+static void test_join(void)
+{
+	struct gpu_session *gs;
+	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
+	struct fake_core core = {.profile = p};
+	struct fake_join join = {0};
+	struct gpu_merge_options options = {
+	    .launch_stack = fake_launch_stack, .ctx = &core, .join = fake_join, .join_ctx = &join};
+	struct stream s;
+	size_t named = 0;
+	char *text;
+
+	build(&s);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
+	text = folded(p, VIEW_GPU);
+	EXPECT(strstr(text, "mock_app;main;train_step;softmax_step;[nccl] AllReduce 1.0 MiB;"
+			    "[gpu] softmax_kernel 2500\n") &&
+		   strstr(text, "mock_app;main;train_step;run_softmax;[gpu] softmax_kernel 100\n"),
+	       "joined:\n%s", text);
+	free(text);
+	EXPECT(join.joined_ns == 2500000, "joined %llu ns", (unsigned long long)join.joined_ns);
+	/* Kernels, copies and sets with a launch record (a nested driver
+	 * launch through its parent's): all but 99 and 98, and 17, which
+	 * ended before the profile. */
+	EXPECT(join.offered == 12 && join.offered_copies == 1, "offered %zu, %zu copies",
+	       join.offered, join.offered_copies);
+	for (size_t i = 0; i < p->nr_gpu; i++)
+		named +=
+		    !strcmp(p->frames[p->gpu[i].frame].name, "softmax_kernel (AllReduce 1.0 MiB)");
+	EXPECT(named == 1, "%zu activities named with their call", named);
+	gpu_session__close(gs);
+	profile__free(p);
+}
+
 /* Sub-microsecond kernels add up per stack instead of rounding to zero. */
 static void test_rounding(void)
 {
@@ -372,6 +439,7 @@ int main(void)
 	report__set_level(REPORT_QUIET);
 	test_merge();
 	test_merge_plain();
+	test_join();
 	test_rounding();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
