@@ -217,8 +217,8 @@ cleanup:
 /* What a stack is to the data-loading rule. */
 enum loader_role {
 	LOADER_OTHER = 0,
-	LOADER_WAIT,	   /* training process, off the CPU under the DataLoader's __next__ */
-	LOADER_INLINE,	   /* training process, on the CPU fetching data itself */
+	LOADER_WAIT,	    /* training process, off the CPU under the DataLoader's __next__ */
+	LOADER_INLINE,	    /* training process, on the CPU fetching data itself */
 	LOADER_WORKER_BUSY, /* a worker process, on the CPU or runnable */
 	LOADER_WORKER_IDLE, /* a worker process, blocked */
 };
@@ -291,7 +291,8 @@ static bool python_place(const struct profile *p, uint32_t stack, int below, boo
 			snprintf(buf, size, "%.*s (%.*s:%u)", (int)name_len, f->name, (int)file_len,
 				 file, f->line);
 		else
-			snprintf(buf, size, "%.*s (%.*s)", (int)name_len, f->name, (int)file_len, file);
+			snprintf(buf, size, "%.*s (%.*s)", (int)name_len, f->name, (int)file_len,
+				 file);
 		return true;
 	}
 	return false;
@@ -382,7 +383,8 @@ static void loader_thread__add(struct loader_thread *t, const struct profile *p,
 		t->waiting += weight;
 	if (role == LOADER_WORKER_BUSY)
 		t->busy += weight;
-	if ((role == LOADER_WORKER_BUSY || role == LOADER_WORKER_IDLE) && runs_worker_loop(p, stack))
+	if ((role == LOADER_WORKER_BUSY || role == LOADER_WORKER_IDLE) &&
+	    runs_worker_loop(p, stack))
 		t->worker_loop = true;
 }
 
@@ -451,7 +453,8 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			/* By function: a hot loop spreads over its lines. */
 			worker_busy += p->stacks[i].weight;
 			if (!python_place(p, i, -1, false, location, sizeof(location)))
-				snprintf(location, sizeof(location), "%s", analysis__leaf_name(p, i));
+				snprintf(location, sizeof(location), "%s",
+					 analysis__leaf_name(p, i));
 			err = tally__add(&workers, location, p->stacks[i].weight);
 			break;
 		case LOADER_WAIT:
@@ -513,13 +516,12 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		if (waits.nr && finding__evidence(f, "the loop waits for its batch at %s",
 						  waits.entries[0].key))
 			goto cleanup;
-		if (loops && finding__evidence(f,
-					       "the %zu worker loop%s %s on the CPU or runnable "
-					       "%.1f%% of %s wall time",
-					       loops, loops > 1 ? "s" : "",
-					       loops > 1 ? "were" : "was",
-					       100.0 * loop_busy / loop_wall,
-					       loops > 1 ? "their" : "its"))
+		if (loops &&
+		    finding__evidence(f,
+				      "the %zu worker loop%s %s on the CPU or runnable "
+				      "%.1f%% of %s wall time",
+				      loops, loops > 1 ? "s" : "", loops > 1 ? "were" : "was",
+				      100.0 * loop_busy / loop_wall, loops > 1 ? "their" : "its"))
 			goto cleanup;
 		if (workers.nr &&
 		    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||

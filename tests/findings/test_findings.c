@@ -348,11 +348,13 @@ static void test_straggler(void)
  */
 static void test_data_loading(void)
 {
-	static const char main_thread[] = "python;_start;<module> (train.py:40);train (train.py:20)";
+	static const char main_thread[] =
+	    "python;_start;<module> (train.py:40);train (train.py:20)";
 	static const char feeder[] = "python;clone;Thread.run (threading.py:900);"
 				     "Queue._feed (multiprocessing/queues.py:231);"
 				     "Condition.wait (threading.py:320);[off-cpu] futex";
-	static const char worker_loop[] = "_start;_worker_loop (torch/utils/data/_utils/worker.py:300)";
+	static const char worker_loop[] =
+	    "_start;_worker_loop (torch/utils/data/_utils/worker.py:300)";
 	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
 	const struct finding *f;
 	struct findings *fs;
@@ -377,14 +379,20 @@ static void test_data_loading(void)
 		snprintf(stack, sizeof(stack), "python [worker %d];%s;decode (data.py:9)", w,
 			 worker_loop);
 		weigh(p, stack, 180);
-		snprintf(stack, sizeof(stack), "python [worker %d];%s;decode (data.py:9);"
-			 "[off-cpu] preempted", w, worker_loop);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];%s;decode (data.py:9);"
+			 "[off-cpu] preempted",
+			 w, worker_loop);
 		weigh(p, stack, 20);
-		snprintf(stack, sizeof(stack), "python [worker %d];%s;get (queues.py:100);"
-			 "[off-cpu] futex", w, worker_loop);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];%s;get (queues.py:100);"
+			 "[off-cpu] futex",
+			 w, worker_loop);
 		weigh(p, stack, 50);
-		snprintf(stack, sizeof(stack), "python [worker %d];clone;"
-			 "Queue._feed (multiprocessing/queues.py:231);[off-cpu] futex", w);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];clone;"
+			 "Queue._feed (multiprocessing/queues.py:231);[off-cpu] futex",
+			 w);
 		weigh(p, stack, 250);
 	}
 	fs = check(p, "data-loading", 400.0 / 650);
