@@ -370,6 +370,8 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 			const struct resolved *res)
 {
 	struct profile *p = m->profile;
+	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_agent_info *agent = &m->gs->agents[r->agent];
 	struct gpu_activity a = {
 		.start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
 		.end_ns = r->end_ns - p->start_ns,
@@ -383,7 +385,15 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 		.frame = res->leaf,
 		.stack = res->attributed ? res->stack : UINT32_MAX,
 	};
-	int err = profile__add_gpu(p, &a);
+	int err;
+
+	/* Thread ids from another pid namespace name no thread of ours. */
+	if (l && !agent->other_pid_namespace) {
+		a.launch_ns = l->time_ns > p->start_ns ? l->time_ns - p->start_ns : 0;
+		a.launch_pid = agent->pid;
+		a.launch_tid = l->tid;
+	}
+	err = profile__add_gpu(p, &a);
 
 	if (err)
 		return err;

@@ -5,8 +5,9 @@
  * stacks, consecutive samples that share frames keeping them open as
  * speedscope's evented profiles do; off-CPU intervals as slices of their
  * real length; a track per GPU stream with kernels, copies and sets as
- * complete ("X") events at their real times; process and thread names and
- * ranks as metadata.  Times are microseconds since the profile's start.
+ * complete ("X") events at their real times, with flow arrows from the
+ * thread that launched them; process and thread names and ranks as
+ * metadata.  Times are microseconds since the profile's start.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -347,10 +348,37 @@ static const char *gpu_category(enum gpu_activity_kind kind)
 	}
 }
 
+/* The CPU track of the thread that made a launch: its pid where the
+ * thread was sampled, else the launching process's. */
+static uint32_t launch_track_pid(const struct profile *p, const struct gpu_activity *a)
+{
+	for (size_t i = 0; i < p->nr_threads; i++)
+		if (p->threads[i].tid == a->launch_tid)
+			return p->threads[i].pid;
+	return a->launch_pid;
+}
+
+/*
+ * A flow from the launching thread, at the launch call, to the span on the
+ * GPU: the arrows of Perfetto and chrome://tracing.  "s" binds to the slice
+ * of the thread that encloses the launch time, "f" with "bp":"e" to the GPU
+ * span that starts at its time.
+ */
+static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity *a, uint64_t id,
+			      uint32_t gpu_pid, uint32_t gpu_tid, uint64_t start_ns)
+{
+	begin_event(w, 's', launch_track_pid(w->profile, a), a->launch_tid, a->launch_ns);
+	fprintf(w->out, ",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
+	begin_event(w, 'f', gpu_pid, gpu_tid, start_ns);
+	fprintf(w->out, ",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}",
+		id);
+}
+
 /* A process per GPU, a thread per stream.  Spans on a stream do not
  * overlap; where clock rounding makes them, a span starts at the previous
- * end so the track stays a sequence. */
-static int write_gpu(struct chrome_writer *w)
+ * end so the track stays a sequence.  With flows, each span with a known
+ * launch gets its arrow from the CPU thread's track. */
+static int write_gpu(struct chrome_writer *w, bool flows)
 {
 	const struct profile *p = w->profile;
 	const struct gpu_activity **order = calloc(p->nr_gpu ? p->nr_gpu : 1, sizeof(*order));
@@ -394,6 +422,8 @@ static int write_gpu(struct chrome_writer *w)
 			if (a->bytes)
 				fprintf(w->out, ",\"bytes\":%" PRIu64, a->bytes);
 			fputs("}}", w->out);
+			if (flows && a->launch_tid)
+				write_launch_flow(w, a, i + 1, pid, tid, start);
 			cursor = end;
 		}
 	}
@@ -417,7 +447,7 @@ int chrome__write(const struct profile *p, enum output_view view, FILE *out)
 	if (view != VIEW_GPU && p->nr_samples)
 		err = write_threads(&w, view);
 	if (!err && view != VIEW_CPU && p->nr_gpu)
-		err = write_gpu(&w);
+		err = write_gpu(&w, view != VIEW_GPU && p->nr_samples);
 	if (err)
 		return err;
 	fputs(

@@ -89,6 +89,10 @@ struct gpu_activity {
 	uint8_t dst_memory; /* (1 pageable, 2 pinned, 3 device); 0 unknown */
 	uint32_t frame; /* frame id of the "[gpu] name" leaf */
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
+	/* The API call that launched it (a graph's kernels: the graph launch),
+	 * on the samples' clock; launch_tid 0 when there is no launch record. */
+	uint64_t launch_ns; /* since profile->start_ns; 0 when before the start */
+	uint32_t launch_pid, launch_tid;
 };
 
 /* GPU memory (--gpu-memory): the accounting behind a memory view, which
