@@ -3,7 +3,8 @@
 """Checks that the CPU and GPU timelines of an llmprof Chrome trace agree.
 
 check_timeline.py TRACE [--bound-ms MS] [--min-linked SHARE] [--count NAME=N]...
-                        [--at-least NAME=N]...
+                        [--at-least NAME=N]... [--unique-correlation]
+                        [--distinct-threads A,B]
 
 Every GPU span (kernel, copy, set) that has a launch flow (the "s"/"f" pair
 of category gpu.launch, from the launching thread's track to the span) must
@@ -11,8 +12,13 @@ start at or after its launch, and within --bound-ms (default 1000) of it;
 the "s" end must be on a CPU thread track inside the profile, the "f" end on
 the span's own stream track.  At least --min-linked (default 0.99) of the
 spans must have a launch.  --count NAME=N: exactly N spans whose name starts
-with NAME; --at-least NAME=N: N or more.  Prints one summary line
-("timeline: ..."), the failures, and exits 1 when any check fails.
+with NAME; --at-least NAME=N: N or more; --unique-correlation: no two
+kernels share a correlation id (one record per launch; not for CUDA graphs,
+whose kernels share their graph launch's); --distinct-threads A,B: the
+spans named A and those named B were launched from two different threads,
+each from one.  Prints one summary line
+("timeline: ..."), "FIGURE|..." lines for gpu-check's table, the failures,
+and exits 1 when any check fails.
 """
 import argparse
 import bisect
@@ -40,6 +46,8 @@ def main():
     ap.add_argument("--min-linked", type=float, default=0.99)
     ap.add_argument("--count", action="append", default=[])
     ap.add_argument("--at-least", action="append", default=[])
+    ap.add_argument("--unique-correlation", action="store_true")
+    ap.add_argument("--distinct-threads")
     args = ap.parse_args()
     exact, at_least = parse_counts(args.count), parse_counts(args.at_least)
 
@@ -78,6 +86,7 @@ def main():
         return s if f["ts"] <= s["ts"] + s["dur"] else None
 
     linked = {}
+    launchers = {}
     delays = []
     bound_us = args.bound_ms * 1000
     for flow_id, f in finishes.items():
@@ -104,6 +113,7 @@ def main():
             fail(f"{span['name']} (correlation {span['args'].get('correlation')}): starts "
                  f"{delay / 1000:.1f} ms after its launch (bound {args.bound_ms:g} ms)")
         linked[id(span)] = True
+        launchers.setdefault(span["name"], set()).add((s["pid"], s["tid"]))
 
     all_spans = [e for track in spans.values() for e in track]
     by_name = {}
@@ -126,6 +136,36 @@ def main():
         if count(name) < n:
             fail(f"{name}: {count(name)} spans, want at least {n}")
 
+    if args.unique_correlation:
+        seen = {}
+        for e in all_spans:
+            if e.get("cat") != "gpu.kernel":
+                continue
+            key = (e["pid"], e["args"].get("correlation"))
+            seen[key] = seen.get(key, 0) + 1
+        doubled = sum(1 for n in seen.values() if n > 1)
+        if doubled:
+            fail(f"{doubled} correlation ids have more than one kernel record")
+
+    if args.distinct_threads:
+        a, _, b = args.distinct_threads.partition(",")
+        ta, tb = launchers.get(a, set()), launchers.get(b, set())
+        if len(ta) != 1 or len(tb) != 1 or ta == tb:
+            fail(f"{a} launched from threads {sorted(ta)}, {b} from {sorted(tb)}: "
+                 "want one thread each, two threads")
+        else:
+            print(f"FIGURE|launching threads of {a}, {b}|{next(iter(ta))[1]}, "
+                  f"{next(iter(tb))[1]}|two threads|-|PASS")
+
+    verdict = "FAIL" if failures else "PASS"
+    if delays:
+        print(f"FIGURE|launch to GPU start, median / max|{statistics.median(delays):.1f} / "
+              f"{max(delays):.1f} us|0 <= each <= {args.bound_ms:g} ms|-|{verdict}")
+    print(f"FIGURE|GPU spans with their launch|{len(linked)} of {len(all_spans)}|"
+          f">= {100 * args.min_linked:.0f}%|-|{verdict}")
+    for name in sorted(exact):
+        print(f"FIGURE|{name} spans (trace)|{count(name)}|{exact[name]}|-|"
+              f"{'PASS' if count(name) == exact[name] else 'FAIL'}")
     if delays:
         print(f"timeline: {len(all_spans)} GPU spans, {len(linked)} with a launch; "
               f"launch to start: median {statistics.median(delays):.1f} us, "
