@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The CPU/GPU timeline check of scripts/gpu-check.sh (tests/gpu/
-# check_timeline.py) on a Chrome trace of the mock CUDA stack: every span
-# has its launch flow, starts after its launch and within the bound, and
-# the counts are the application's.  The same checker must fail the trace
+# check_timeline.py) on Chrome traces of the mock CUDA stack, recorded and
+# attached to: every span has its launch flow, starts after its launch and
+# within the bound, and the counts are the application's.  The same checker must fail the trace
 # when the launch times are corrupted (after the span, or far before it),
 # when the flows are gone, and when a count is wrong.
 . "$TESTS_SOURCE/lib/testlib.sh"
@@ -74,4 +74,12 @@ if $CHECK_TIMELINE "$WORK/trace.json" --count "gemm_kernel=$((N + 1))" >"$WORK/c
 fi
 grep -q "gemm_kernel: $N spans, the program made $((N + 1))" "$WORK/count.out" ||
 	fail "the count message: $(cat "$WORK/count.out")"
+# The same agreement in a trace of an attach to a running process.
+start_bg "$MOCK_APP" --seconds 8 >"$WORK/app.out" 2>"$WORK/app.err"
+sleep 0.5
+"$LLMPROF" attach -p "$BG_PID" -d 1.5 -f chrome -o "$WORK/attach.json" 2>"$WORK/attach.err" ||
+	fail "attach failed: $(tail -3 "$WORK/attach.err")"
+$CHECK_TIMELINE "$WORK/attach.json" --at-least gemm_kernel=1 >"$WORK/attach.out" ||
+	fail "the attached mock's timeline: $(cat "$WORK/attach.out")"
+cat "$WORK/attach.out"
 echo PASS
