@@ -370,8 +370,8 @@ static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity
 	begin_event(w, 's', launch_track_pid(w->profile, a), a->launch_tid, a->launch_ns);
 	fprintf(w->out, ",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
 	begin_event(w, 'f', gpu_pid, gpu_tid, start_ns);
-	fprintf(w->out, ",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}",
-		id);
+	fprintf(w->out,
+		",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
 }
 
 /* A process per GPU, a thread per stream.  Spans on a stream do not
