@@ -346,12 +346,15 @@ static int thread_key_index(struct loader_threads *t, const struct profile *p, u
 	int err;
 
 	thread = "(main)";
-	if (s->depth > 1 && p->frames[s->frames[1]].kind == FRAME_THREAD)
+	if (s->depth > 1 && p->frames[s->frames[1]].kind == FRAME_THREAD) {
 		thread = p->frames[s->frames[1]].name;
-	/* At the root: a thread that creates another has clone at its leaf. */
-	for (uint32_t i = 1; i < s->depth && i <= 3; i++)
-		if (analysis__name_matches(p->frames[s->frames[i]].name, thread_starts))
-			thread = "(threads)";
+	} else {
+		/* At the root: a thread that creates another has clone at
+		 * its leaf. */
+		for (uint32_t i = 1; i < s->depth && i <= 3; i++)
+			if (analysis__name_matches(p->frames[s->frames[i]].name, thread_starts))
+				thread = "(threads)";
+	}
 	snprintf(key, sizeof(key), "%s;%s", analysis__root_name(p, stack), thread);
 	for (size_t i = 0; i < t->keys.nr; i++) {
 		if (!strcmp(t->keys.entries[i].key, key)) {

@@ -420,6 +420,59 @@ static void test_data_loading(void)
 	profile__free(p);
 }
 
+/* The stack of text with a --per-thread frame under its process. */
+static uint32_t thread_stack_of(struct profile *p, const char *thread, const char *text)
+{
+	uint32_t id = stack_of(p, text), frames[64], depth = p->stacks[id].depth;
+
+	memcpy(frames, p->stacks[id].frames, depth * sizeof(*frames));
+	memmove(frames + 2, frames + 1, (depth - 1) * sizeof(*frames));
+	frames[1] = profile__intern_frame(p, thread, NULL, 0, FRAME_THREAD);
+	return profile__intern_stack(p, frames, depth + 1);
+}
+
+/*
+ * The training thread's wall time where the profile knows the threads:
+ * from the samples of a timeline, or from --per-thread frames.  A feeder
+ * thread whose stack has no thread start in it still does not count.
+ */
+static void test_data_loading_threads(void)
+{
+	static const char wait[] = "python;train (train.py:20);next_batch (train.py:12);"
+				   "__next__ (torch/utils/data/dataloader.py:630);[off-cpu] futex";
+	static const char step[] = "python;train (train.py:20);step (train.py:30)";
+	static const char feed[] = "python;Queue._feed (multiprocessing/queues.py:231);"
+				   "[off-cpu] futex";
+	static const char decode[] = "python [worker 0];"
+				     "_worker_loop (torch/utils/data/_utils/worker.py:300);"
+				     "decode (data.py:9)";
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	const struct finding *f;
+	struct findings *fs;
+
+	profile__add_thread(p, 100, 100, "python");
+	profile__add_thread(p, 100, 101, "python");
+	profile__add_thread(p, 200, 200, "pt_data_worker");
+	profile__add_sample(p, 0, stack_of(p, wait), 0, 300);
+	profile__add_sample(p, 0, stack_of(p, step), 300000, 100);
+	profile__add_sample(p, 1, stack_of(p, feed), 0, 400);
+	profile__add_sample(p, 2, stack_of(p, decode), 0, 400);
+	fs = check(p, "data-loading", 0.75);
+	f = find(fs, "data-loading");
+	EXPECT(evidence_has(f, "the 1 worker loop was on the CPU or runnable 100.0% of its"),
+	       "the worker loop's busy share from the timeline");
+	findings__free(fs);
+	profile__free(p);
+
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	profile__add_weight(p, thread_stack_of(p, "python/100", wait), 300);
+	profile__add_weight(p, thread_stack_of(p, "python/100", step), 100);
+	profile__add_weight(p, thread_stack_of(p, "python/101", feed), 400);
+	profile__add_weight(p, thread_stack_of(p, "python/200", decode), 400);
+	findings__free(check(p, "data-loading", 0.75));
+	profile__free(p);
+}
+
 /* Findings come largest cost first, and every writer accepts them. */
 static void test_order_and_writers(void)
 {
@@ -615,6 +668,7 @@ int main(void)
 	test_oversubscription();
 	test_straggler();
 	test_data_loading();
+	test_data_loading_threads();
 	test_order_and_writers();
 	test_memory_rules();
 	if (failures) {
