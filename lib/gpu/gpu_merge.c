@@ -390,6 +390,10 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 	/* Thread ids from another pid namespace name no thread of ours. */
 	if (l && !agent->other_pid_namespace) {
 		a.launch_ns = l->time_ns > p->start_ns ? l->time_ns - p->start_ns : 0;
+		/* The agent's measured offset between CUPTI's clock and ours
+		 * (attach) is known to within this; a callback clock is exact. */
+		a.launch_error_ns =
+		    agent->clock_mode == GPU_CLOCK_CALLBACK ? 0 : agent->clock_error_ns;
 		a.launch_pid = agent->pid;
 		a.launch_tid = l->tid;
 	}

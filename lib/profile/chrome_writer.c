@@ -370,8 +370,14 @@ static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity
 	begin_event(w, 's', launch_track_pid(w->profile, a), a->launch_tid, a->launch_ns);
 	fprintf(w->out, ",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
 	begin_event(w, 'f', gpu_pid, gpu_tid, start_ns);
-	fprintf(w->out,
-		",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
+	fprintf(w->out, ",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64,
+		id);
+	/* How far the two clocks may disagree: a span may seem to start up
+	 * to this long before its launch. */
+	if (a->launch_error_ns)
+		fprintf(w->out, ",\"args\":{\"clock_error_us\":%" PRIu64 ".%03" PRIu64 "}",
+			a->launch_error_ns / 1000, a->launch_error_ns % 1000);
+	fputc('}', w->out);
 }
 
 /* A process per GPU, a thread per stream.  Spans on a stream do not

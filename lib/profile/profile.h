@@ -91,7 +91,8 @@ struct gpu_activity {
 	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
 	/* The API call that launched it (a graph's kernels: the graph launch),
 	 * on the samples' clock; launch_tid 0 when there is no launch record. */
-	uint64_t launch_ns; /* since profile->start_ns; 0 when before the start */
+	uint64_t launch_ns;	  /* since profile->start_ns; 0 when before the start */
+	uint64_t launch_error_ns; /* how far the GPU clock may be off launch_ns's */
 	uint32_t launch_pid, launch_tid;
 };
 

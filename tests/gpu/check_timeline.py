@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Checks that the CPU and GPU timelines of an llmprof Chrome trace agree.
 
-check_timeline.py TRACE [--bound-ms MS] [--min-linked SHARE] [--count NAME=N]...
+check_timeline.py TRACE [--bound-ms MS] [--min-linked SHARE] [--slack-us US]
+                        [--count NAME=N]...
                         [--at-least NAME=N]... [--unique-correlation]
                         [--distinct-threads A,B]
 
 Every GPU span (kernel, copy, set) that has a launch flow (the "s"/"f" pair
 of category gpu.launch, from the launching thread's track to the span) must
-start at or after its launch, and within --bound-ms (default 1000) of it;
+start at or after its launch (less the clock error the flow states, as
+args.clock_error_us, and --slack-us), and within --bound-ms (default 1000);
 the "s" end must be on a CPU thread track inside the profile, the "f" end on
 the span's own stream track.  At least --min-linked (default 0.99) of the
 spans must have a launch.  --count NAME=N: exactly N spans whose name starts
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--bound-ms", type=float, default=1000.0)
     ap.add_argument("--min-linked", type=float, default=0.99)
+    ap.add_argument("--slack-us", type=float, default=0.0)
     ap.add_argument("--count", action="append", default=[])
     ap.add_argument("--at-least", action="append", default=[])
     ap.add_argument("--unique-correlation", action="store_true")
@@ -88,6 +91,7 @@ def main():
     linked = {}
     launchers = {}
     delays = []
+    max_slack = 0.0
     bound_us = args.bound_ms * 1000
     for flow_id, f in finishes.items():
         s = starts.get(flow_id)
@@ -106,9 +110,13 @@ def main():
             fail(f"flow {flow_id}: launch at {s['ts']} us, outside the profile")
         delay = span["ts"] - s["ts"]
         delays.append(delay)
-        if delay < 0:
+        # The clocks agree to within the error llmprof states (an attached
+        # agent measures CUPTI's clock against ours), and --slack-us.
+        slack = f.get("args", {}).get("clock_error_us", 0) + args.slack_us
+        max_slack = max(max_slack, slack)
+        if delay < -slack:
             fail(f"{span['name']} (correlation {span['args'].get('correlation')}): starts "
-                 f"{-delay:.3f} us before its launch")
+                 f"{-delay:.3f} us before its launch (clock error {slack:g} us)")
         elif delay > bound_us:
             fail(f"{span['name']} (correlation {span['args'].get('correlation')}): starts "
                  f"{delay / 1000:.1f} ms after its launch (bound {args.bound_ms:g} ms)")
@@ -159,8 +167,9 @@ def main():
 
     verdict = "FAIL" if failures else "PASS"
     if delays:
-        print(f"FIGURE|launch to GPU start, median / max|{statistics.median(delays):.1f} / "
-              f"{max(delays):.1f} us|0 <= each <= {args.bound_ms:g} ms|-|{verdict}")
+        print(f"FIGURE|launch to GPU start, median / min / max|{statistics.median(delays):.1f} / "
+              f"{min(delays):.1f} / {max(delays):.1f} us|-{max_slack:g} us <= each <= "
+              f"{args.bound_ms:g} ms|-|{verdict}")
     print(f"FIGURE|GPU spans with their launch|{len(linked)} of {len(all_spans)}|"
           f">= {100 * args.min_linked:.0f}%|-|{verdict}")
     for name in sorted(exact):
@@ -169,7 +178,8 @@ def main():
     if delays:
         print(f"timeline: {len(all_spans)} GPU spans, {len(linked)} with a launch; "
               f"launch to start: median {statistics.median(delays):.1f} us, "
-              f"min {min(delays):.1f} us, max {max(delays):.1f} us")
+              f"min {min(delays):.1f} us, max {max(delays):.1f} us; clock error up to "
+              f"{max_slack:g} us")
     else:
         print(f"timeline: {len(all_spans)} GPU spans, none with a launch")
     for name in sorted(set(exact) | set(at_least)):
