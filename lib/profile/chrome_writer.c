@@ -348,16 +348,6 @@ static const char *gpu_category(enum gpu_activity_kind kind)
 	}
 }
 
-/* The CPU track of the thread that made a launch: its pid where the
- * thread was sampled, else the launching process's. */
-static uint32_t launch_track_pid(const struct profile *p, const struct gpu_activity *a)
-{
-	for (size_t i = 0; i < p->nr_threads; i++)
-		if (p->threads[i].tid == a->launch_tid)
-			return p->threads[i].pid;
-	return a->launch_pid;
-}
-
 /*
  * A flow from the launching thread, at the launch call, to the span on the
  * GPU: the arrows of Perfetto and chrome://tracing.  "s" binds to the slice
@@ -367,7 +357,7 @@ static uint32_t launch_track_pid(const struct profile *p, const struct gpu_activ
 static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity *a, uint64_t id,
 			      uint32_t gpu_pid, uint32_t gpu_tid, uint64_t start_ns)
 {
-	begin_event(w, 's', launch_track_pid(w->profile, a), a->launch_tid, a->launch_ns);
+	begin_event(w, 's', a->launch_pid, a->launch_tid, a->launch_ns);
 	fprintf(w->out, ",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
 	begin_event(w, 'f', gpu_pid, gpu_tid, start_ns);
 	fprintf(w->out, ",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64,
