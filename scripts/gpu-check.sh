@@ -207,11 +207,11 @@ for line in open(events):
     if len(parts) == 4 and parts[:2] == ["event", "matmul"]:
         event_us = float(parts[2])
         matmuls = int(parts[3])
-top = None
+main_kernel = None
 for line in open(summary):
     m = re.match(r"\s+[0-9.]+%\s+[0-9.]+ ms\s+([0-9]+)\s+(.*)$", line)
     if m and "memcpy" not in m.group(2) and "memset" not in m.group(2):
-        top = (m.group(2).strip(), int(m.group(1)))
+        main_kernel = (m.group(2).strip(), int(m.group(1)))
         break
 under = elsewhere = 0
 kernels = {}
@@ -238,10 +238,11 @@ verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
 bad += verdict == "FAIL"
 print(f"{verdict}: matmul: llmprof {under} us under step(), CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
 print(f"FIGURE|torch record: matmul GPU time|{under} us|{event_us:.0f} us (events)|{ratio:.3f}|{verdict}")
-count = top[1] if top else 0
-verdict = "PASS" if top and matmuls <= count <= matmuls + 1 else "FAIL"
+count = main_kernel[1] if main_kernel else 0
+verdict = "PASS" if main_kernel and matmuls <= count <= matmuls + 1 else "FAIL"
 bad += verdict == "FAIL"
-print(f"{verdict}: matmul: main kernel {top[0] if top else '(none)'} x{count}, {matmuls} matmuls")
+print(f"{verdict}: matmul: main kernel {main_kernel[0] if main_kernel else '(none)'} x{count}, "
+      f"{matmuls} matmuls")
 print(f"FIGURE|torch record: main kernel count|{count}|{matmuls} (+1 warm-up)|-|{verdict}")
 sys.exit(1 if bad else 0)
 PY
