@@ -2,16 +2,25 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Checks llmprof's GPU support on a machine with an NVIDIA GPU (CI has none):
-#   1. a CUDA C program with named kernels (tests/gpu/named_kernels.cu, built
-#      with nvcc), under "llmprof record": every kernel appears under the
-#      host function that launched it, with GPU time within 10 percent of
-#      the program's own CUDA-event timings;
+#   1. a CUDA C program (tests/gpu/named_kernels.cu, built with nvcc, with
+#      cuBLAS where it links) under "llmprof record": named kernels, copies
+#      from pageable and from pinned memory, a CUDA graph of two kernels, two
+#      threads launching on their own streams, and cuBLAS SGEMMs (launched
+#      through the driver API).  Every group's GPU spans are under the host
+#      function that launched it, with GPU time within 10 percent of the
+#      program's own CUDA-event timings (25 for copies), and as many spans
+#      as the program made operations (a Chrome trace of a second run).  The
+#      CPU and GPU timelines agree: every span starts after its launch call
+#      (the trace's launch flows) and within LAUNCH_BOUND_MS of it, and the
+#      two threads' kernels come from two threads;
 #   2. a PyTorch torch.matmul loop (tests/gpu/torch_matmul.py) under
 #      "llmprof record": the matmul kernels appear under step(), GPU time
-#      within 10 percent of CUDA events;
-#   3. "llmprof attach" to an already-running PyTorch loop: kernels under
-#      step(), mean GPU time per matmul within 10 percent of CUDA events,
-#      and the target runs on and exits 0 after llmprof is done;
+#      within 10 percent of CUDA events, the main kernel once per matmul;
+#   3. "llmprof attach" three times to an already-running PyTorch loop:
+#      kernels under step(), mean GPU time per matmul within 10 percent of
+#      CUDA events; the third attach's Chrome trace has one kernel record
+#      per launch and agreeing timelines; the target runs on and exits 0
+#      after llmprof is done;
 #   4. "llmprof record --gpu-memory" of a PyTorch model with known tensors
 #      (tests/gpu/torch_memory.py): the peak by stack matches
 #      torch.cuda.max_memory_reserved() (up to 64 MiB more, for libraries
@@ -23,11 +32,12 @@
 # Run as root (llmprof needs BPF).  Environment: NVCC (default: nvcc on
 # PATH or /usr/local/cuda/bin/nvcc), PYTHON (default python3),
 # LLMPROF_CUPTI_LIBRARY (a libcupti for the CUDA C program, else found
-# here), TOLERANCE (default 0.10).
+# here), TOLERANCE (default 0.10), LAUNCH_BOUND_MS (default 1000).
 # Exit status: 0 all checks ran and passed, 1 a check failed, 2 usage, 77
 # "cannot check: ...": no GPU, no nvcc or no PyTorch with CUDA, so some
 # check did not run (never "all checks passed" for a check not made).
-# The last lines are one table of every check and its figure.
+# The last lines are the verdict of every check, then one table of every
+# figure (llmprof's, the reference, the ratio, the verdict).
 
 set -euo pipefail
 
@@ -46,6 +56,7 @@ WORK=${2:-$(mktemp -d /tmp/llmprof-gpu-check.XXXXXX)}
 mkdir -p -- "$WORK"
 PYTHON=${PYTHON:-python3}
 TOLERANCE=${TOLERANCE:-0.10}
+LAUNCH_BOUND_MS=${LAUNCH_BOUND_MS:-1000}
 failures=0
 cannot=()
 results=()
@@ -88,74 +99,120 @@ if [ -z "${LLMPROF_CUPTI_LIBRARY:-}" ]; then
 fi
 note "LLMPROF_CUPTI_LIBRARY=${LLMPROF_CUPTI_LIBRARY:-(none: the agent searches)}"
 
-# check_kernels FOLDED EVENTS MAPPING
-#   MAPPING: "kernel=launcher,..." the [gpu] leaf and the frame that must be
-#   on its launch stack.  Compares each kernel's GPU time in FOLDED (weights
-#   in microseconds) with the "event NAME TOTAL_US COUNT" lines of EVENTS.
+# check_kernels FOLDED EVENTS MAPPING SUMMARY [TRACE]
+#   MAPPING: "EVENT:LEAF:LAUNCHER:PER[:TOLERANCE];..."; EVENT the program's
+#   "event EVENT TOTAL_US COUNT" line (EVENTS), LEAF the [gpu] leaf (a
+#   prefix; "*" any GPU leaf under LAUNCHER), LAUNCHER the frame that must be
+#   on its launch stack, PER the GPU spans per operation ("+": one or more),
+#   TOLERANCE a wider one for this entry.  Compares the GPU time under
+#   LAUNCHER in FOLDED (weights in microseconds) with the CUDA-event total,
+#   and counts the spans in TRACE (a Chrome trace of another run of the
+#   same program; else in the SUMMARY's top kernels) against COUNT x PER.
+#   Prints "FIGURE|..." lines for the table.
 check_kernels() {
-	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" "$4" <<'PY'
-import re, sys
-folded, events, mapping, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-summary = sys.argv[5]
-want = dict(item.split("=", 1) for item in mapping.split(","))
+	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" "$4" "${5:-}" <<'PY'
+import json, re, sys
+folded, events, mapping, tolerance, summary, trace = sys.argv[1:7]
+tolerance = float(tolerance)
+entries = []
+for item in mapping.split(";"):
+    fields = item.split(":")
+    entries.append({"event": fields[0], "leaf": fields[1], "launcher": fields[2],
+                    "per": fields[3],
+                    "tolerance": float(fields[4]) if len(fields) > 4 else tolerance})
 timed, counted = {}, {}
 for line in open(events):
     parts = line.split()
     if len(parts) == 4 and parts[0] == "event":
         timed[parts[1]] = float(parts[2])
         counted[parts[1]] = int(parts[3])
-# The GPU summary's top kernels: "  12.3%  45.600 ms  300  name".
-seen = {}
-for line in open(summary):
-    m = re.match(r"\s+[0-9.]+%\s+[0-9.]+ ms\s+([0-9]+)\s+(.*)$", line)
-    if m:
-        seen[m.group(2).strip()] = int(m.group(1))
-gpu, launched = {}, {}
+# Span counts: by name from the trace, else the GPU summary's top kernels
+# ("  12.3%  45.600 ms  300  name").
+spans = {}
+if trace:
+    for e in json.load(open(trace))["traceEvents"]:
+        if e["ph"] == "X" and str(e.get("cat", "")).startswith("gpu."):
+            spans[e["name"]] = spans.get(e["name"], 0) + 1
+else:
+    for line in open(summary):
+        m = re.match(r"\s+[0-9.]+%\s+[0-9.]+ ms\s+([0-9]+)\s+(.*)$", line)
+        if m:
+            spans[m.group(2).strip()] = int(m.group(1))
+named = [e["leaf"] for e in entries if e["leaf"] != "*"]
+
+def leaf_matches(entry, name):
+    if entry["leaf"] == "*":
+        # The rest: what no other entry names, and no copy or set.
+        return not any(name.startswith(n) for n in named) and \
+            not name.startswith(("memcpy", "memset"))
+    return name.startswith(entry["leaf"])
+
+stacks = []
 for line in open(folded):
     stack, _, weight = line.rstrip("\n").rpartition(" ")
     frames = stack.split(";")
-    if not frames[-1].startswith("[gpu] "):
-        continue
-    name = frames[-1][len("[gpu] "):]
-    gpu[name] = gpu.get(name, 0) + int(weight)
-    if name in want:
-        under = any(re.match(re.escape(want[name]) + r"\b", f) for f in frames[:-1])
-        launched.setdefault(name, [0, 0])[0 if under else 1] += int(weight)
+    if frames[-1].startswith("[gpu] "):
+        stacks.append((frames[:-1], frames[-1][len("[gpu] "):], int(weight)))
 bad = 0
-for name, launcher in want.items():
-    event_us = timed.get(name)
-    gpu_us = gpu.get(name, 0)
+for e in entries:
+    event_us, ops = timed.get(e["event"]), counted.get(e["event"])
     if event_us is None:
-        print(f"FAIL: {name}: no CUDA-event timing printed"); bad += 1; continue
-    under, elsewhere = launched.get(name, [0, 0])
-    if not gpu_us or elsewhere > 0.01 * gpu_us:
-        print(f"FAIL: {name}: {under} us under {launcher}, {elsewhere} us elsewhere"); bad += 1
+        print(f"FAIL: {e['event']}: the program printed no CUDA-event timing"); bad += 1; continue
+    launcher = re.compile(re.escape(e["launcher"]) + r"\b")
+    under = elsewhere = 0
+    for frames, name, weight in stacks:
+        if not leaf_matches(e, name):
+            continue
+        if any(launcher.match(f) for f in frames):
+            under += weight
+        elif e["leaf"] != "*":
+            elsewhere += weight
+    if not under or elsewhere > 0.01 * under:
+        print(f"FAIL: {e['event']}: {under} us under {e['launcher']}, {elsewhere} us elsewhere")
+        bad += 1
     else:
-        print(f"PASS: {name} is launched from {launcher}")
-    ratio = gpu_us / event_us if event_us else 0
-    verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
+        print(f"PASS: {e['event']} is launched from {e['launcher']}")
+    ratio = under / event_us if event_us else 0
+    verdict = "PASS" if abs(ratio - 1) <= e["tolerance"] else "FAIL"
     bad += verdict == "FAIL"
-    print(f"{verdict}: {name}: llmprof {gpu_us} us, CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
-    # Kernel counts, not only times: one record per launch, no more.
-    got, launched = seen.get(name), counted.get(name)
-    verdict = "PASS" if got is not None and got == launched else "FAIL"
+    print(f"{verdict}: {e['event']}: llmprof {under} us, CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
+    print(f"FIGURE|{e['event']} GPU time|{under} us|{event_us:.0f} us (events)|{ratio:.3f}|{verdict}")
+    # Counts, not only times: one record per operation, no more.
+    got = sum(n for name, n in spans.items() if leaf_matches(e, name))
+    if e["per"] == "+":
+        want = f">= {ops}"
+        ok = got >= ops
+    else:
+        want = str(ops * int(e["per"]))
+        ok = got == ops * int(e["per"])
+    verdict = "PASS" if ok else "FAIL"
     bad += verdict == "FAIL"
-    print(f"{verdict}: {name}: llmprof counted {got} kernels, the program launched {launched}")
+    print(f"{verdict}: {e['event']}: llmprof counted {got} GPU spans, the program made {want}")
+    print(f"FIGURE|{e['event']} count|{got}|{want}|-|{verdict}")
 sys.exit(1 if bad else 0)
 PY
 }
 
-# check_torch FOLDED EVENTS: GPU time of all kernels under step() against
-# the matmuls' CUDA-event total.
+# check_torch FOLDED EVENTS SUMMARY: GPU time of all kernels under step()
+# against the matmuls' CUDA-event total; the count of the main kernel (the
+# GPU summary's first) against the number of matmuls (one more where the
+# warm-up matmul runs the same kernel).
 check_torch() {
-	"$PYTHON" - "$1" "$2" "$TOLERANCE" <<'PY'
-import sys
-folded, events, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
-event_us = None
+	"$PYTHON" - "$1" "$2" "$TOLERANCE" "$3" <<'PY'
+import re, sys
+folded, events, tolerance, summary = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+event_us = matmuls = None
 for line in open(events):
     parts = line.split()
     if len(parts) == 4 and parts[:2] == ["event", "matmul"]:
         event_us = float(parts[2])
+        matmuls = int(parts[3])
+main_kernel = None
+for line in open(summary):
+    m = re.match(r"\s+[0-9.]+%\s+[0-9.]+ ms\s+([0-9]+)\s+(.*)$", line)
+    if m and "memcpy" not in m.group(2) and "memset" not in m.group(2):
+        main_kernel = (m.group(2).strip(), int(m.group(1)))
+        break
 under = elsewhere = 0
 kernels = {}
 for line in open(folded):
@@ -180,6 +237,13 @@ ratio = under / event_us if event_us else 0
 verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
 bad += verdict == "FAIL"
 print(f"{verdict}: matmul: llmprof {under} us under step(), CUDA events {event_us:.0f} us, ratio {ratio:.3f}")
+print(f"FIGURE|torch record: matmul GPU time|{under} us|{event_us:.0f} us (events)|{ratio:.3f}|{verdict}")
+count = main_kernel[1] if main_kernel else 0
+verdict = "PASS" if main_kernel and matmuls <= count <= matmuls + 1 else "FAIL"
+bad += verdict == "FAIL"
+print(f"{verdict}: matmul: main kernel {main_kernel[0] if main_kernel else '(none)'} x{count}, "
+      f"{matmuls} matmuls")
+print(f"FIGURE|torch record: main kernel count|{count}|{matmuls} (+1 warm-up)|-|{verdict}")
 sys.exit(1 if bad else 0)
 PY
 }
@@ -234,28 +298,112 @@ ratio = mean / event_mean
 verdict = "PASS" if abs(ratio - 1) <= tolerance else "FAIL"
 bad += verdict == "FAIL"
 print(f"{verdict}: attach: {mean:.1f} us GPU per matmul, CUDA events {event_mean:.1f} us, ratio {ratio:.3f}")
+print(f"FIGURE|attach: GPU time per matmul|{mean:.1f} us|{event_mean:.1f} us (events)|{ratio:.3f}|{verdict}")
+# The window's count has no reference here; the third attach's trace
+# checks one record per launch.
+verdict = "PASS" if count > 0 else "FAIL"
+bad += verdict == "FAIL"
+print(f"FIGURE|attach: main kernel count|{count}|> 0 in the window|-|{verdict}")
 sys.exit(1 if bad else 0)
 PY
 }
 
-# 1. CUDA C, record.
+# build_named_kernels: tests/gpu/named_kernels.cu into $WORK/named_kernels,
+# with cuBLAS where nvcc can link it (named_cublas=1), else without.
+build_named_kernels() {
+	local flags=(-O2 -g -Xcompiler "-fno-omit-frame-pointer,-fno-optimize-sibling-calls")
+	if "$NVCC" "${flags[@]}" -DWITH_CUBLAS -o "$WORK/named_kernels" \
+		"$SRC/tests/gpu/named_kernels.cu" -lcublas 2>"$WORK/named.build"; then
+		named_cublas=1
+		return 0
+	fi
+	note "no cuBLAS build: $(tail -1 "$WORK/named.build")"
+	"$NVCC" "${flags[@]}" -o "$WORK/named_kernels" "$SRC/tests/gpu/named_kernels.cu"
+}
+
+# check_timeline TRACE NAME TITLE [ARGS...]: tests/gpu/check_timeline.py on
+# a Chrome trace (every GPU span after its launch, within LAUNCH_BOUND_MS),
+# passed or failed as TITLE; its figures go to the table.
+check_timeline() {
+	local trace=$1 name=$2 title=$3
+	shift 3
+	if "$PYTHON" "$SRC/tests/gpu/check_timeline.py" "$trace" --bound-ms "$LAUNCH_BOUND_MS" "$@" \
+		>"$WORK/$name.timeline" 2>&1; then
+		cat "$WORK/$name.timeline"
+		pass "$title"
+	else
+		cat "$WORK/$name.timeline"
+		fail "$title"
+	fi
+}
+
+# print_figures: one table of every figure the checks printed as
+# "FIGURE|what|llmprof|reference|ratio|verdict" in WORK/*.check and
+# WORK/*.timeline, in the order the checks ran.
+print_figures() {
+	local file
+	echo "gpu-check: figures"
+	printf '  %-44s %-24s %-26s %-7s %s\n' "figure" "llmprof" "reference" "ratio" "verdict"
+	for file in "$WORK"/named.check "$WORK"/named.timeline "$WORK"/torch.check \
+		"$WORK"/attach.check "$WORK"/attach3.timeline "$WORK"/memory.check; do
+		[ -f "$file" ] || continue
+		{ grep '^FIGURE|' "$file" || true; } | while IFS='|' read -r _ what got want ratio verdict; do
+			printf '  %-44s %-24s %-26s %-7s %s\n' "$what" "$got" "$want" "$ratio" "$verdict"
+		done
+	done
+}
+
+# 1. CUDA C, record: named kernels, copies from pageable and pinned memory,
+# a CUDA graph, two launching threads and cuBLAS (driver-API launches).
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if [ -x "$NVCC" ]; then
-	"$NVCC" -O2 -g -Xcompiler -fno-omit-frame-pointer,-fno-optimize-sibling-calls \
-		-o "$WORK/named_kernels" "$SRC/tests/gpu/named_kernels.cu"
-	if "$LLMPROF" record -o "$WORK/named.folded" -- "$WORK/named_kernels" 300 \
-		>"$WORK/named.events" 2>"$WORK/named.stderr"; then
-		cat "$WORK/named.stderr" >&2
-		if check_kernels "$WORK/named.folded" "$WORK/named.events" \
-			"spin_alpha=launch_alpha,spin_beta=launch_beta,spin_gamma<3>=launch_gamma" \
-			"$WORK/named.stderr" | tee "$WORK/named.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
-			pass "CUDA C program under record"
+	named_cublas=0
+	if build_named_kernels; then
+		mapping="spin_alpha:spin_alpha:launch_alpha:1;spin_beta:spin_beta:launch_beta:1"
+		mapping+=";spin_gamma<3>:spin_gamma<3>:launch_gamma:1"
+		# A staged pageable copy is several DMA transfers inside the
+		# events: a wider bound for the copies.
+		mapping+=";memcpy_pageable:memcpy HtoD (pageable):copy_pageable:1:0.25"
+		mapping+=";memcpy_pinned:memcpy HtoD (pinned):copy_pinned:1:0.25"
+		mapping+=";graph:graph_node_:launch_graph:2"
+		mapping+=";spin_thread_a:spin_thread_a:thread_a_loop:1"
+		mapping+=";spin_thread_b:spin_thread_b:thread_b_loop:1"
+		if [ "$named_cublas" -eq 1 ]; then
+			mapping+=";cublas_sgemm:*:launch_cublas:+"
+		fi
+		# Launch stacks from the folded view; counts and the timeline from
+		# a Chrome trace of a second run.
+		if "$LLMPROF" record -o "$WORK/named.folded" -- "$WORK/named_kernels" 300 \
+			>"$WORK/named.events" 2>"$WORK/named.stderr" &&
+			"$LLMPROF" record -f chrome -o "$WORK/named.trace.json" -- \
+				"$WORK/named_kernels" 300 >"$WORK/named2.events" 2>"$WORK/named2.stderr"; then
+			cat "$WORK/named.stderr" >&2
+			# record exits 0 whatever the command did: the program must
+			# have finished both times.
+			if ! grep -q '^checksum' "$WORK/named.events" ||
+				! grep -q '^checksum' "$WORK/named2.events"; then
+				fail "named_kernels failed: $(grep -h '^named_kernels:' "$WORK/named.stderr" \
+					"$WORK/named2.stderr" | head -1)"
+			elif check_kernels "$WORK/named.folded" "$WORK/named.events" "$mapping" \
+				"$WORK/named.stderr" "$WORK/named.trace.json" | tee "$WORK/named.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+				pass "CUDA C program under record"
+			else
+				fail "CUDA C program under record"
+			fi
+			if grep -q '^checksum' "$WORK/named2.events"; then
+				check_timeline "$WORK/named.trace.json" named \
+					"CUDA C program: CPU and GPU timelines agree" \
+					--distinct-threads spin_thread_a,spin_thread_b
+			fi
 		else
-			fail "CUDA C program under record"
+			cat "$WORK/named.stderr" "$WORK/named2.stderr" >&2
+			fail "llmprof record of named_kernels failed"
+		fi
+		if [ "$named_cublas" -eq 0 ]; then
+			cannot_check "no cuBLAS (libcublas): driver-API launches"
 		fi
 	else
-		cat "$WORK/named.stderr" >&2
-		fail "llmprof record of named_kernels exited $?"
+		fail "nvcc could not build tests/gpu/named_kernels.cu"
 	fi
 else
 	cannot_check "no nvcc ($NVCC): the CUDA C program"
@@ -266,7 +414,8 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 	if "$LLMPROF" record -o "$WORK/torch.folded" -- "$PYTHON" "$SRC/tests/gpu/torch_matmul.py" \
 		--seconds 10 >"$WORK/torch.events" 2>"$WORK/torch.stderr"; then
 		cat "$WORK/torch.stderr" >&2
-		if check_torch "$WORK/torch.folded" "$WORK/torch.events"; then
+		if check_torch "$WORK/torch.folded" "$WORK/torch.events" "$WORK/torch.stderr" |
+			tee "$WORK/torch.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 			pass "PyTorch under record"
 		else
 			fail "PyTorch under record"
@@ -298,11 +447,15 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 		# that the agent starts again after the first llmprof is gone.
 		"$LLMPROF" attach -p "$background_pid" -d 5 -o "$WORK/attach.folded" \
 			2>>"$WORK/attach.stderr" || attach_ok=0
-		# A third attach: the agent already loaded starts once more.
-		if "$LLMPROF" attach -p "$background_pid" -d 3 -o "$WORK/attach3.folded" \
-			2>"$WORK/attach3.stderr" && grep -q "GPU summary" "$WORK/attach3.stderr" &&
-			grep -q '^\S*.*\[gpu\] ' "$WORK/attach3.folded"; then
-			pass "third attach: $(grep -c '\[gpu\] ' "$WORK/attach3.folded") GPU stacks"
+		# A third attach: the agent already loaded starts once more; its
+		# Chrome trace has the launches, so the timelines must agree, with
+		# one kernel record per launch.
+		if "$LLMPROF" attach -p "$background_pid" -d 3 -f chrome -o "$WORK/attach3.trace.json" \
+			2>"$WORK/attach3.stderr" && grep -q "GPU summary" "$WORK/attach3.stderr"; then
+			pass "third attach"
+			check_timeline "$WORK/attach3.trace.json" attach3 \
+				"third attach: CPU and GPU timelines agree, one record per launch" \
+				--unique-correlation
 		else
 			fail "third attach: $(tail -3 "$WORK/attach3.stderr")"
 		fi
@@ -321,7 +474,8 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 			pass "the attached PyTorch target ran on and exited 0"
 		fi
 		if [ "$attach_ok" -eq 1 ] &&
-			check_attach "$WORK/attach.json" "$WORK/attach.folded" "$WORK/attach.events"; then
+			check_attach "$WORK/attach.json" "$WORK/attach.folded" "$WORK/attach.events" |
+			tee "$WORK/attach.check" && [ "${PIPESTATUS[0]}" -eq 0 ]; then
 			pass "PyTorch under attach"
 		else
 			fail "PyTorch under attach"
@@ -334,7 +488,7 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 	if "$LLMPROF" record --gpu-memory -o "$WORK/memory.folded" -- "$PYTHON" \
 		"$SRC/tests/gpu/torch_memory.py" >"$WORK/memory.events" 2>"$WORK/memory.stderr"; then
 		cat "$WORK/memory.stderr" >&2
-		if "$PYTHON" - "$WORK/memory.folded" "$WORK/memory.events" <<'PY'; then
+		if "$PYTHON" - "$WORK/memory.folded" "$WORK/memory.events" <<'PY' | tee "$WORK/memory.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 import sys
 folded, events = sys.argv[1:3]
 reserved = next(int(l.split()[1]) for l in open(events) if l.startswith("reserved_peak "))
@@ -349,6 +503,11 @@ for line in open(folded):
 mib = 1 << 20
 print(f"memory peak {total / mib:.1f} MiB by stack, PyTorch reserved {reserved / mib:.1f} MiB, "
       f"{under_weights / mib:.1f} MiB under load_weights")
+ok = reserved <= total <= reserved + 64 * mib
+print(f"FIGURE|GPU memory peak by stack|{total / mib:.1f} MiB|{reserved / mib:.1f} MiB reserved (+64)|"
+      f"{total / reserved if reserved else 0:.3f}|{'PASS' if ok else 'FAIL'}")
+print(f"FIGURE|GPU memory under load_weights|{under_weights / mib:.1f} MiB|>= 256 MiB|-|"
+      f"{'PASS' if under_weights >= 256 * mib else 'FAIL'}")
 # Libraries below PyTorch (cuBLAS, NCCL) may cudaMalloc a little of their own.
 if not (reserved <= total <= reserved + 64 * mib):
     print("FAIL: the peak by stack does not match max_memory_reserved()"); sys.exit(1)
@@ -449,6 +608,7 @@ echo "gpu-check: summary"
 for line in "${results[@]}"; do
 	echo "  $line"
 done
+print_figures
 if [ "$failures" -ne 0 ]; then
 	echo "gpu-check: $failures check(s) failed"
 	exit 1

@@ -78,9 +78,41 @@ static const char *const interpreter_functions[] = {
     "binary_op*",    NULL,
 };
 
+/* Read back from folded text a Python frame is "function (file)", with
+ * no file of its own: the file is the part in parentheses. */
+static const char *python_file(const struct frame *f)
+{
+	const char *open;
+
+	if (f->kind != FRAME_PYTHON || !f->name)
+		return NULL;
+	if (f->file)
+		return f->file;
+	open = strrchr(f->name, '(');
+	return open && open > f->name && open[-1] == ' ' ? open + 1 : NULL;
+}
+
 static bool frame_file_contains(const struct frame *f, const char *part)
 {
-	return f->kind == FRAME_PYTHON && f->file && strstr(f->file, part);
+	const char *file = python_file(f);
+
+	return file && strstr(file, part);
+}
+
+/* The function's name ends in suffix (the " (file)" that names read back
+ * from folded or speedscope text hold aside). */
+static bool python_function_ends_with(const struct frame *f, const char *suffix)
+{
+	size_t len, suffix_len = strlen(suffix);
+	const char *open;
+
+	if (f->kind != FRAME_PYTHON || !f->name)
+		return false;
+	len = strlen(f->name);
+	open = strrchr(f->name, '(');
+	if (open && open > f->name && open[-1] == ' ' && f->name[len - 1] == ')')
+		len = (size_t)(open - 1 - f->name);
+	return len >= suffix_len && !strncmp(f->name + len - suffix_len, suffix, suffix_len);
 }
 
 /* The deepest Python frame of the stack in a file whose path contains one
@@ -103,11 +135,6 @@ static const char *location_or(const struct profile *p, uint32_t stack, int belo
 		return buf;
 	snprintf(buf, size, "%s", fallback);
 	return buf;
-}
-
-static bool is_worker(const char *process)
-{
-	return strstr(process, "[worker ") != NULL;
 }
 
 /* Weighs the CPU stacks under a call that matches patterns, by where they
@@ -187,18 +214,226 @@ cleanup:
 	return err;
 }
 
-static int data_loading(struct analysis *a, struct rule_outcome *o)
+/* What a stack is to the data-loading rule. */
+enum loader_role {
+	LOADER_OTHER = 0,
+	LOADER_WAIT,	    /* training process, off the CPU under the DataLoader's __next__ */
+	LOADER_INLINE,	    /* training process, on the CPU fetching data itself */
+	LOADER_WORKER_BUSY, /* a worker process, on the CPU or runnable */
+	LOADER_WORKER_IDLE, /* a worker process, blocked */
+};
+
+/* Wall time by thread: the training threads are those that wait for
+ * batches, the workers' loop threads those that run _worker_loop; the
+ * shares are of their own wall time, not of every thread (the queues'
+ * feeder threads, torch's pools) the processes hold. */
+struct loader_thread {
+	uint64_t total, waiting, busy;
+	bool worker_loop;
+};
+
+struct loader_threads {
+	struct loader_thread *items;
+	size_t nr;
+	struct tally keys; /* without a timeline: a key per thread, in item order */
+};
+
+static bool is_worker(const char *process)
 {
-	static const char *const loader_files[] = {
-	    "torch/utils/data/",
-	    "multiprocessing/queues.py",
-	    "multiprocessing/connection.py",
-	    NULL,
-	};
+	return strstr(process, "[worker ") != NULL;
+}
+
+/* The DataLoader's __next__ in the stack, the outermost one, or -1. */
+static int find_loader_next(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct frame *f = &p->frames[s->frames[i]];
+
+		if (frame_file_contains(f, "torch/utils/data/dataloader.py") &&
+		    python_function_ends_with(f, "__next__"))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * "function (file:line)" of the innermost Python frame above index below
+ * (-1: the whole stack), line only where asked for, whichever of the
+ * live, folded or speedscope spellings the frame has; false when there is
+ * none.
+ */
+static bool python_place(const struct profile *p, uint32_t stack, int below, bool with_line,
+			 char *buf, size_t size)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	for (int i = below < 0 ? (int)s->depth - 1 : below - 1; i >= 0; i--) {
+		const struct frame *f = &p->frames[s->frames[i]];
+		const char *open, *file = f->file;
+		size_t name_len, file_len;
+
+		if (f->kind != FRAME_PYTHON || !f->name)
+			continue;
+		name_len = strlen(f->name);
+		open = strrchr(f->name, '(');
+		if (open && open > f->name && open[-1] == ' ' && f->name[name_len - 1] == ')') {
+			file = open + 1;
+			file_len = (size_t)(f->name + name_len - 1 - file);
+			name_len = (size_t)(open - 1 - f->name);
+		} else {
+			file_len = file ? strlen(file) : 0;
+		}
+		if (!file)
+			snprintf(buf, size, "%.*s", (int)name_len, f->name);
+		else if (with_line && f->line)
+			snprintf(buf, size, "%.*s (%.*s:%u)", (int)name_len, f->name, (int)file_len,
+				 file, f->line);
+		else
+			snprintf(buf, size, "%.*s (%.*s)", (int)name_len, f->name, (int)file_len,
+				 file);
+		return true;
+	}
+	return false;
+}
+
+static bool runs_worker_loop(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	for (uint32_t i = 0; i < s->depth; i++) {
+		const struct frame *f = &p->frames[s->frames[i]];
+
+		if (frame_file_contains(f, "torch/utils/data/_utils/worker.py") &&
+		    strstr(f->name, "_worker_loop"))
+			return true;
+	}
+	return false;
+}
+
+static enum loader_role loader_role(const struct analysis *a, uint32_t stack)
+{
 	static const char *const fetch_files[] = {"torch/utils/data/_utils/fetch.py", NULL};
 	const struct profile *p = a->profile;
+
+	if (is_worker(analysis__root_name(p, stack))) {
+		if (!a->is_off_cpu_stack[stack] ||
+		    !strcmp(analysis__leaf_name(p, stack), "[off-cpu] preempted"))
+			return LOADER_WORKER_BUSY;
+		return LOADER_WORKER_IDLE;
+	}
+	if (a->is_off_cpu_stack[stack])
+		return find_loader_next(p, stack) >= 0 ? LOADER_WAIT : LOADER_OTHER;
+	return find_python_file(p, stack, fetch_files) >= 0 ? LOADER_INLINE : LOADER_OTHER;
+}
+
+/*
+ * Folded input has no thread ids: a --per-thread frame names the thread;
+ * else a process's stacks are split into those of its main thread and
+ * those of the threads it started (through start_thread or clone), which
+ * keeps the queues' feeder threads out of the training thread's wall time.
+ */
+static int thread_key_index(struct loader_threads *t, const struct profile *p, uint32_t stack,
+			    size_t *index)
+{
+	static const char *const thread_starts[] = {
+	    "start_thread", "__clone3", "__clone", "clone3", "clone", "thread_start", NULL,
+	};
+	const struct stack *s = &p->stacks[stack];
+	const char *thread;
+	char key[512];
+	int err;
+
+	thread = "(main)";
+	if (s->depth > 1 && p->frames[s->frames[1]].kind == FRAME_THREAD) {
+		thread = p->frames[s->frames[1]].name;
+	} else {
+		/* At the root: a thread that creates another has clone at
+		 * its leaf. */
+		for (uint32_t i = 1; i < s->depth && i <= 3; i++)
+			if (analysis__name_matches(p->frames[s->frames[i]].name, thread_starts))
+				thread = "(threads)";
+	}
+	snprintf(key, sizeof(key), "%s;%s", analysis__root_name(p, stack), thread);
+	for (size_t i = 0; i < t->keys.nr; i++) {
+		if (!strcmp(t->keys.entries[i].key, key)) {
+			*index = i;
+			return 0;
+		}
+	}
+	err = tally__add(&t->keys, key, 0);
+	if (err)
+		return err;
+	*index = t->keys.nr - 1;
+	if (*index >= t->nr) {
+		struct loader_thread *items = realloc(t->items, (*index + 1) * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		memset(&items[*index], 0, sizeof(*items));
+		t->items = items;
+		t->nr = *index + 1;
+	}
+	return 0;
+}
+
+static void loader_thread__add(struct loader_thread *t, const struct profile *p, uint32_t stack,
+			       enum loader_role role, uint64_t weight)
+{
+	t->total += weight;
+	if (role == LOADER_WAIT)
+		t->waiting += weight;
+	if (role == LOADER_WORKER_BUSY)
+		t->busy += weight;
+	if ((role == LOADER_WORKER_BUSY || role == LOADER_WORKER_IDLE) &&
+	    runs_worker_loop(p, stack))
+		t->worker_loop = true;
+}
+
+static int loader_threads__fill(struct loader_threads *t, const struct analysis *a,
+				const enum loader_role *roles)
+{
+	const struct profile *p = a->profile;
+
+	if (a->has_timeline && p->nr_threads) {
+		t->items = calloc(p->nr_threads, sizeof(*t->items));
+		if (!t->items)
+			return -ENOMEM;
+		t->nr = p->nr_threads;
+		for (size_t i = 0; i < p->nr_samples; i++) {
+			const struct sample *s = &p->samples[i];
+
+			if (s->thread >= t->nr || a->is_gpu_stack[s->stack])
+				continue;
+			loader_thread__add(&t->items[s->thread], p, s->stack, roles[s->stack],
+					   s->weight);
+		}
+		return 0;
+	}
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		size_t index;
+		int err;
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		err = thread_key_index(t, p, i, &index);
+		if (err)
+			return err;
+		loader_thread__add(&t->items[index], p, i, roles[i], p->stacks[i].weight);
+	}
+	return 0;
+}
+
+static int data_loading(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
 	struct tally workers = {0}, waits = {0};
+	struct loader_threads threads = {0};
 	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
+	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0;
+	size_t trainers = 0, loops = 0;
+	enum loader_role *roles = NULL;
 	struct finding *f;
 	double share;
 	int err = 0;
@@ -207,68 +442,93 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
 	}
 	o->ran = true;
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const char *process = analysis__root_name(p, i);
+	roles = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*roles));
+	if (!roles)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		char location[512];
-		int at;
 
 		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
 			continue;
-		if (is_worker(process)) {
-			if (a->is_off_cpu_stack[i])
-				continue;
+		roles[i] = loader_role(a, i);
+		switch (roles[i]) {
+		case LOADER_WORKER_BUSY:
+			/* By function: a hot loop spreads over its lines. */
 			worker_busy += p->stacks[i].weight;
-			err = tally__add(&workers,
-					 location_or(p, i, -1, location, sizeof(location),
-						     analysis__leaf_name(p, i)),
-					 p->stacks[i].weight);
-			if (err)
-				goto cleanup;
-			continue;
-		}
-		if (a->is_off_cpu_stack[i]) {
-			at = find_python_file(p, i, loader_files);
-			if (at < 0)
-				continue;
+			if (!python_place(p, i, -1, false, location, sizeof(location)))
+				snprintf(location, sizeof(location), "%s",
+					 analysis__leaf_name(p, i));
+			err = tally__add(&workers, location, p->stacks[i].weight);
+			break;
+		case LOADER_WAIT:
+			/* Where the training loop asked for the batch: the
+			 * caller of __next__, not the queue inside it. */
 			wait += p->stacks[i].weight;
-			err = tally__add(&waits,
-					 location_or(p, i, -1, location, sizeof(location), ""),
-					 p->stacks[i].weight);
-		} else if (find_python_file(p, i, fetch_files) >= 0) {
+			if (!python_place(p, i, find_loader_next(p, i), true, location,
+					  sizeof(location)))
+				snprintf(location, sizeof(location), "(no Python frame)");
+			err = tally__add(&waits, location, p->stacks[i].weight);
+			break;
+		case LOADER_INLINE:
 			inline_load += p->stacks[i].weight;
 			err = tally__add(&workers,
 					 location_or(p, i, -1, location, sizeof(location),
 						     analysis__leaf_name(p, i)),
 					 p->stacks[i].weight);
+			break;
+		default:
+			break;
 		}
 		if (err)
 			goto cleanup;
 	}
 	tally__sort(&workers);
 	tally__sort(&waits);
-	share = analysis__cpu_share(a, wait);
-	if (share >= DATA_WAIT_MIN_SHARE) {
-		err = outcome__note(
-		    o, "%.1f%% of wall time waiting on the DataLoader (fires at %.0f%%)",
-		    100 * share, 100 * DATA_WAIT_MIN_SHARE);
+	err = loader_threads__fill(&threads, a, roles);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < threads.nr; i++) {
+		const struct loader_thread *t = &threads.items[i];
+
+		if (t->waiting) {
+			trainers++;
+			trainer_wall += t->total;
+		}
+		if (t->worker_loop) {
+			loops++;
+			loop_wall += t->total;
+			loop_busy += t->busy;
+		}
+	}
+	share = trainer_wall ? (double)wait / trainer_wall : 0;
+	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE) {
+		const char *of = trainers > 1 ? "the training threads' wall time"
+					      : "the training thread's wall time";
+
+		err = outcome__note(o, "%.1f%% of %s waiting on the DataLoader (fires at %.0f%%)",
+				    100 * share, of, 100 * DATA_WAIT_MIN_SHARE);
 		if (err)
 			goto cleanup;
-		f = analysis__add_finding(
-		    a, o->rule, share, "wall time",
-		    "The training process waits for data: %.1f%% of wall time in the DataLoader",
-		    100 * share);
+		f = analysis__add_finding(a, o->rule, share, of,
+					  "The training loop waits for data: %.1f%% of %s in the "
+					  "DataLoader",
+					  100 * share, of);
 		err = -ENOMEM;
 		if (!f || (waits.nr && finding__locate(f, waits.entries[0].key)))
 			goto cleanup;
-		if (finding__evidence(f, "workers were on the CPU for %.1f%% of all thread time",
-				      100 * analysis__cpu_share(a, worker_busy)))
+		if (waits.nr && finding__evidence(f, "the loop waits for its batch at %s",
+						  waits.entries[0].key))
+			goto cleanup;
+		if (loops &&
+		    finding__evidence(f,
+				      "the %zu worker loop%s %s on the CPU or runnable "
+				      "%.1f%% of %s wall time",
+				      loops, loops > 1 ? "s" : "", loops > 1 ? "were" : "was",
+				      100.0 * loop_busy / loop_wall, loops > 1 ? "their" : "its"))
 			goto cleanup;
 		if (workers.nr &&
-		    finding__evidence(f, "the workers' hottest code: %s (%.1f%%)",
-				      workers.entries[0].key,
-				      100 * analysis__cpu_share(a, workers.entries[0].weight)))
-			goto cleanup;
-		if (finding__evidence_from_tally(f, &waits, a->cpu_weight, 3))
+		    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
+		     finding__evidence_from_tally(f, &workers, worker_busy, 3)))
 			goto cleanup;
 		err = finding__suggest(
 		    f, worker_busy
@@ -281,11 +541,20 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		goto cleanup;
 	}
 	share = analysis__cpu_share(a, inline_load);
-	err = outcome__note(o,
-			    "%.1f%% waiting on the DataLoader (fires at %.0f%%, needs off-CPU "
-			    "data), %.1f%% loading data in the training process (fires at %.0f%%)",
-			    100 * analysis__cpu_share(a, wait), 100 * DATA_WAIT_MIN_SHARE,
-			    100 * share, 100 * DATA_INLINE_MIN_SHARE);
+	if (a->has_off_cpu)
+		err = outcome__note(o,
+				    "%.1f%% of the training thread's wall time waiting on the "
+				    "DataLoader (fires at %.0f%%), %.1f%% of %s loading data in "
+				    "the training process (fires at %.0f%%)",
+				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
+				    100 * DATA_WAIT_MIN_SHARE, 100 * share,
+				    analysis__cpu_share_of(a), 100 * DATA_INLINE_MIN_SHARE);
+	else
+		err = outcome__note(o,
+				    "waits on the DataLoader need off-CPU data (--off-cpu or "
+				    "--mode wall); %.1f%% of CPU time loading data in the training "
+				    "process (fires at %.0f%%)",
+				    100 * share, 100 * DATA_INLINE_MIN_SHARE);
 	if (err || share < DATA_INLINE_MIN_SHARE)
 		goto cleanup;
 	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
@@ -299,6 +568,9 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	err = finding__suggest(f, "use DataLoader(num_workers=N) so batches are prepared in "
 				  "worker processes while the step runs");
 cleanup:
+	free(roles);
+	free(threads.items);
+	tally__free(&threads.keys);
 	tally__free(&workers);
 	tally__free(&waits);
 	return err;

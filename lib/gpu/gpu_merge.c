@@ -414,6 +414,8 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 			const struct resolved *res)
 {
 	struct profile *p = m->profile;
+	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_agent_info *agent = &m->gs->agents[r->agent];
 	struct gpu_activity a = {
 		.start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
 		.end_ns = r->end_ns - p->start_ns,
@@ -428,7 +430,19 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 		.stack = res->attributed ? res->stack : UINT32_MAX,
 		.process = r->agent,
 	};
-	int err = profile__add_gpu(p, &a);
+	int err;
+
+	/* Thread ids from another pid namespace name no thread of ours. */
+	if (l && !agent->other_pid_namespace) {
+		a.launch_ns = l->time_ns > p->start_ns ? l->time_ns - p->start_ns : 0;
+		/* The agent's measured offset between CUPTI's clock and ours
+		 * (attach) is known to within this; a callback clock is exact. */
+		a.launch_error_ns =
+		    agent->clock_mode == GPU_CLOCK_CALLBACK ? 0 : agent->clock_error_ns;
+		a.launch_pid = agent->pid;
+		a.launch_tid = l->tid;
+	}
+	err = profile__add_gpu(p, &a);
 
 	if (err)
 		return err;

@@ -5,8 +5,9 @@
  * stacks, consecutive samples that share frames keeping them open as
  * speedscope's evented profiles do; off-CPU intervals as slices of their
  * real length; a track per GPU stream with kernels, copies and sets as
- * complete ("X") events at their real times; process and thread names and
- * ranks as metadata.  Times are microseconds since the profile's start.
+ * complete ("X") events at their real times, with flow arrows from the
+ * thread that launched them; process and thread names and ranks as
+ * metadata.  Times are microseconds since the profile's start.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -347,10 +348,33 @@ static const char *gpu_category(enum gpu_activity_kind kind)
 	}
 }
 
+/*
+ * A flow from the launching thread, at the launch call, to the span on the
+ * GPU: the arrows of Perfetto and chrome://tracing.  "s" binds to the slice
+ * of the thread that encloses the launch time, "f" with "bp":"e" to the GPU
+ * span that starts at its time.
+ */
+static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity *a, uint64_t id,
+			      uint32_t gpu_pid, uint32_t gpu_tid, uint64_t start_ns)
+{
+	begin_event(w, 's', a->launch_pid, a->launch_tid, a->launch_ns);
+	fprintf(w->out, ",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64 "}", id);
+	begin_event(w, 'f', gpu_pid, gpu_tid, start_ns);
+	fprintf(w->out, ",\"bp\":\"e\",\"name\":\"launch\",\"cat\":\"gpu.launch\",\"id\":%" PRIu64,
+		id);
+	/* How far the two clocks may disagree: a span may seem to start up
+	 * to this long before its launch. */
+	if (a->launch_error_ns)
+		fprintf(w->out, ",\"args\":{\"clock_error_us\":%" PRIu64 ".%03" PRIu64 "}",
+			a->launch_error_ns / 1000, a->launch_error_ns % 1000);
+	fputc('}', w->out);
+}
+
 /* A process per GPU, a thread per stream.  Spans on a stream do not
  * overlap; where clock rounding makes them, a span starts at the previous
- * end so the track stays a sequence. */
-static int write_gpu(struct chrome_writer *w)
+ * end so the track stays a sequence.  With flows, each span with a known
+ * launch gets its arrow from the CPU thread's track. */
+static int write_gpu(struct chrome_writer *w, bool flows)
 {
 	const struct profile *p = w->profile;
 	const struct gpu_activity **order = calloc(p->nr_gpu ? p->nr_gpu : 1, sizeof(*order));
@@ -394,6 +418,8 @@ static int write_gpu(struct chrome_writer *w)
 			if (a->bytes)
 				fprintf(w->out, ",\"bytes\":%" PRIu64, a->bytes);
 			fputs("}}", w->out);
+			if (flows && a->launch_tid)
+				write_launch_flow(w, a, i + 1, pid, tid, start);
 			cursor = end;
 		}
 	}
@@ -417,7 +443,7 @@ int chrome__write(const struct profile *p, enum output_view view, FILE *out)
 	if (view != VIEW_GPU && p->nr_samples)
 		err = write_threads(&w, view);
 	if (!err && view != VIEW_CPU && p->nr_gpu)
-		err = write_gpu(&w);
+		err = write_gpu(&w, view != VIEW_GPU && p->nr_samples);
 	if (err)
 		return err;
 	fputs(

@@ -94,6 +94,11 @@ struct gpu_activity {
 	 * agent); 0 where unknown (a profile read from a file).  Processes
 	 * that each see their GPU as device 0 are told apart by it. */
 	uint32_t process;
+	/* The API call that launched it (a graph's kernels: the graph launch),
+	 * on the samples' clock; launch_tid 0 when there is no launch record. */
+	uint64_t launch_ns;	  /* since profile->start_ns; 0 when before the start */
+	uint64_t launch_error_ns; /* how far the GPU clock may be off launch_ns's */
+	uint32_t launch_pid, launch_tid;
 };
 
 /* GPU memory (--gpu-memory): the accounting behind a memory view, which

@@ -339,32 +339,137 @@ static void test_straggler(void)
 	profile__free(p);
 }
 
+/*
+ * As a recording of a real DataLoader shows it: the training thread waits
+ * under __next__, the index queues' feeder threads (one per worker) wait in
+ * Queue._feed all the time, the shutdown joins the workers; each worker
+ * has its loop thread and a feeder.  The share is of the training thread's
+ * wall time alone: 400 waiting of its 400 + 200 + 50.
+ */
 static void test_data_loading(void)
 {
+	static const char main_thread[] =
+	    "python;_start;<module> (train.py:40);train (train.py:20)";
+	static const char feeder[] = "python;clone;Thread.run (threading.py:900);"
+				     "Queue._feed (multiprocessing/queues.py:231);"
+				     "Condition.wait (threading.py:320);[off-cpu] futex";
+	static const char worker_loop[] =
+	    "_start;_worker_loop (torch/utils/data/_utils/worker.py:300)";
 	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	const struct finding *f;
+	struct findings *fs;
+	char stack[512];
+
+	snprintf(stack, sizeof(stack),
+		 "%s;next_batch (train.py:12);_BaseDataLoaderIter.__next__ "
+		 "(torch/utils/data/dataloader.py:630);"
+		 "_get_data (torch/utils/data/dataloader.py:1100);"
+		 "get (multiprocessing/queues.py:113);[off-cpu] futex",
+		 main_thread);
+	weigh(p, stack, 400);
+	snprintf(stack, sizeof(stack), "%s;step (train.py:30)", main_thread);
+	weigh(p, stack, 200);
+	snprintf(stack, sizeof(stack),
+		 "%s;_MultiProcessingDataLoaderIter.__del__ (torch/utils/data/dataloader.py:1470);"
+		 "join (multiprocessing/process.py:149);[off-cpu] poll",
+		 main_thread);
+	weigh(p, stack, 50);
+	weigh(p, feeder, 650);
+	for (int w = 0; w < 2; w++) {
+		snprintf(stack, sizeof(stack), "python [worker %d];%s;decode (data.py:9)", w,
+			 worker_loop);
+		weigh(p, stack, 180);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];%s;decode (data.py:9);"
+			 "[off-cpu] preempted",
+			 w, worker_loop);
+		weigh(p, stack, 20);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];%s;get (queues.py:100);"
+			 "[off-cpu] futex",
+			 w, worker_loop);
+		weigh(p, stack, 50);
+		snprintf(stack, sizeof(stack),
+			 "python [worker %d];clone;"
+			 "Queue._feed (multiprocessing/queues.py:231);[off-cpu] futex",
+			 w);
+		weigh(p, stack, 250);
+	}
+	fs = check(p, "data-loading", 400.0 / 650);
+	f = find(fs, "data-loading");
+	EXPECT(f && f->location && !strcmp(f->location, "next_batch (train.py:12)"),
+	       "the wait is not located at the loop's call: %s", f ? f->location : "");
+	EXPECT(evidence_has(f, "decode (data.py)"), "the workers' hot code is not named");
+	EXPECT(evidence_has(f, "2 worker loops were on the CPU or runnable 80.0%"),
+	       "the workers' busy share is not of their loop threads");
+	findings__free(fs);
+	profile__free(p);
+
+	/* Healthy: the step is the work, the loop hardly waits; the feeder
+	 * threads' waits do not count. */
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	snprintf(stack, sizeof(stack), "%s;step (train.py:30)", main_thread);
+	weigh(p, stack, 900);
+	snprintf(stack, sizeof(stack),
+		 "%s;next_batch (train.py:12);__next__ (torch/utils/data/dataloader.py:630);"
+		 "[off-cpu] futex",
+		 main_thread);
+	weigh(p, stack, 20);
+	weigh(p, feeder, 920);
+	findings__free(check(p, "data-loading", -1));
+	profile__free(p);
+}
+
+/* The stack of text with a --per-thread frame under its process. */
+static uint32_t thread_stack_of(struct profile *p, const char *thread, const char *text)
+{
+	uint32_t id = stack_of(p, text), frames[64], depth = p->stacks[id].depth;
+
+	memcpy(frames, p->stacks[id].frames, depth * sizeof(*frames));
+	memmove(frames + 2, frames + 1, (depth - 1) * sizeof(*frames));
+	frames[1] = profile__intern_frame(p, thread, NULL, 0, FRAME_THREAD);
+	return profile__intern_stack(p, frames, depth + 1);
+}
+
+/*
+ * The training thread's wall time where the profile knows the threads:
+ * from the samples of a timeline, or from --per-thread frames.  A feeder
+ * thread whose stack has no thread start in it still does not count.
+ */
+static void test_data_loading_threads(void)
+{
+	static const char wait[] = "python;train (train.py:20);next_batch (train.py:12);"
+				   "__next__ (torch/utils/data/dataloader.py:630);[off-cpu] futex";
+	static const char step[] = "python;train (train.py:20);step (train.py:30)";
+	static const char feed[] = "python;Queue._feed (multiprocessing/queues.py:231);"
+				   "[off-cpu] futex";
+	static const char decode[] = "python [worker 0];"
+				     "_worker_loop (torch/utils/data/_utils/worker.py:300);"
+				     "decode (data.py:9)";
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	const struct finding *f;
 	struct findings *fs;
 
-	weigh(p,
-	      "python;train (train.py:20);__next__ (torch/utils/data/dataloader.py:630);"
-	      "_get_data (torch/utils/data/dataloader.py:1100);get (multiprocessing/queues.py:113);"
-	      "[off-cpu] futex",
-	      400);
-	weigh(p, "python;train (train.py:20);step (train.py:30)", 200);
-	weigh(p, "python [worker 0];_worker_loop (worker.py:300);__getitem__ (data.py:15)", 200);
-	weigh(p, "python [worker 1];_worker_loop (worker.py:300);__getitem__ (data.py:15)", 200);
-	fs = check(p, "data-loading", 0.4);
-	EXPECT(evidence_has(find(fs, "data-loading"), "__getitem__ (data.py:15)"),
-	       "the workers' hot code is not named");
+	profile__add_thread(p, 100, 100, "python");
+	profile__add_thread(p, 100, 101, "python");
+	profile__add_thread(p, 200, 200, "pt_data_worker");
+	profile__add_sample(p, 0, stack_of(p, wait), 0, 300);
+	profile__add_sample(p, 0, stack_of(p, step), 300000, 100);
+	profile__add_sample(p, 1, stack_of(p, feed), 0, 400);
+	profile__add_sample(p, 2, stack_of(p, decode), 0, 400);
+	fs = check(p, "data-loading", 0.75);
+	f = find(fs, "data-loading");
+	EXPECT(evidence_has(f, "the 1 worker loop was on the CPU or runnable 100.0% of its"),
+	       "the worker loop's busy share from the timeline");
 	findings__free(fs);
 	profile__free(p);
 
 	p = new_profile(UNIT_MICROSECONDS, 1);
-	weigh(p, "python;train (train.py:20);step (train.py:30)", 900);
-	weigh(p,
-	      "python;train (train.py:20);__next__ (torch/utils/data/dataloader.py:630);"
-	      "[off-cpu] futex",
-	      20);
-	findings__free(check(p, "data-loading", -1));
+	profile__add_weight(p, thread_stack_of(p, "python/100", wait), 300);
+	profile__add_weight(p, thread_stack_of(p, "python/100", step), 100);
+	profile__add_weight(p, thread_stack_of(p, "python/101", feed), 400);
+	profile__add_weight(p, thread_stack_of(p, "python/200", decode), 400);
+	findings__free(check(p, "data-loading", 0.75));
 	profile__free(p);
 }
 
@@ -563,6 +668,7 @@ int main(void)
 	test_oversubscription();
 	test_straggler();
 	test_data_loading();
+	test_data_loading_threads();
 	test_order_and_writers();
 	test_memory_rules();
 	if (failures) {

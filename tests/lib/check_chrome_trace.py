@@ -11,7 +11,8 @@ in time order; X durations >= 0; every track with slices has a thread_name.
 Shares are of the time each function is the innermost slice (kernel slices
 left out, as the folded checks strip trailing kernel frames) or anywhere on
 the stack, over all CPU slice time.  GPU kernels must be X events on a track
-of a process named "GPU N".  --match-folded: every function with 5 % or
+of a process named "GPU N"; flows ("s"/"f") go from a CPU thread to a GPU
+track.  --match-folded: every function with 5 % or
 more self weight in FOLDED (the same profile) has that self share of the
 trace's slice time, within the tolerance.  Exits 1 with a message on the first failure.
 """
@@ -44,7 +45,7 @@ def main():
         fail("traceEvents is not a list")
 
     process_names, thread_names = {}, {}
-    per_thread = {}
+    per_thread, flows = {}, {}
     for i, e in enumerate(events):
         for key in ("ph", "ts", "pid", "tid"):
             if key not in e:
@@ -58,8 +59,25 @@ def main():
                 thread_names[(e["pid"], e["tid"])] = e["args"]["name"]
         elif e["ph"] in ("B", "E", "X"):
             per_thread.setdefault((e["pid"], e["tid"]), []).append(e)
+        elif e["ph"] in ("s", "f"):
+            if "id" not in e or "name" not in e or "cat" not in e:
+                fail(f"event {i}: a flow without id, name or cat: {e}")
+            flows.setdefault(e["id"], {})[e["ph"]] = e
         else:
             fail(f"event {i}: unexpected phase {e['ph']!r}")
+
+    # Launch flows: a start on a CPU thread, an end on a GPU stream bound
+    # to the span there ("bp":"e"), both of one name and category.
+    for flow_id, ends in flows.items():
+        if set(ends) != {"s", "f"}:
+            fail(f"flow {flow_id} has {sorted(ends)}, not one start and one end")
+        start, end = ends["s"], ends["f"]
+        if (start["name"], start["cat"]) != (end["name"], end["cat"]):
+            fail(f"flow {flow_id}: its ends differ in name or category")
+        if not process_names.get(end["pid"], "").startswith("GPU ") or end.get("bp") != "e":
+            fail(f"flow {flow_id}: its end is not bound to a GPU span: {end}")
+        if process_names.get(start["pid"], "").startswith("GPU "):
+            fail(f"flow {flow_id}: it starts on a GPU track")
 
     self_time, total_time, gpu_time = {}, {}, {}
     cpu_total, off_cpu = 0.0, 0

@@ -87,7 +87,7 @@ static void build(struct stream *s)
 	add_launch(s, 18, 0, GPU_DOMAIN_RUNTIME, 0);
 	add_launch(s, 19, 0, GPU_DOMAIN_RUNTIME, 0);
 	add_launch_on(s, 21, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_PROBED, 5000, 10);
-	add_launch_on(s, 22, 0, GPU_DOMAIN_RUNTIME, 0, 5000, 5000);
+	add_launch_on(s, 22, 0, GPU_DOMAIN_RUNTIME, 0, 5000, US(8450));
 	add(s, GPU_MSG_GOODBYE, &g, sizeof(g), NULL);
 }
 
@@ -245,7 +245,19 @@ static void test_merge(void)
 			EXPECT(a->start_ns == 0 && a->end_ns == 500000, "cut at start: %lu-%lu",
 			       (unsigned long)a->start_ns, (unsigned long)a->end_ns);
 		if (a->correlation == 98)
-			EXPECT(a->stack == UINT32_MAX, "unattributed has a stack");
+			EXPECT(a->stack == UINT32_MAX && !a->launch_tid,
+			       "unattributed has a stack or a launch");
+		/* The launch call's time and thread, for the timeline; a
+		 * driver launch inside a runtime one has the runtime call's,
+		 * one before the profile's start the start. */
+		if (a->correlation == 22)
+			EXPECT(a->launch_ns == 8450000 && a->launch_tid == 5000,
+			       "kernel 22 launched at %lu by %u", (unsigned long)a->launch_ns,
+			       a->launch_tid);
+		if (a->correlation == 20 || a->correlation == 10)
+			EXPECT(a->launch_ns == 0 && a->launch_tid == 4243,
+			       "kernel %u launched at %lu by %u", a->correlation,
+			       (unsigned long)a->launch_ns, a->launch_tid);
 		if (a->correlation == 99)
 			EXPECT(a->stack != UINT32_MAX, "inferred has no stack");
 		if (a->correlation == 10) {
