@@ -168,7 +168,9 @@ PY
 fi
 
 [ "$mode" = attach ] || fail "mode $mode"
-start_bg "$MOCK_APP" --seconds 14 >"$WORK/app.out" 2>"$WORK/app.err"
+# The targets run until the test is done with them (a loaded machine can
+# make the attaches take long), at most two minutes.
+start_bg "$MOCK_APP" --seconds 120 --until "$WORK/stop-first" >"$WORK/app.out" 2>"$WORK/app.err"
 sleep 0.5
 # Three attach/detach cycles in one process: later ones start the agent
 # copy that is loaded already (one copy in the maps), and the launch probe
@@ -186,7 +188,7 @@ done
 # Two CUDA processes at once: each gets its own agent, and each one's
 # kernels stay under its own launches.
 FIRST=$BG_PID
-start_bg "$MOCK_APP" --seconds 7 >"$WORK/app2.out" 2>"$WORK/app2.err"
+start_bg "$MOCK_APP" --seconds 120 --until "$WORK/stop-second" >"$WORK/app2.out" 2>"$WORK/app2.err"
 SECOND=$BG_PID
 sleep 1
 "$LLMPROF" attach -p "$FIRST,$SECOND" --per-process -d 2.5 -o "$WORK/pair.folded" \
@@ -200,6 +202,7 @@ for pid in "$FIRST" "$SECOND"; do
 		fail "no GPU kernels of process $pid: $(cat "$WORK/pair.err"; cut -d';' -f1 "$WORK/pair.folded" | sort | uniq -c)"
 	check_folded "$WORK/one.folded"
 done
+touch "$WORK/stop-first" "$WORK/stop-second"
 wait "$SECOND" || fail "the second target exited $?"
 wait "$FIRST" || fail "the target exited $?: $(tail "$WORK/app.err")"
 cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"

@@ -7,7 +7,7 @@
  * memset, in a loop; prints a checksum that does not depend on how many
  * iterations ran.
  *
- * mock_app [--seconds S] [--iterations N] [--subscribe-first]
+ * mock_app [--seconds S] [--until FILE] [--iterations N] [--subscribe-first]
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *
@@ -460,6 +460,7 @@ int main(int argc, char **argv)
 	pthread_t attacher, heartbeat;
 	int spawn = 0, child_status = 0;
 	bool child = false, coverage = false;
+	const char *until = NULL; /* stop early once this file exists */
 	pid_t child_pid = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -471,6 +472,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "mock_app: bad value for --seconds: %s\n", argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--until") && i + 1 < argc) {
+			until = argv[++i];
 		} else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) {
 			iterations = parse_number(argv[++i], "--iterations");
 		} else if (!strcmp(argv[i], "--subscribe-first")) {
@@ -491,7 +494,7 @@ int main(int argc, char **argv)
 			bench_launches = parse_number(argv[++i], "--bench");
 		} else {
 			fprintf(stderr,
-				"usage: mock_app [--seconds S] [--iterations N] "
+				"usage: mock_app [--seconds S] [--until FILE] [--iterations N] "
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
 				"[--api-coverage]\n");
@@ -529,7 +532,8 @@ int main(int argc, char **argv)
 		if (coverage)
 			cover_apis();
 		deadline = now_seconds() + seconds;
-		while (iterations ? done < iterations : now_seconds() < deadline) {
+		while (iterations ? done < iterations
+				  : now_seconds() < deadline && (!until || access(until, F_OK))) {
 			train_step();
 			done++;
 		}
