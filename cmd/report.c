@@ -192,6 +192,9 @@ int do_report(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	/* The findings read the timeline too: GPU activity with its times,
+	 * samples by thread. */
+	read_options.keep_timeline = findings;
 	if (by_process)
 		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
 					 format, output_path);

@@ -118,7 +118,17 @@ static bool is_nccl_kernel(const struct profile *p, const struct gpu_activity *g
 
 /* Every GPU activity of the given device (UINT32_MAX: any) passing the
  * filter, merged. */
-static int collect(const struct profile *p, uint32_t device,
+/* A GPU as the recording saw it: the process (its agent) and the device
+ * number, since ranks that each see their GPU as device 0 use different
+ * GPUs.  ALL_DEVICES: every one. */
+#define ALL_DEVICES UINT64_MAX
+
+static uint64_t device_key(const struct gpu_activity *g)
+{
+	return (uint64_t)g->process << 32 | g->device;
+}
+
+static int collect(const struct profile *p, uint64_t device,
 		   bool (*filter)(const struct profile *p, const struct gpu_activity *g),
 		   struct intervals *out)
 {
@@ -129,7 +139,7 @@ static int collect(const struct profile *p, uint32_t device,
 	for (size_t i = 0; i < p->nr_gpu; i++) {
 		const struct gpu_activity *g = &p->gpu[i];
 
-		if ((device != UINT32_MAX && g->device != device) || g->end_ns <= g->start_ns)
+		if ((device != ALL_DEVICES && device_key(g) != device) || g->end_ns <= g->start_ns)
 			continue;
 		if (filter && !filter(p, g))
 			continue;
@@ -138,17 +148,17 @@ static int collect(const struct profile *p, uint32_t device,
 	return 0;
 }
 
-static size_t list_devices(const struct profile *p, uint32_t *devices, size_t max)
+static size_t list_devices(const struct profile *p, uint64_t *devices, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < p->nr_gpu; i++) {
 		size_t k;
 
-		for (k = 0; k < n && devices[k] != p->gpu[i].device; k++)
+		for (k = 0; k < n && devices[k] != device_key(&p->gpu[i]); k++)
 			;
 		if (k == n && n < max)
-			devices[n++] = p->gpu[i].device;
+			devices[n++] = device_key(&p->gpu[i]);
 	}
 	return n;
 }
@@ -176,7 +186,7 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		return outcome__note(o, "%s",
 				     "needs GPU activity with times (the profile has none)");
 	o->ran = true;
-	err = collect(p, UINT32_MAX, NULL, &busy);
+	err = collect(p, ALL_DEVICES, NULL, &busy);
 	if (err)
 		return err;
 	busy_ns = intervals__merge(&busy);
@@ -470,7 +480,7 @@ static int exposed_communication(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
 	uint64_t comm_ns = 0, exposed_ns = 0;
-	uint32_t devices[64];
+	uint64_t devices[64];
 	size_t nr_devices;
 	struct finding *f;
 	double share;
@@ -480,7 +490,15 @@ static int exposed_communication(struct analysis *a, struct rule_outcome *o)
 		return outcome__note(o, "%s",
 				     "needs GPU activity with times (the profile has none)");
 	nr_devices = list_devices(p, devices, 64);
-	for (size_t d = 0; d < nr_devices; d++) {
+	/* The recording's own figures, where it joined the NCCL calls: they
+	 * count a one-rank communicator's copies too, which no kernel name
+	 * says are NCCL's. */
+	if (p->nccl.known && p->nccl.kernel_ns) {
+		comm_ns = p->nccl.kernel_ns;
+		exposed_ns = p->nccl.exposed_ns;
+		nr_devices = p->nccl.devices ? p->nccl.devices : nr_devices;
+	}
+	for (size_t d = 0; !(p->nccl.known && p->nccl.kernel_ns) && d < nr_devices; d++) {
 		struct intervals comm = {0}, compute = {0};
 
 		err = collect(p, devices[d], nccl_filter, &comm);

@@ -141,6 +141,19 @@ row = next(r for r in n["rows"] if r["operation"] == "AllGather")
 assert abs(row["algbw"] - 2.048) < 0.02 and abs(row["busbw"] - 1.024) < 0.01, row
 PY
 
+# The findings read the same file: the GPU rules run on its timeline, and
+# exposed-communication takes the recording's own figure (22.528 ms on 2
+# devices over the wall time).
+"$LLMPROF" report --findings -v "$WORK/r.json" >"$WORK/findings" || fail "report --findings"
+grep -q "^  gpu-idle  *fired" "$WORK/findings" || fail "gpu-idle did not run: $(cat "$WORK/findings")"
+grep -Eq "^  exposed-communication +quiet +0\.[0-9]% of the time the GPU communicated" "$WORK/findings" ||
+	fail "exposed-communication: $(grep exposed "$WORK/findings")"
+wall_ms=$(sed -n 's/.*NCCL GPU time (73.3%).* of \([0-9.]*\) s wall time on 2 devices.*/\1/p' "$WORK/s.err")
+[ -n "$wall_ms" ] || fail "no wall time in the summary: $(grep exposed "$WORK/s.err")"
+want=$(awk -v w="$wall_ms" 'BEGIN { printf "%.1f", 100 * 0.022528 / (w * 2) }')
+grep -q "exposed-communication .* $want% of the time" "$WORK/findings" ||
+	fail "exposed share not $want%: $(grep exposed "$WORK/findings")"
+
 # A communicator of one rank: NCCL copies instead of launching a kernel;
 # the copies are the calls' GPU time, and an in-place call has none.
 "$LLMPROF" record -o "$WORK/one.folded" -- "$NCCL_RANKS_APP" --one-rank >/dev/null 2>"$WORK/one.err" ||
