@@ -1,0 +1,912 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unwind tables for the BPF unwinder; see unwind_table.h. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "array.h"
+#include "status.h"
+#include "sampling/unwind_table.h"
+
+#define DWARF_REG_RBP 6
+#define DWARF_REG_RSP 7
+#define DWARF_REG_RA 16
+
+/* Reads one pointer of .eh_frame_hdr's encoding (DW_EH_PE_*); field_addr
+ * is the ELF address of *p, for pc-relative values, data_base that of the
+ * section, for data-relative ones. */
+static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
+			uint64_t data_base, uint64_t *out)
+{
+	uint64_t value;
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case 0x00: /* absptr */
+	case 0x04:
+	case 0x0c:
+		size = 8;
+		break;
+	case 0x02:
+	case 0x0a:
+		size = 2;
+		break;
+	case 0x03:
+	case 0x0b:
+		size = 4;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if ((size_t)(end - *p) < size)
+		return -EINVAL;
+	if (size == 8) {
+		memcpy(&value, *p, 8);
+	} else if (size == 4) {
+		uint32_t v;
+
+		memcpy(&v, *p, 4);
+		value = (enc & 0x08) ? (uint64_t)(int64_t)(int32_t)v : v;
+	} else {
+		uint16_t v;
+
+		memcpy(&v, *p, 2);
+		value = (enc & 0x08) ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	switch (enc & 0x70) {
+	case 0x00:
+		break;
+	case 0x10:
+		value += field_addr;
+		break;
+	case 0x30:
+		value += data_base;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	*p += size;
+	*out = value;
+	return 0;
+}
+
+/* The initial locations of .eh_frame's FDEs, sorted, from the binary-search
+ * table the linker puts in .eh_frame_hdr. */
+static int fde_starts_from_hdr(Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t **starts, size_t *nr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const uint8_t *p, *end;
+	uint64_t ignored, count, *out;
+
+	if (!data || data->d_size < 4 || ((const uint8_t *)data->d_buf)[0] != 1)
+		return -EINVAL;
+	p = data->d_buf;
+	end = p + data->d_size;
+	uint8_t ptr_enc = p[1], count_enc = p[2], table_enc = p[3];
+	p += 4;
+	if (read_encoded(&p, end, ptr_enc, shdr->sh_addr + 4, shdr->sh_addr, &ignored) ||
+	    read_encoded(&p, end, count_enc, shdr->sh_addr + (p - (const uint8_t *)data->d_buf),
+			 shdr->sh_addr, &count))
+		return -ENOTSUP;
+	if (table_enc == 0xff || count > data->d_size / 8)
+		return -ENOTSUP;
+	out = malloc((count ? count : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t field = shdr->sh_addr + (p - (const uint8_t *)data->d_buf);
+
+		if (read_encoded(&p, end, table_enc, field, shdr->sh_addr, &out[i]) ||
+		    read_encoded(&p, end, table_enc, field, shdr->sh_addr, &ignored)) {
+			free(out);
+			return -EINVAL;
+		}
+	}
+	*starts = out;
+	*nr = count;
+	return 0;
+}
+
+/* The initial locations of .debug_frame's FDEs (address-sized, absolute). */
+static int fde_starts_from_debug_frame(Elf *elf, Elf_Scn *scn, uint64_t **starts, size_t *nr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *ident = elf_getident(elf, NULL);
+	Dwarf_Off offset = 0, next;
+	uint64_t *out = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!data || !ident)
+		return -EINVAL;
+	for (;;) {
+		Dwarf_CFI_Entry entry;
+		int ret = dwarf_next_cfi((const unsigned char *)ident, data, false, offset, &next,
+					 &entry);
+
+		if (ret > 0)
+			break;
+		if (ret < 0 && next == (Dwarf_Off)-1)
+			break;
+		offset = next;
+		if (ret < 0 || dwarf_cfi_cie_p(&entry))
+			continue;
+		if (entry.fde.end - entry.fde.start < 8)
+			continue;
+		if (array__grow((void **)&out, &cap, n + 1, sizeof(*out))) {
+			free(out);
+			return -ENOMEM;
+		}
+		memcpy(&out[n++], entry.fde.start, 8);
+	}
+	*starts = out;
+	*nr = n;
+	return 0;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void set_rules(struct unwind_row *row, enum unwind_cfa_rule cfa, enum unwind_rbp_rule rbp)
+{
+	row->rules = cfa | rbp << 4;
+}
+
+/* ld's rule for .plt entries: CFA = rsp + 8, + 8 more once the entry's
+ * push has run, which is at byte threshold of each 16-byte entry:
+ * DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litN;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus. */
+static bool plt_expression(const Dwarf_Op *ops, size_t nops, int64_t *offset, int *threshold)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_breg16 ||
+	    ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 ||
+	    ops[4].atom > DW_OP_lit31 || ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 ||
+	    ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	*offset = (int64_t)ops[0].number;
+	*threshold = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The compact rule of one CFI row: what BPF can evaluate, or NONE. */
+static struct unwind_row row_of(Dwarf_Frame *frame, bool signal, uint64_t pc)
+{
+	struct unwind_row row = {.pc = (uint32_t)pc};
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t offset;
+	int threshold;
+
+	if (signal) {
+		set_rules(&row, UNWIND_CFA_SIGNAL, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (dwarf_frame_register(frame, DWARF_REG_RA, mem, &ops, &nops))
+		return row;
+	if (nops == 0 && ops == mem) {
+		set_rules(&row, UNWIND_CFA_OUTERMOST, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst ||
+	    (int64_t)ops[1].number != -8)
+		return row;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops == 0)
+		return row;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWARF_REG_RSP || ops[0].number == DWARF_REG_RBP)) {
+		bool words = false;
+
+		offset = (int64_t)ops[0].number2;
+		if ((offset < INT16_MIN || offset > INT16_MAX) && !(offset % 8)) {
+			offset /= 8;
+			words = true;
+		}
+		if (offset < INT16_MIN || offset > INT16_MAX)
+			return row;
+		row.cfa_offset = offset;
+		set_rules(&row, ops[0].number == DWARF_REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP,
+			  UNWIND_RBP_SAME);
+		if (words)
+			row.rules |= UNWIND_ROW_WORDS;
+	} else if (plt_expression(ops, nops, &offset, &threshold)) {
+		row.cfa_offset = offset;
+		row.rbp_offset = threshold;
+		set_rules(&row, UNWIND_CFA_PLT, UNWIND_RBP_SAME);
+		return row;
+	} else {
+		return row;
+	}
+	if (dwarf_frame_register(frame, DWARF_REG_RBP, mem, &ops, &nops))
+		return row;
+	offset = 1;
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+		offset = 0;
+	else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+		 ops[1].atom == DW_OP_plus_uconst)
+		offset = (int64_t)ops[1].number;
+	else if (nops != 0)
+		/* rbp in another register or by expression: the caller's rbp
+		 * is unknown, but the step itself is right. */
+		return row;
+	if (nops && (offset % 8 || offset / 8 < INT8_MIN || offset / 8 > INT8_MAX)) {
+		set_rules(&row, UNWIND_CFA_NONE, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (nops) {
+		row.rbp_offset = offset / 8;
+		row.rules |= UNWIND_RBP_AT_CFA << 4;
+	}
+	return row;
+}
+
+static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->rules == b->rules && a->cfa_offset == b->cfa_offset &&
+	       a->rbp_offset == b->rbp_offset;
+}
+
+struct row_builder {
+	struct unwind_row *rows;
+	size_t nr, cap;
+};
+
+static int push_row(struct row_builder *b, struct unwind_row row)
+{
+	if (b->nr && same_rule(&b->rows[b->nr - 1], &row))
+		return 0;
+	if (b->nr && b->rows[b->nr - 1].pc == row.pc) {
+		b->rows[b->nr - 1] = row;
+		/* The replaced row may now repeat its predecessor. */
+		if (b->nr > 1 && same_rule(&b->rows[b->nr - 2], &row))
+			b->nr--;
+		return 0;
+	}
+	if (array__grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+		return -ENOMEM;
+	b->rows[b->nr++] = row;
+	return 0;
+}
+
+/* The rows of the FDEs that start at starts[], each run until the CFI has no
+ * row for the next address (a gap, which gets a NONE row) or the next FDE. */
+static int rows_from_cfi(Dwarf_CFI *cfi, const uint64_t *starts, size_t nr_starts,
+			 struct row_builder *b)
+{
+	int err;
+
+	for (size_t i = 0; i < nr_starts; i++) {
+		uint64_t addr = starts[i], limit = i + 1 < nr_starts ? starts[i + 1] : UINT64_MAX;
+
+		if (i && starts[i] == starts[i - 1])
+			continue;
+		if (addr > UINT32_MAX)
+			break;
+		while (addr < limit) {
+			Dwarf_Frame *frame;
+			Dwarf_Addr start, end;
+			bool signal = false;
+			struct unwind_row row;
+
+			if (dwarf_cfi_addrframe(cfi, addr, &frame)) {
+				row = (struct unwind_row){.pc = (uint32_t)addr};
+				err = push_row(b, row);
+				if (err)
+					return err;
+				break;
+			}
+			if (dwarf_frame_info(frame, &start, &end, &signal) < 0 || end <= addr) {
+				free(frame);
+				break;
+			}
+			row = row_of(frame, signal, addr);
+			free(frame);
+			err = push_row(b, row);
+			if (err)
+				return err;
+			addr = end;
+		}
+	}
+	return 0;
+}
+
+/* Gives the NONE rows' addresses in [lo, hi) the rule of row. */
+static int overlay_none(struct row_builder *b, uint64_t lo, uint64_t hi, struct unwind_row rule)
+{
+	struct row_builder out = {0};
+	int err = 0;
+
+	for (size_t i = 0; i < b->nr && !err; i++) {
+		uint64_t start = b->rows[i].pc, end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
+		struct unwind_row none = b->rows[i];
+
+		if (UNWIND_ROW_CFA(&b->rows[i]) != UNWIND_CFA_NONE || end <= lo || start >= hi) {
+			err = push_row(&out, b->rows[i]);
+			continue;
+		}
+		if (start < lo)
+			err = push_row(&out, none);
+		rule.pc = start < lo ? lo : start;
+		if (!err)
+			err = push_row(&out, rule);
+		if (!err && hi < end) {
+			none.pc = hi;
+			err = push_row(&out, none);
+		}
+	}
+	if (err) {
+		free(out.rows);
+		return err;
+	}
+	free(b->rows);
+	*b = out;
+	return 0;
+}
+
+static bool is_plt(const char *name)
+{
+	return !strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got") ||
+	       !strcmp(name, ".iplt");
+}
+
+int unwind_table__compile(int fd, struct unwind_table *out)
+{
+	Elf_Scn *scn = NULL, *hdr = NULL, *debug_frame = NULL;
+	GElf_Shdr hdr_shdr = {0}, shdr;
+	struct row_builder b = {0};
+	struct {
+		uint64_t lo, hi;
+	} plts[4];
+	int nr_plts = 0, err = 0;
+	uint64_t *starts = NULL;
+	size_t nr_starts = 0, shstrndx, nr_phdrs;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dwarf = NULL;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) ||
+	    elf_getphdrnum(elf, &nr_phdrs)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD || !(phdr.p_flags & PF_X))
+			continue;
+		if (out->nr_segments == UNWIND_TABLE_MAX_SEGMENTS)
+			break;
+		out->segments[out->nr_segments++] = (struct unwind_segment){
+		    .offset = phdr.p_offset, .vaddr = phdr.p_vaddr, .filesz = phdr.p_filesz};
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || shdr.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".eh_frame_hdr")) {
+			hdr = scn;
+			hdr_shdr = shdr;
+		} else if (!strcmp(name, ".debug_frame")) {
+			debug_frame = scn;
+		} else if (is_plt(name) && nr_plts < 4) {
+			plts[nr_plts].lo = shdr.sh_addr;
+			plts[nr_plts++].hi = shdr.sh_addr + shdr.sh_size;
+		}
+	}
+	if (hdr && !fde_starts_from_hdr(hdr, &hdr_shdr, &starts, &nr_starts))
+		cfi = dwarf_getcfi_elf(elf);
+	if (!cfi && debug_frame) {
+		free(starts);
+		starts = NULL;
+		dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		cfi = dwarf ? dwarf_getcfi(dwarf) : NULL;
+		if (cfi) {
+			err = fde_starts_from_debug_frame(elf, debug_frame, &starts, &nr_starts);
+			if (err)
+				goto cleanup;
+			qsort(starts, nr_starts, sizeof(*starts), compare_u64);
+		}
+	}
+	if (cfi) {
+		out->nr_fdes = nr_starts;
+		err = push_row(&b, (struct unwind_row){0});
+		if (!err)
+			err = rows_from_cfi(cfi, starts, nr_starts, &b);
+		if (err)
+			goto cleanup;
+	}
+	/* PLT entries without CFI: the return address is at rsp. */
+	for (int i = 0; i < nr_plts && !err; i++) {
+		struct unwind_row rule = {.cfa_offset = 8};
+
+		set_rules(&rule, UNWIND_CFA_RSP, UNWIND_RBP_SAME);
+		if (!b.nr)
+			err = push_row(&b, (struct unwind_row){0});
+		if (!err)
+			err = overlay_none(&b, plts[i].lo, plts[i].hi, rule);
+	}
+	if (err)
+		goto cleanup;
+	out->rows = b.rows;
+	out->nr_rows = b.nr;
+	b.rows = NULL;
+cleanup:
+	free(b.rows);
+	free(starts);
+	if (dwarf)
+		dwarf_end(dwarf);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(elf);
+	return err;
+}
+
+void unwind_table__release(struct unwind_table *table)
+{
+	free(table->rows);
+	table->rows = NULL;
+	table->nr_rows = 0;
+}
+
+const struct unwind_row *unwind_table__find(const struct unwind_row *rows, size_t nr,
+					    uint64_t vaddr)
+{
+	size_t lo = 0, hi = nr;
+
+	if (!nr || vaddr < rows[0].pc)
+		return NULL;
+	/* The last row whose pc <= vaddr. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &rows[lo];
+}
+
+int unwind_table__bias(const struct unwind_table *table, uint64_t start, uint64_t offset,
+		       uint64_t *bias)
+{
+	for (int i = 0; i < table->nr_segments; i++) {
+		const struct unwind_segment *seg = &table->segments[i];
+		uint64_t page_offset = seg->offset & ~4095ULL;
+
+		if (offset < page_offset || offset >= seg->offset + seg->filesz)
+			continue;
+		/* pc = start + (file offset - offset); vaddr = file offset -
+		 * p_offset + p_vaddr. */
+		*bias = start - offset + seg->offset - seg->vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* The cache and the loading into BPF. */
+
+enum table_state {
+	TABLE_QUEUED,
+	TABLE_READY,
+	TABLE_FAILED,
+};
+
+struct table_file {
+	uint64_t dev, inode;
+	char *path;
+	int fd; /* open until built */
+	enum table_state state;
+	struct unwind_table table; /* rows freed once loaded into BPF */
+	uint32_t first_row;
+	uint64_t build_ns;
+	int err;
+};
+
+struct table_mapping {
+	uint64_t start, end, offset;
+	size_t file;
+};
+
+struct table_process {
+	pid_t pid;
+	struct table_mapping *mappings;
+	size_t nr_mappings, cap_mappings;
+	size_t nr_loaded; /* mappings in its BPF entry */
+	bool pending;	  /* some of its files are queued */
+};
+
+struct unwind_tables {
+	int rows_fd, processes_fd, event_fd;
+	uint32_t max_rows;
+
+	pthread_mutex_t lock; /* files[].state, .table, .err, next_row, queued */
+	pthread_cond_t wake;
+	pthread_t worker;
+	bool worker_started, stopping;
+	struct table_file **files; /* pointers: the worker holds one across a build */
+	size_t nr_files, cap_files;
+	size_t queued;
+	uint32_t next_row;
+
+	struct table_process *processes;
+	size_t nr_processes, cap_processes;
+
+	uint64_t first_queued_ns, last_ready_ns, build_ns;
+	size_t nr_built, nr_failed;
+	bool reported;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Copies rows into the BPF array through a mapping of just their pages, so
+ * the rows do not stay in llmprof's memory. */
+static int write_rows(int rows_fd, uint32_t first, const struct unwind_row *rows, size_t nr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t begin = (uint64_t)first * sizeof(*rows), end = begin + nr * sizeof(*rows);
+	uint64_t map_begin = begin & ~(uint64_t)(page - 1);
+	size_t len = end - map_begin;
+	void *mem;
+
+	if (!nr)
+		return 0;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, map_begin);
+	if (mem == MAP_FAILED)
+		return -errno;
+	memcpy((char *)mem + (begin - map_begin), rows, nr * sizeof(*rows));
+	munmap(mem, len);
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct unwind_tables *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		struct table_file *f = NULL;
+		struct unwind_table table;
+		uint64_t start;
+		uint32_t first = 0;
+		int err;
+
+		while (!t->stopping && !t->queued)
+			pthread_cond_wait(&t->wake, &t->lock);
+		if (t->stopping)
+			break;
+		for (size_t i = 0; i < t->nr_files && !f; i++)
+			if (t->files[i]->state == TABLE_QUEUED)
+				f = t->files[i];
+		if (!f) {
+			t->queued = 0;
+			continue;
+		}
+		pthread_mutex_unlock(&t->lock);
+
+		start = thread_cpu_ns();
+		err = unwind_table__compile(f->fd, &table);
+		close(f->fd);
+		f->fd = -1;
+
+		pthread_mutex_lock(&t->lock);
+		if (!err && table.nr_rows > t->max_rows - t->next_row)
+			err = -ENOSPC;
+		if (!err) {
+			first = t->next_row;
+			t->next_row += table.nr_rows;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (!err)
+			err = write_rows(t->rows_fd, first, table.rows, table.nr_rows);
+		/* BPF has the rows now; keep only what maps them. */
+		free(table.rows);
+		table.rows = NULL;
+
+		pthread_mutex_lock(&t->lock);
+		f->table = table;
+		f->first_row = first;
+		f->build_ns = thread_cpu_ns() - start;
+		f->err = err;
+		f->state = err ? TABLE_FAILED : TABLE_READY;
+		t->queued--;
+		t->build_ns += f->build_ns;
+		if (err)
+			t->nr_failed++;
+		else
+			t->nr_built++;
+		t->last_ready_ns = monotonic_ns();
+		pthread_mutex_unlock(&t->lock);
+		eventfd_write(t->event_fd, 1);
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
+		       struct unwind_tables **out)
+{
+	struct unwind_tables *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->rows_fd = rows_fd;
+	t->max_rows = max_rows;
+	t->processes_fd = processes_fd;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	t->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->event_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = -pthread_create(&t->worker, NULL, worker_main, t);
+	if (err)
+		goto fail;
+	t->worker_started = true;
+	*out = t;
+	return 0;
+fail:
+	unwind_tables__free(t);
+	return err;
+}
+
+void unwind_tables__free(struct unwind_tables *t)
+{
+	if (!t)
+		return;
+	if (t->worker_started) {
+		pthread_mutex_lock(&t->lock);
+		t->stopping = true;
+		pthread_cond_signal(&t->wake);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->worker, NULL);
+	}
+	for (size_t i = 0; i < t->nr_files; i++) {
+		if (t->files[i]->fd >= 0)
+			close(t->files[i]->fd);
+		free(t->files[i]->table.rows);
+		free(t->files[i]->path);
+		free(t->files[i]);
+	}
+	free(t->files);
+	for (size_t i = 0; i < t->nr_processes; i++)
+		free(t->processes[i].mappings);
+	free(t->processes);
+	if (t->event_fd >= 0)
+		close(t->event_fd);
+	pthread_cond_destroy(&t->wake);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+int unwind_tables__event_fd(const struct unwind_tables *t)
+{
+	return t->event_fd;
+}
+
+/* The cache entry of a file, queued for building when new; called with the
+ * lock held. */
+static int64_t file_of(struct unwind_tables *t, pid_t pid, uint64_t dev, uint64_t inode,
+		       uint64_t start, uint64_t end, const char *path)
+{
+	struct table_file *f;
+	char map_file[96];
+
+	for (size_t i = 0; i < t->nr_files; i++)
+		if (t->files[i]->dev == dev && t->files[i]->inode == inode)
+			return i;
+	if (array__grow((void **)&t->files, &t->cap_files, t->nr_files + 1, sizeof(*t->files)))
+		return -ENOMEM;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->dev = dev;
+	f->inode = inode;
+	f->path = strdup(path);
+	/* The mapping's own file: right even when the path was replaced or
+	 * deleted, or lies in another mount namespace. */
+	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start,
+		 end);
+	f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 || !f->path) {
+		f->state = TABLE_FAILED;
+		f->err = f->path ? -errno : -ENOMEM;
+		t->nr_failed++;
+	} else {
+		f->state = TABLE_QUEUED;
+		if (!t->first_queued_ns)
+			t->first_queued_ns = monotonic_ns();
+		t->queued++;
+		t->reported = false;
+		pthread_cond_signal(&t->wake);
+	}
+	t->files[t->nr_files] = f;
+	return t->nr_files++;
+}
+
+static struct table_process *process_of(struct unwind_tables *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nr_processes; i++)
+		if (t->processes[i].pid == pid)
+			return &t->processes[i];
+	if (array__grow((void **)&t->processes, &t->cap_processes, t->nr_processes + 1,
+			sizeof(*t->processes)))
+		return NULL;
+	t->processes[t->nr_processes] = (struct table_process){.pid = pid};
+	return &t->processes[t->nr_processes++];
+}
+
+/* Writes the process's BPF entry from its mappings whose rows are ready;
+ * called with the lock held. */
+static int load_process(struct unwind_tables *t, struct table_process *p)
+{
+	struct unwind_process *entry = calloc(1, sizeof(*entry));
+	uint32_t key = p->pid;
+	int err = 0;
+
+	if (!entry)
+		return -ENOMEM;
+	p->pending = false;
+	for (size_t i = 0; i < p->nr_mappings && entry->nr < UNWIND_MAX_MAPPINGS; i++) {
+		const struct table_mapping *m = &p->mappings[i];
+		const struct table_file *f = t->files[m->file];
+		struct unwind_mapping *out = &entry->mappings[entry->nr];
+		uint64_t bias;
+
+		if (f->state == TABLE_QUEUED)
+			p->pending = true;
+		if (f->state != TABLE_READY || !f->table.nr_rows)
+			continue;
+		if (unwind_table__bias(&f->table, m->start, m->offset, &bias))
+			continue;
+		out->bias = bias;
+		out->start = m->start;
+		out->end = m->end;
+		out->first_row = f->first_row;
+		out->nr_rows = f->table.nr_rows;
+		entry->nr++;
+	}
+	if (entry->nr != p->nr_loaded || entry->nr) {
+		if (bpf_map_update_elem(t->processes_fd, &key, entry, BPF_ANY))
+			err = -errno;
+		else
+			p->nr_loaded = entry->nr;
+	}
+	free(entry);
+	return err;
+}
+
+int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
+{
+	struct table_process *p;
+	char path[64], line[4096];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return -errno;
+	pthread_mutex_lock(&t->lock);
+	p = process_of(t, pid);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	p->nr_mappings = 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long start, end, offset, inode;
+		unsigned int major, minor;
+		char perms[5], file[4096];
+		int64_t index;
+
+		file[0] = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
+			   &offset, &major, &minor, &inode, file) < 7)
+			continue;
+		if (perms[2] != 'x' || !inode || file[0] != '/')
+			continue;
+		index = file_of(t, pid, makedev(major, minor), inode, start, end, file);
+		if (index < 0) {
+			err = index;
+			goto out;
+		}
+		if (array__grow((void **)&p->mappings, &p->cap_mappings, p->nr_mappings + 1,
+				sizeof(*p->mappings))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* /proc/PID/maps lists mappings by address: sorted already. */
+		p->mappings[p->nr_mappings++] =
+		    (struct table_mapping){.start = start, .end = end, .offset = offset, .file = index};
+	}
+	err = load_process(t, p);
+out:
+	pthread_mutex_unlock(&t->lock);
+	fclose(maps);
+	return err;
+}
+
+int unwind_tables__poll(struct unwind_tables *t)
+{
+	eventfd_t ignored;
+	int err = 0;
+
+	eventfd_read(t->event_fd, &ignored);
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_processes && !err; i++)
+		if (t->processes[i].pending)
+			err = load_process(t, &t->processes[i]);
+	pthread_mutex_unlock(&t->lock);
+	if (!err && !t->reported && !t->queued) {
+		t->reported = true;
+		unwind_tables__report(t);
+	}
+	return err;
+}
+
+void unwind_tables__report(struct unwind_tables *t)
+{
+	size_t biggest = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 1; i < t->nr_files; i++)
+		if (t->files[i]->build_ns > t->files[biggest]->build_ns)
+			biggest = i;
+	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
+		      "%.2f s of CPU, ready %.2f s after the first was queued%s%s%s%.2f s)%s",
+		      t->queued ? "not all ready" : "ready", t->nr_built, t->next_row,
+		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
+		      t->last_ready_ns > t->first_queued_ns
+			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
+			  : 0.0,
+		      t->nr_files ? " (longest: " : "", t->nr_files ? t->files[biggest]->path : "",
+		      t->nr_files ? " " : "", t->nr_files ? t->files[biggest]->build_ns / 1e9 : 0.0,
+		      t->nr_failed ? "; some files have no table" : "");
+	pthread_mutex_unlock(&t->lock);
+}
