@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -522,6 +523,8 @@ struct table_file {
 	uint64_t dev, inode;
 	char *path;
 	int fd; /* open until built */
+	uint64_t size;
+	size_t users; /* mappings of it in the processes' latest maps */
 	enum table_state state;
 	struct unwind_table table; /* rows freed once loaded into BPF */
 	uint32_t first_row;
@@ -615,11 +618,16 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&t->wake, &t->lock);
 		if (t->stopping)
 			break;
-		for (size_t i = 0; i < t->nr_files && !f; i++)
-			if (t->files[i]->state == TABLE_QUEUED)
+		/* Small files first: a program's own code is sampled most
+		 * and builds in milliseconds, where libtorch takes seconds.
+		 * Files that no process maps any more (the image before an
+		 * exec) wait. */
+		for (size_t i = 0; i < t->nr_files; i++)
+			if (t->files[i]->state == TABLE_QUEUED && t->files[i]->users &&
+			    (!f || t->files[i]->size < f->size))
 				f = t->files[i];
 		if (!f) {
-			t->queued = 0;
+			pthread_cond_wait(&t->wake, &t->lock);
 			continue;
 		}
 		pthread_mutex_unlock(&t->lock);
@@ -753,6 +761,11 @@ static int64_t file_of(struct unwind_tables *t, pid_t pid, uint64_t dev, uint64_
 	f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
 	if (f->fd < 0)
 		f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd >= 0) {
+		struct stat st;
+
+		f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
+	}
 	if (f->fd < 0 || !f->path) {
 		f->state = TABLE_FAILED;
 		f->err = f->path ? -errno : -ENOMEM;
@@ -838,6 +851,8 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 		err = -ENOMEM;
 		goto out;
 	}
+	for (size_t i = 0; i < p->nr_mappings; i++)
+		t->files[p->mappings[i].file]->users--;
 	p->nr_mappings = 0;
 	while (fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end, offset, inode;
@@ -864,7 +879,10 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 		/* /proc/PID/maps lists mappings by address: sorted already. */
 		p->mappings[p->nr_mappings++] =
 		    (struct table_mapping){.start = start, .end = end, .offset = offset, .file = index};
+		t->files[index]->users++;
 	}
+	/* Files it maps now may be ones the worker was waiting for. */
+	pthread_cond_signal(&t->wake);
 	err = load_process(t, p);
 out:
 	pthread_mutex_unlock(&t->lock);
@@ -872,9 +890,20 @@ out:
 	return err;
 }
 
+/* Files queued that some process maps; called with the lock held. */
+static size_t wanted(const struct unwind_tables *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_files; i++)
+		n += t->files[i]->state == TABLE_QUEUED && t->files[i]->users;
+	return n;
+}
+
 int unwind_tables__poll(struct unwind_tables *t)
 {
 	eventfd_t ignored;
+	size_t waiting;
 	int err = 0;
 
 	eventfd_read(t->event_fd, &ignored);
@@ -882,8 +911,9 @@ int unwind_tables__poll(struct unwind_tables *t)
 	for (size_t i = 0; i < t->nr_processes && !err; i++)
 		if (t->processes[i].pending)
 			err = load_process(t, &t->processes[i]);
+	waiting = wanted(t);
 	pthread_mutex_unlock(&t->lock);
-	if (!err && !t->reported && !t->queued) {
+	if (!err && !t->reported && !waiting) {
 		t->reported = true;
 		unwind_tables__report(t);
 	}
@@ -900,7 +930,7 @@ void unwind_tables__report(struct unwind_tables *t)
 			biggest = i;
 	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
 		      "%.2f s of CPU, ready %.2f s after the first was queued%s%s%s%.2f s)%s",
-		      t->queued ? "not all ready" : "ready", t->nr_built, t->next_row,
+		      wanted(t) ? "not all ready" : "ready", t->nr_built, t->next_row,
 		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
 		      t->last_ready_ns > t->first_queued_ns
 			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
