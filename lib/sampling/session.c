@@ -318,8 +318,10 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (e->kernel_stack_bytes > 0)
 		nr_kernel = e->kernel_stack_bytes / sizeof(__u64);
 	memcpy(addrs, e->user_stack, nr_user * sizeof(__u64));
-	if (s->unwind_tables && size >= sizeof(*e) + sizeof(struct unwind_frames))
+	if (s->unwind_tables && size >= sizeof(*e) + sizeof(struct unwind_frames)) {
 		nr_user = bpf_unwound_stack(s, (const struct unwind_frames *)(e + 1), addrs);
+		unwind_tables__note_stack(s->unwind_tables, e->pid, addrs, nr_user);
+	}
 	/* Note unknown code now, while the target still maps it: after it
 	 * exits or unloads a library there is nothing left to read. */
 	for (uint16_t i = 0; i < nr_user; i++) {
@@ -492,6 +494,14 @@ int session__start(struct session *s)
 	/* Know the targets' code before the first sample arrives. */
 	for (size_t i = 0; i < s->processes.nr; i++)
 		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+	/* The tables every stack needs (the program's and libc's) are built
+	 * in milliseconds: the first samples wait for them, a second at most;
+	 * the rest come as samples run through their code. */
+	if (s->unwind_tables) {
+		err = unwind_tables__wait(s->unwind_tables, 1000);
+		if (err)
+			return err;
+	}
 	if (s->options.children) {
 		struct bpf_program *programs[] = {s->skel->progs.on_fork, s->skel->progs.on_exec,
 						  s->skel->progs.on_exit};

@@ -514,6 +514,7 @@ int unwind_table__bias(const struct unwind_table *table, uint64_t start, uint64_
 /* The cache and the loading into BPF. */
 
 enum table_state {
+	TABLE_UNUSED, /* mapped, but no sample has run through it yet */
 	TABLE_QUEUED,
 	TABLE_READY,
 	TABLE_FAILED,
@@ -551,6 +552,7 @@ struct unwind_tables {
 
 	pthread_mutex_t lock; /* files[].state, .table, .err, next_row, queued */
 	pthread_cond_t wake;
+	pthread_cond_t built; /* a file's table is done */
 	pthread_t worker;
 	bool worker_started, stopping;
 	struct table_file **files; /* pointers: the worker holds one across a build */
@@ -664,6 +666,7 @@ static void *worker_main(void *arg)
 		else
 			t->nr_built++;
 		t->last_ready_ns = monotonic_ns();
+		pthread_cond_broadcast(&t->built);
 		pthread_mutex_unlock(&t->lock);
 		eventfd_write(t->event_fd, 1);
 		pthread_mutex_lock(&t->lock);
@@ -685,6 +688,7 @@ int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
 	t->processes_fd = processes_fd;
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
+	pthread_cond_init(&t->built, NULL);
 	t->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (t->event_fd < 0) {
 		err = -errno;
@@ -726,6 +730,7 @@ void unwind_tables__free(struct unwind_tables *t)
 	if (t->event_fd >= 0)
 		close(t->event_fd);
 	pthread_cond_destroy(&t->wake);
+	pthread_cond_destroy(&t->built);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -737,11 +742,9 @@ int unwind_tables__event_fd(const struct unwind_tables *t)
 
 /* The cache entry of a file, queued for building when new; called with the
  * lock held. */
-static int64_t file_of(struct unwind_tables *t, pid_t pid, uint64_t dev, uint64_t inode,
-		       uint64_t start, uint64_t end, const char *path)
+static int64_t file_of(struct unwind_tables *t, uint64_t dev, uint64_t inode, const char *path)
 {
 	struct table_file *f;
-	char map_file[96];
 
 	for (size_t i = 0; i < t->nr_files; i++)
 		if (t->files[i]->dev == dev && t->files[i]->inode == inode)
@@ -753,33 +756,74 @@ static int64_t file_of(struct unwind_tables *t, pid_t pid, uint64_t dev, uint64_
 		return -ENOMEM;
 	f->dev = dev;
 	f->inode = inode;
+	f->fd = -1;
 	f->path = strdup(path);
-	/* The mapping's own file: right even when the path was replaced or
-	 * deleted, or lies in another mount namespace. */
-	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, start,
-		 end);
-	f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0)
-		f->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (f->fd >= 0) {
-		struct stat st;
-
-		f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
-	}
-	if (f->fd < 0 || !f->path) {
-		f->state = TABLE_FAILED;
-		f->err = f->path ? -errno : -ENOMEM;
-		t->nr_failed++;
-	} else {
-		f->state = TABLE_QUEUED;
-		if (!t->first_queued_ns)
-			t->first_queued_ns = monotonic_ns();
-		t->queued++;
-		t->reported = false;
-		pthread_cond_signal(&t->wake);
+	if (!f->path) {
+		free(f);
+		return -ENOMEM;
 	}
 	t->files[t->nr_files] = f;
 	return t->nr_files++;
+}
+
+/* The vDSO's image, from the process's memory into a memory file that the
+ * compiler reads like any other.  An fd or -errno. */
+static int copy_vdso(pid_t pid, uint64_t start, uint64_t end)
+{
+	char path[64], *image;
+	size_t len = end - start;
+	int mem, fd;
+
+	if (len > (1 << 20))
+		return -E2BIG;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	image = malloc(len);
+	fd = memfd_create("llmprof-vdso", MFD_CLOEXEC);
+	if (!image || fd < 0 || pread(mem, image, len, start) != (ssize_t)len ||
+	    write(fd, image, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		fd = -EIO;
+	}
+	free(image);
+	close(mem);
+	return fd;
+}
+
+/* Opens a file that a sample ran through and queues it for the worker;
+ * called with the lock held. */
+static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_mapping *m)
+{
+	struct table_file *f = t->files[m->file];
+	char map_file[96];
+	struct stat st;
+
+	/* The mapping's own file: right even when the path was replaced or
+	 * deleted, or lies in another mount namespace. */
+	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	if (!f->inode)
+		f->fd = copy_vdso(pid, m->start, m->end);
+	else
+		f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 && f->inode)
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		f->state = TABLE_FAILED;
+		f->err = f->inode ? -errno : -EIO;
+		t->nr_failed++;
+		return;
+	}
+	f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
+	f->state = TABLE_QUEUED;
+	if (!t->first_queued_ns)
+		t->first_queued_ns = monotonic_ns();
+	t->queued++;
+	t->reported = false;
+	pthread_cond_signal(&t->wake);
 }
 
 static struct table_process *process_of(struct unwind_tables *t, pid_t pid)
@@ -864,9 +908,17 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
 			   &offset, &major, &minor, &inode, file) < 7)
 			continue;
-		if (perms[2] != 'x' || !inode || file[0] != '/')
+		if (perms[2] != 'x')
 			continue;
-		index = file_of(t, pid, makedev(major, minor), inode, start, end, file);
+		/* The vDSO: one image for every process, read from memory. */
+		if (!strcmp(file, "[vdso]")) {
+			major = minor = 0;
+			inode = 0;
+			offset = 0;
+		} else if (!inode || file[0] != '/') {
+			continue;
+		}
+		index = file_of(t, makedev(major, minor), inode, file);
 		if (index < 0) {
 			err = index;
 			goto out;
@@ -880,6 +932,18 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 		p->mappings[p->nr_mappings++] =
 		    (struct table_mapping){.start = start, .end = end, .offset = offset, .file = index};
 		t->files[index]->users++;
+	}
+	/* Every stack runs through the program's own code and libc's: those
+	 * are built at once, the rest when a sample first runs through them. */
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct table_file *f = t->files[p->mappings[i].file];
+		const char *base = strrchr(f->path, '/');
+
+		base = base ? base + 1 : f->path;
+		if (f->state == TABLE_UNUSED &&
+		    (p->mappings[i].file == p->mappings[0].file || !strncmp(base, "libc.so", 7) ||
+		     !strncmp(base, "libc-", 5)))
+			queue_file(t, pid, &p->mappings[i]);
 	}
 	/* Files it maps now may be ones the worker was waiting for. */
 	pthread_cond_signal(&t->wake);
@@ -900,6 +964,36 @@ static size_t wanted(const struct unwind_tables *t)
 	return n;
 }
 
+void unwind_tables__note_stack(struct unwind_tables *t, pid_t pid, const uint64_t *addrs,
+			       size_t nr)
+{
+	struct table_process *p = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_processes && !p; i++)
+		if (t->processes[i].pid == pid)
+			p = &t->processes[i];
+	for (size_t k = 0; p && k < nr; k++) {
+		size_t lo = 0, hi = p->nr_mappings;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct table_mapping *m = &p->mappings[mid];
+
+			if (addrs[k] < m->start) {
+				hi = mid;
+			} else if (addrs[k] >= m->end) {
+				lo = mid + 1;
+			} else {
+				if (t->files[m->file]->state == TABLE_UNUSED)
+					queue_file(t, pid, m);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
 int unwind_tables__poll(struct unwind_tables *t)
 {
 	eventfd_t ignored;
@@ -908,9 +1002,9 @@ int unwind_tables__poll(struct unwind_tables *t)
 
 	eventfd_read(t->event_fd, &ignored);
 	pthread_mutex_lock(&t->lock);
+	/* Every process: the file now ready may be mapped by several. */
 	for (size_t i = 0; i < t->nr_processes && !err; i++)
-		if (t->processes[i].pending)
-			err = load_process(t, &t->processes[i]);
+		err = load_process(t, &t->processes[i]);
 	waiting = wanted(t);
 	pthread_mutex_unlock(&t->lock);
 	if (!err && !t->reported && !waiting) {
@@ -918,6 +1012,25 @@ int unwind_tables__poll(struct unwind_tables *t)
 		unwind_tables__report(t);
 	}
 	return err;
+}
+
+int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
+{
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&t->lock);
+	while (wanted(t) && !err)
+		err = pthread_cond_timedwait(&t->built, &t->lock, &deadline);
+	pthread_mutex_unlock(&t->lock);
+	return unwind_tables__poll(t);
 }
 
 void unwind_tables__report(struct unwind_tables *t)
