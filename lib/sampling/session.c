@@ -735,6 +735,22 @@ static void read_counters(const struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+/* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
+ * (most ticks of a random clock are discarded at once) and per sample. */
+static void report_bpf_cost(const struct session *s, uint64_t samples)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.sample_cpu), &info, &len) ||
+	    !info.run_cnt)
+		return;
+	report__debug("BPF sample program: %llu runs, %.0f ns each, %.0f ns per sample "
+		      "(kernel.bpf_stats_enabled)",
+		      (unsigned long long)info.run_cnt, (double)info.run_time_ns / info.run_cnt,
+		      samples ? (double)info.run_time_ns / samples : 0.0);
+}
+
 void session__progress(const struct session *s, struct session_progress *out)
 {
 	uint64_t counters[COUNTER_MAX];
@@ -758,6 +774,7 @@ int session__finish(struct session *s, struct profile **out)
 	if (err)
 		return err;
 	read_counters(s, counters);
+	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
 	for (size_t i = 0; i < s->processes.nr; i++)
 		if (s->processes.processes[i].unwinder && s->processes.processes[i].selected)
 			unwinder__report(s->processes.processes[i].unwinder);
