@@ -1035,21 +1035,24 @@ int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
 
 void unwind_tables__report(struct unwind_tables *t)
 {
-	size_t biggest = 0;
+	const struct table_file *longest = NULL;
 
 	pthread_mutex_lock(&t->lock);
-	for (size_t i = 1; i < t->nr_files; i++)
-		if (t->files[i]->build_ns > t->files[biggest]->build_ns)
-			biggest = i;
+	for (size_t i = 0; i < t->nr_files; i++)
+		if (t->files[i]->state == TABLE_READY &&
+		    (!longest || t->files[i]->build_ns > longest->build_ns))
+			longest = t->files[i];
 	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
-		      "%.2f s of CPU, ready %.2f s after the first was queued%s%s%s%.2f s)%s",
+		      "%.2f s of CPU, the last %.2f s after the first was queued; longest %s "
+		      "(%.2f s)%s",
 		      wanted(t) ? "not all ready" : "ready", t->nr_built, t->next_row,
 		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
 		      t->last_ready_ns > t->first_queued_ns
 			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
 			  : 0.0,
-		      t->nr_files ? " (longest: " : "", t->nr_files ? t->files[biggest]->path : "",
-		      t->nr_files ? " " : "", t->nr_files ? t->files[biggest]->build_ns / 1e9 : 0.0,
-		      t->nr_failed ? "; some files have no table" : "");
+		      longest ? longest->path : "none", longest ? longest->build_ns / 1e9 : 0.0,
+		      t->nr_failed ? "; some files have none (no CFI, unreadable, or the rows map "
+				     "is full)"
+				   : "");
 	pthread_mutex_unlock(&t->lock);
 }
