@@ -132,6 +132,12 @@ int session__open(struct session **out, const struct session_options *options)
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
+	/* The rows map is preallocated: take its memory only when used. */
+	if (options->unwind != UNWIND_EHFRAME) {
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
+		if (err)
+			goto fail;
+	}
 	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
 		goto fail;

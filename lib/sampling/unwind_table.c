@@ -288,13 +288,24 @@ static int push_row(struct row_builder *b, struct unwind_row row)
 
 /* The rows of the FDEs that start at starts[], each run until the CFI has no
  * row for the next address (a gap, which gets a NONE row) or the next FDE. */
-static int rows_from_cfi(Dwarf_CFI *cfi, const uint64_t *starts, size_t nr_starts,
+static int rows_from_cfi(Dwarf_CFI **cfip, Elf *elf, const uint64_t *starts, size_t nr_starts,
 			 struct row_builder *b)
 {
+	Dwarf_CFI *cfi = *cfip;
 	int err;
 
 	for (size_t i = 0; i < nr_starts; i++) {
 		uint64_t addr = starts[i], limit = i + 1 < nr_starts ? starts[i + 1] : UINT64_MAX;
+
+		/* libdw keeps every FDE it has read: start afresh now and then
+		 * (for .eh_frame, which it reads from the ELF), so that a
+		 * library of 200,000 FDEs does not hold them all. */
+		if (elf && i && !(i % 4096)) {
+			dwarf_cfi_end(cfi);
+			cfi = *cfip = dwarf_getcfi_elf(elf);
+			if (!cfi)
+				return -ENOEXEC;
+		}
 
 		if (i && starts[i] == starts[i - 1])
 			continue;
@@ -438,7 +449,7 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 		out->nr_fdes = nr_starts;
 		err = push_row(&b, (struct unwind_row){0});
 		if (!err)
-			err = rows_from_cfi(cfi, starts, nr_starts, &b);
+			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, &b);
 		if (err)
 			goto cleanup;
 	}

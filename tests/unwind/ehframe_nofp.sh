@@ -4,6 +4,8 @@
 # gcc and by clang: main on the stack of at least 99% of the samples, the
 # shares right within 3 points, and the stacks those that --unwind dwarf
 # finds on the same program (99% of the samples' stacks in dwarf's set).
+# Two processes of one program share its tables: for both, at most the
+# program's, libc's and the vDSO's are built.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 COMPARE="python3 $TESTS_SOURCE/unwind/compare_stacks.py"
@@ -36,4 +38,21 @@ print("%.1f" % (100.0 * whole / max(total, 1)))' "$WORK/$compiler.folded")
 		fail "$compiler: ehframe's stacks are not dwarf's"
 	kill "$BG_PID" 2>/dev/null
 done
+
+files() {
+	sed -n 's/.*unwind tables ready: \([0-9]*\) files.*/\1/p' "$1" | tail -1
+}
+fixture=$FIXTURES/ground_truth_nofp_gcc
+start_bg "$fixture" 15
+first=$BG_PID
+start_bg "$fixture" 15
+sleep 0.3
+"$LLMPROF" attach -v -p "$first" -d 1 -F 999 --unwind ehframe -o "$WORK/one.folded" 2>"$WORK/one.err" ||
+	fail "attach to one process failed: $(cat "$WORK/one.err")"
+"$LLMPROF" attach -v -p "$first,$BG_PID" -d 1 -F 999 --unwind ehframe -o "$WORK/two.folded" \
+	2>"$WORK/two.err" || fail "attach to two processes failed: $(grep -v debug "$WORK/two.err")"
+one=$(files "$WORK/one.err")
+two=$(files "$WORK/two.err")
+echo "tables built: $one files for one process, $two for two"
+[ -n "$one" ] && [ -n "$two" ] && [ "$two" -le 3 ] || fail "two processes built $two tables, one $one"
 echo PASS
