@@ -1013,9 +1013,13 @@ int unwind_tables__poll(struct unwind_tables *t)
 
 	eventfd_read(t->event_fd, &ignored);
 	pthread_mutex_lock(&t->lock);
-	/* Every process: the file now ready may be mapped by several. */
-	for (size_t i = 0; i < t->nr_processes && !err; i++)
+	/* Every process: the file now ready may be mapped by several.  One
+	 * that cannot be loaded (it exited; the map is full) keeps stepping
+	 * by frame pointer, and the session goes on. */
+	for (size_t i = 0; i < t->nr_processes && err != -ENOMEM; i++)
 		err = load_process(t, &t->processes[i]);
+	if (err != -ENOMEM)
+		err = 0;
 	waiting = wanted(t);
 	pthread_mutex_unlock(&t->lock);
 	if (!err && !t->reported && !waiting) {
