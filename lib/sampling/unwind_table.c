@@ -346,7 +346,8 @@ static int overlay_none(struct row_builder *b, uint64_t lo, uint64_t hi, struct 
 	int err = 0;
 
 	for (size_t i = 0; i < b->nr && !err; i++) {
-		uint64_t start = b->rows[i].pc, end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
+		uint64_t start = b->rows[i].pc,
+			 end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
 		struct unwind_row none = b->rows[i];
 
 		if (UNWIND_ROW_CFA(&b->rows[i]) != UNWIND_CFA_NONE || end <= lo || start >= hi) {
@@ -406,7 +407,8 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 	for (size_t i = 0; i < nr_phdrs; i++) {
 		GElf_Phdr phdr;
 
-		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD || !(phdr.p_flags & PF_X))
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD ||
+		    !(phdr.p_flags & PF_X))
 			continue;
 		if (out->nr_segments == UNWIND_TABLE_MAX_SEGMENTS)
 			break;
@@ -686,8 +688,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
-		       struct unwind_tables **out)
+int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, struct unwind_tables **out)
 {
 	struct unwind_tables *t = calloc(1, sizeof(*t));
 	int err;
@@ -940,8 +941,8 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 			goto out;
 		}
 		/* /proc/PID/maps lists mappings by address: sorted already. */
-		p->mappings[p->nr_mappings++] =
-		    (struct table_mapping){.start = start, .end = end, .offset = offset, .file = index};
+		p->mappings[p->nr_mappings++] = (struct table_mapping){
+		    .start = start, .end = end, .offset = offset, .file = index};
 		t->files[index]->users++;
 	}
 	/* Every stack runs through the program's own code and libc's: those
@@ -975,8 +976,7 @@ static size_t wanted(const struct unwind_tables *t)
 	return n;
 }
 
-void unwind_tables__note_stack(struct unwind_tables *t, pid_t pid, const uint64_t *addrs,
-			       size_t nr)
+void unwind_tables__note_stack(struct unwind_tables *t, pid_t pid, const uint64_t *addrs, size_t nr)
 {
 	struct table_process *p = NULL;
 

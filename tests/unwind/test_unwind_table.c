@@ -132,8 +132,8 @@ static void check_address(const char *path, Dwarf_CFI *cfi, const struct unwind_
 		       (unsigned long)addr);
 		return;
 	}
-	EXPECT(cfa_rule == UNWIND_CFA_RSP || cfa_rule == UNWIND_CFA_RBP, "%s: 0x%lx: rule %d",
-	       path, (unsigned long)addr, cfa_rule);
+	EXPECT(cfa_rule == UNWIND_CFA_RSP || cfa_rule == UNWIND_CFA_RBP, "%s: 0x%lx: rule %d", path,
+	       (unsigned long)addr, cfa_rule);
 	cfa = (cfa_rule == UNWIND_CFA_RSP ? RSP : RBP) + UNWIND_ROW_CFA_OFFSET(row);
 	EXPECT(cfa == want.cfa, "%s: 0x%lx: CFA 0x%lx, libdw 0x%lx", path, (unsigned long)addr,
 	       (unsigned long)cfa, (unsigned long)want.cfa);
@@ -143,8 +143,9 @@ static void check_address(const char *path, Dwarf_CFI *cfi, const struct unwind_
 	       "%s: 0x%lx: rbp saved %d, libdw %d", path, (unsigned long)addr,
 	       UNWIND_ROW_RBP(row) == UNWIND_RBP_AT_CFA, want.rbp_saved);
 	if (want.rbp_saved && UNWIND_ROW_RBP(row) == UNWIND_RBP_AT_CFA)
-		EXPECT(row->rbp_offset * 8 == want.rbp_offset, "%s: 0x%lx: rbp at CFA%+d, libdw %+ld",
-		       path, (unsigned long)addr, row->rbp_offset * 8, (long)want.rbp_offset);
+		EXPECT(row->rbp_offset * 8 == want.rbp_offset,
+		       "%s: 0x%lx: rbp at CFA%+d, libdw %+ld", path, (unsigned long)addr,
+		       row->rbp_offset * 8, (long)want.rbp_offset);
 }
 
 /* The address of a symbol, from .symtab or .dynsym; 0 when absent. */
@@ -225,8 +226,8 @@ static void check_file(const char *arg)
 	if (addr) {
 		const struct unwind_row *row = unwind_table__find(t.rows, t.nr_rows, addr + 1);
 
-		EXPECT(row && UNWIND_ROW_CFA(row) == UNWIND_CFA_OUTERMOST, "%s: _start not outermost",
-		       path);
+		EXPECT(row && UNWIND_ROW_CFA(row) == UNWIND_CFA_OUTERMOST,
+		       "%s: _start not outermost", path);
 	}
 	/* glibc's signal trampoline; its CFI starts a byte early, for
 	 * unwinders that look up return address - 1. */
