@@ -339,38 +339,45 @@ static int rows_from_cfi(Dwarf_CFI **cfip, Elf *elf, const uint64_t *starts, siz
 	return 0;
 }
 
-/* Gives the NONE rows' addresses in [lo, hi) the rule of row. */
+/* Gives the NONE rows' addresses in [lo, hi) the rule of row: the rows
+ * over that range are rebuilt and spliced in, the rest stay where they are. */
 static int overlay_none(struct row_builder *b, uint64_t lo, uint64_t hi, struct unwind_row rule)
 {
-	struct row_builder out = {0};
+	const struct unwind_row *first = unwind_table__find(b->rows, b->nr, lo);
+	struct row_builder mid = {0};
+	size_t i0 = first ? (size_t)(first - b->rows) : 0, i1 = i0, n;
 	int err = 0;
 
-	for (size_t i = 0; i < b->nr && !err; i++) {
-		uint64_t start = b->rows[i].pc,
-			 end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
+	while (i1 < b->nr && b->rows[i1].pc < hi)
+		i1++;
+	for (size_t i = i0; i < i1 && !err; i++) {
+		uint64_t start = b->rows[i].pc, end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
 		struct unwind_row none = b->rows[i];
 
 		if (UNWIND_ROW_CFA(&b->rows[i]) != UNWIND_CFA_NONE || end <= lo || start >= hi) {
-			err = push_row(&out, b->rows[i]);
+			err = push_row(&mid, b->rows[i]);
 			continue;
 		}
 		if (start < lo)
-			err = push_row(&out, none);
+			err = push_row(&mid, none);
 		rule.pc = start < lo ? lo : start;
 		if (!err)
-			err = push_row(&out, rule);
+			err = push_row(&mid, rule);
 		if (!err && hi < end) {
 			none.pc = hi;
-			err = push_row(&out, none);
+			err = push_row(&mid, none);
 		}
 	}
-	if (err) {
-		free(out.rows);
-		return err;
+	n = b->nr - (i1 - i0) + mid.nr;
+	if (!err && n > b->nr && array__grow((void **)&b->rows, &b->cap, n, sizeof(*b->rows)))
+		err = -ENOMEM;
+	if (!err) {
+		memmove(b->rows + i0 + mid.nr, b->rows + i1, (b->nr - i1) * sizeof(*b->rows));
+		memcpy(b->rows + i0, mid.rows, mid.nr * sizeof(*b->rows));
+		b->nr = n;
 	}
-	free(b->rows);
-	*b = out;
-	return 0;
+	free(mid.rows);
+	return err;
 }
 
 static bool is_plt(const char *name)
