@@ -897,6 +897,28 @@ static int load_process(struct unwind_tables *t, struct table_process *p)
 	return err;
 }
 
+/* A process that is gone: its mappings no longer hold the files' tables
+ * wanted, and its BPF entry goes (the PID may be reused). */
+static void forget_process(struct unwind_tables *t, pid_t pid)
+{
+	uint32_t key = pid;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_processes; i++) {
+		struct table_process *p = &t->processes[i];
+
+		if (p->pid != pid)
+			continue;
+		for (size_t k = 0; k < p->nr_mappings; k++)
+			t->files[p->mappings[k].file]->users--;
+		free(p->mappings);
+		t->processes[i] = t->processes[--t->nr_processes];
+		bpf_map_delete_elem(t->processes_fd, &key);
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
 int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 {
 	struct table_process *p;
@@ -906,8 +928,11 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	maps = fopen(path, "re");
-	if (!maps)
-		return -errno;
+	if (!maps) {
+		err = -errno;
+		forget_process(t, pid);
+		return err;
+	}
 	pthread_mutex_lock(&t->lock);
 	p = process_of(t, pid);
 	if (!p) {
