@@ -2,7 +2,9 @@
 /*
  * BPF side of DWARF unwinding: copies the sampled thread's user registers
  * and the top of its user stack into the sample record, for userspace to
- * unwind with each binary's CFI (as perf --call-graph dwarf does).
+ * unwind with each binary's CFI (as perf --call-graph dwarf does); or, with
+ * --unwind ehframe, walks the user stack here by the rows userspace
+ * compiled from each binary's .eh_frame, and records return addresses only.
  */
 #ifndef LLMPROF_UNWIND_BPF_H
 #define LLMPROF_UNWIND_BPF_H
@@ -13,11 +15,16 @@
  * Constant once loaded, so record sizes below are known to the verifier. */
 const volatile __u32 stack_copy_bytes = 0;
 
+/* Walk the user stack by unwind rows (--unwind ehframe); then stack_copy_bytes
+ * is 0 and records carry a struct unwind_frames instead. */
+const volatile bool unwind_in_bpf = false;
+
 /* The copy size, clamped: the verifier then knows every bound below. */
 #define STACK_COPY_MAX (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY)
 /* Extra bytes a sample record carries after struct sample_event. */
 #define STACK_COPY_RECORD_BYTES                                                                    \
-	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD : 0)
+	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD          \
+			  : (unwind_in_bpf ? sizeof(struct unwind_frames) : 0))
 
 /* The end of each thread's stack mapping, for the samples whose own lookup
  * finds the mmap lock taken (a thread in mmap() or munmap()). */
@@ -127,6 +134,229 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 		return;
 	}
 	copy->size = size;
+}
+
+/* Every file's rows, back to back (userspace writes them through mmap()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, UNWIND_DEFAULT_ROWS);
+	__type(key, __u32);
+	__type(value, struct unwind_row);
+} unwind_rows SEC(".maps");
+
+/* Each process's executable mappings that have rows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct unwind_process);
+} unwind_processes SEC(".maps");
+
+/* The walk in progress: bpf_loop()'s callback finds it here. */
+struct unwind_walk {
+	__u64 pc, sp, bp;
+	__u32 pid;
+	__u32 exact; /* pc is no return address: the leaf, or past a signal frame */
+	struct unwind_frames out;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unwind_walk);
+} unwind_scratch SEC(".maps");
+
+/* Offsets in the ucontext_t that a signal trampoline's rsp points at
+ * (uc_mcontext.gregs[REG_RBP], [REG_RSP], [REG_RIP]). */
+#define UCONTEXT_RBP 120
+#define UCONTEXT_RSP 160
+#define UCONTEXT_RIP 168
+
+/* The row for pc in proc's mappings; false where there is none. */
+static __always_inline bool unwind__find_row(const struct unwind_process *proc, __u64 pc,
+					     struct unwind_row *out)
+{
+	const struct unwind_mapping *m = NULL;
+	const struct unwind_row *row;
+	__u32 lo = 0, hi = proc->nr, idx;
+	__u64 vaddr;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		hi = UNWIND_MAX_MAPPINGS;
+	for (int i = 0; i < 9 && lo < hi; i++) {
+		__u32 mid = (lo + hi) / 2;
+		const struct unwind_mapping *try = &proc->mappings[mid & (UNWIND_MAX_MAPPINGS - 1)];
+
+		if (pc < try->start) {
+			hi = mid;
+		} else if (pc >= try->end) {
+			lo = mid + 1;
+		} else {
+			m = try;
+			break;
+		}
+	}
+	if (!m || !m->nr_rows)
+		return false;
+	vaddr = pc - m->bias;
+	if (vaddr > 0xffffffffULL)
+		return false;
+	/* The last row whose pc <= vaddr. */
+	lo = m->first_row;
+	hi = m->first_row + m->nr_rows;
+	for (int i = 0; i < 24 && hi - lo > 1; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		if (!row)
+			return false;
+		if (row->pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	idx = lo;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row || row->pc > vaddr)
+		return false;
+	*out = *row;
+	return true;
+}
+
+/* One frame: records st->pc, then steps to the caller.  0 to go on, 1 to
+ * stop (bpf_loop). */
+static long unwind__step(__u64 index, void *ctx)
+{
+	__u32 zero = 0, nr;
+	struct unwind_walk *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	const struct unwind_process *proc;
+	struct unwind_row row = {};
+	__u64 pc, cfa, ra, bp;
+	bool by_rules = false, frame_pointer = false;
+
+	if (!st)
+		return 1;
+	nr = st->out.nr;
+	if (nr >= UNWIND_MAX_FRAMES) {
+		st->out.end = UNWIND_END_DEPTH;
+		return 1;
+	}
+	pc = st->pc;
+	/* The symbolizer looks up every frame but the leaf at address - 1. */
+	st->out.frames[nr & (UNWIND_MAX_FRAMES - 1)] = nr && st->exact ? pc + 1 : pc;
+	st->out.nr = nr + 1;
+
+	proc = bpf_map_lookup_elem(&unwind_processes, &st->pid);
+	/* A return address may be a function's end (a call that does not
+	 * return): its call lies at pc - 1. */
+	if (proc)
+		by_rules = unwind__find_row(proc, st->exact ? pc : pc - 1, &row);
+	bp = st->bp;
+	switch (by_rules ? UNWIND_ROW_CFA(&row) : UNWIND_CFA_NONE) {
+	case UNWIND_CFA_OUTERMOST:
+		st->out.end = UNWIND_END_OUTERMOST;
+		return 1;
+	case UNWIND_CFA_SIGNAL:
+		if (bpf_probe_read_user(&bp, sizeof(bp), (const void *)(st->sp + UCONTEXT_RBP)) ||
+		    bpf_probe_read_user(&cfa, sizeof(cfa), (const void *)(st->sp + UCONTEXT_RSP)) ||
+		    bpf_probe_read_user(&ra, sizeof(ra), (const void *)(st->sp + UCONTEXT_RIP))) {
+			st->out.end = UNWIND_END_READ;
+			return 1;
+		}
+		st->out.by_rules++;
+		st->sp = cfa;
+		st->bp = bp;
+		st->pc = ra;
+		st->exact = 1;
+		return 0;
+	case UNWIND_CFA_RSP:
+		cfa = st->sp + UNWIND_ROW_CFA_OFFSET(&row);
+		break;
+	case UNWIND_CFA_RBP:
+		cfa = st->bp + UNWIND_ROW_CFA_OFFSET(&row);
+		break;
+	case UNWIND_CFA_PLT:
+		cfa = st->sp + row.cfa_offset + ((pc & 15) >= (__u64)row.rbp_offset ? 8 : 0);
+		break;
+	default:
+		/* No rule: the frame pointer, as bpf_get_stack() would. */
+		if (!st->bp) {
+			st->out.end = UNWIND_END_ZERO;
+			return 1;
+		}
+		cfa = st->bp + 16;
+		frame_pointer = true;
+		break;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (const void *)(cfa - 8))) {
+		st->out.end = UNWIND_END_READ;
+		return 1;
+	}
+	if (frame_pointer) {
+		if (bpf_probe_read_user(&bp, sizeof(bp), (const void *)(cfa - 16)))
+			bp = 0;
+	} else if (UNWIND_ROW_RBP(&row) == UNWIND_RBP_AT_CFA) {
+		if (bpf_probe_read_user(&bp, sizeof(bp),
+					(const void *)(cfa + (__s64)row.rbp_offset * 8)))
+			bp = 0;
+	}
+	/* Each caller's frame lies above its callee's. */
+	if (cfa <= st->sp) {
+		st->out.end = UNWIND_END_NOT_UP;
+		return 1;
+	}
+	if (!ra) {
+		st->out.end = UNWIND_END_ZERO;
+		return 1;
+	}
+	if (!frame_pointer)
+		st->out.by_rules++;
+	st->sp = cfa;
+	st->bp = bp;
+	st->pc = ra;
+	st->exact = 0;
+	return 0;
+}
+
+/* Walks the current task's user stack into out (--unwind ehframe). */
+static __always_inline void unwind__walk_user_stack(struct unwind_frames *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct unwind_walk *st;
+	__u32 zero = 0, nr;
+
+	out->magic = UNWIND_FRAMES_MAGIC;
+	out->nr = 0;
+	out->end = UNWIND_END_READ;
+	out->by_rules = 0;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st)
+		return;
+	st->pc = regs->ip;
+	st->sp = regs->sp;
+	st->bp = regs->bp;
+	st->pid = bpf_get_current_pid_tgid() >> 32;
+	st->exact = 1;
+	st->out.nr = 0;
+	st->out.end = 0;
+	st->out.by_rules = 0;
+	if (!st->pc)
+		return;
+	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, NULL, 0);
+	out->nr = st->out.nr;
+	out->end = st->out.end;
+	out->by_rules = st->out.by_rules;
+	/* Masks the verifier can follow: a full stack, or fewer frames. */
+	nr = st->out.nr;
+	if (nr >= UNWIND_MAX_FRAMES)
+		bpf_probe_read_kernel(out->frames, sizeof(out->frames), st->out.frames);
+	else
+		bpf_probe_read_kernel(out->frames, (nr & (UNWIND_MAX_FRAMES - 1)) * sizeof(__u64),
+				      st->out.frames);
 }
 
 #endif /* LLMPROF_UNWIND_BPF_H */

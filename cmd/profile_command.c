@@ -144,6 +144,7 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "                         user stacks by fp (frame pointers), dwarf (CFI\n"
 	    "                         over a BYTES copy of the stack, default 16384) or\n"
 	    "                         auto (dwarf, completed by frame pointers; default)\n"
+	    "                         or ehframe (in BPF, by each binary's .eh_frame)\n"
 	    "      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
 	    "                         threads wait, weighted by time blocked) or wall\n"
 	    "                         (both, in microseconds: each thread sums to its\n"
@@ -166,7 +167,10 @@ static int parse_unwind(const char *text, struct session_options *options)
 	static const struct {
 		const char *name;
 		enum unwind_mode mode;
-	} modes[] = {{"fp", UNWIND_FP}, {"dwarf", UNWIND_DWARF}, {"auto", UNWIND_AUTO}};
+	} modes[] = {{"fp", UNWIND_FP},
+		     {"dwarf", UNWIND_DWARF},
+		     {"auto", UNWIND_AUTO},
+		     {"ehframe", UNWIND_EHFRAME}};
 	size_t len = strcspn(text, ",");
 	long bytes = 0;
 
@@ -174,7 +178,7 @@ static int parse_unwind(const char *text, struct session_options *options)
 		if (strlen(modes[i].name) != len || strncmp(text, modes[i].name, len))
 			continue;
 		if (text[len]) {
-			if (modes[i].mode == UNWIND_FP ||
+			if (modes[i].mode == UNWIND_FP || modes[i].mode == UNWIND_EHFRAME ||
 			    parse_long(text + len + 1, MIN_STACK_COPY, MAX_STACK_COPY, &bytes))
 				return -EINVAL;
 		}
@@ -427,7 +431,8 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			if (parse_unwind(optarg, &env->session)) {
 				report__error(
 				    "invalid unwind mode '%s' for --unwind: expected fp, "
-				    "dwarf or auto, optionally with ,BYTES of stack (%d to %d)",
+				    "ehframe, dwarf or auto, the last two optionally with ,BYTES "
+				    "of stack (%d to %d)",
 				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}

@@ -29,6 +29,7 @@
 #include "sampling/session.h"
 #include "sampling/session_private.h"
 #include "sampling/symbolizer.h"
+#include "sampling/unwind_table.h"
 #include "sampling/unwinder.h"
 
 #include "sampler.skel.h"
@@ -95,6 +96,14 @@ static int add_selected(struct session *s)
 	return 0;
 }
 
+/* The background thread finished some files' tables: load them. */
+static int on_unwind_tables(void *ctx)
+{
+	struct session *s = ctx;
+
+	return unwind_tables__poll(s->unwind_tables);
+}
+
 int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -115,10 +124,19 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
 	s->skel->rodata->follow_children = options->children;
-	if (options->unwind != UNWIND_FP) {
+	if (options->unwind == UNWIND_EHFRAME) {
+		s->skel->rodata->unwind_in_bpf = true;
+		record_bytes += sizeof(struct unwind_frames);
+	} else if (options->unwind != UNWIND_FP) {
 		s->skel->rodata->stack_copy_bytes =
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
+	}
+	/* The rows map is preallocated: take its memory only when used. */
+	if (options->unwind != UNWIND_EHFRAME) {
+		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
+		if (err)
+			goto fail;
 	}
 	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
@@ -137,9 +155,20 @@ int session__open(struct session **out, const struct session_options *options)
 	if (err)
 		goto fail;
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
+	if (options->unwind == UNWIND_EHFRAME) {
+		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
+					 bpf_map__max_entries(s->skel->maps.unwind_rows),
+					 bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
+		if (!err)
+			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
+						   on_unwind_tables, s);
+		if (err)
+			goto fail;
+	}
 	process_table__init(&s->processes,
 			    &(struct process_table_options){
-				.unwind = options->unwind != UNWIND_FP,
+				.unwind = options->unwind != UNWIND_FP &&
+					  options->unwind != UNWIND_EHFRAME,
 				.complete_with_fp = options->unwind == UNWIND_AUTO,
 				.python = options->python,
 				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
@@ -187,7 +216,7 @@ static int record_thread(struct session *s, uint32_t tid, uint32_t process, cons
 	return s->nr_threads++;
 }
 
-static void refresh_modules(struct tracked_process *proc, uint64_t now)
+static void refresh_modules(struct session *s, struct tracked_process *proc, uint64_t now)
 {
 	proc->last_refresh_ns = now;
 	proc->unknown_since_refresh = false;
@@ -196,6 +225,10 @@ static void refresh_modules(struct tracked_process *proc, uint64_t now)
 		symbolizer__read_perf_map(proc->symbolizer);
 	if (proc->python)
 		python_reader__discover(proc->python);
+	/* New files' tables are built in the background; until they are
+	 * ready, BPF steps through their code by frame pointer. */
+	if (s->unwind_tables)
+		unwind_tables__update_process(s->unwind_tables, proc->pid);
 }
 
 static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
@@ -210,8 +243,9 @@ static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
 /* Replaces the frame-pointer chain in addrs with the stack unwound from the
  * sample's stack copy.  Unwinding reads CFI now, not at the end, so the code
  * the stack runs through must be known: refresh once where it was not. */
-static int unwind_sample(struct tracked_process *proc, const struct sample_event *e, size_t size,
-			 uint64_t *addrs, uint16_t *nr_user)
+static int unwind_sample(struct session *s, struct tracked_process *proc,
+			 const struct sample_event *e, size_t size, uint64_t *addrs,
+			 uint16_t *nr_user)
 {
 	uint16_t nr_fp = *nr_user;
 	int err;
@@ -221,7 +255,7 @@ static int unwind_sample(struct tracked_process *proc, const struct sample_event
 				       size - sizeof(*e), addrs, nr_user, MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
-		refresh_modules(proc, monotonic_ns());
+		refresh_modules(s, proc, monotonic_ns());
 		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
 		*nr_user = nr_fp;
 	}
@@ -241,15 +275,34 @@ static int64_t session_process(struct session *s, pid_t pid)
 	found =
 	    process_table__get(&s->processes, pid, info.parent, info.flags & TARGET_FLAG_SELECTED);
 	if (found >= 0)
-		refresh_modules(&s->processes.processes[found], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[found], monotonic_ns());
 	return found;
+}
+
+/* The user stack that the BPF unwinder walked, into addrs; its length. */
+static uint16_t bpf_unwound_stack(struct session *s, const struct unwind_frames *frames,
+				  uint64_t *addrs)
+{
+	uint32_t nr = frames->nr < UNWIND_MAX_FRAMES ? frames->nr : UNWIND_MAX_FRAMES;
+
+	if (frames->magic != UNWIND_FRAMES_MAGIC)
+		return 0;
+	memcpy(addrs, frames->frames, nr * sizeof(*addrs));
+	s->bpf_unwind.samples++;
+	s->bpf_unwind.frames += nr;
+	s->bpf_unwind.by_rules += frames->by_rules;
+	if (frames->end == UNWIND_END_OUTERMOST)
+		s->bpf_unwind.whole++;
+	else if (frames->end == UNWIND_END_DEPTH)
+		s->bpf_unwind.cut++;
+	return nr;
 }
 
 static int handle_sample(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	const struct sample_event *e = data;
-	uint64_t addrs[2 * MAX_STACK_DEPTH + PYTHON_MAX_FRAMES];
+	uint64_t addrs[UNWIND_MAX_FRAMES + MAX_STACK_DEPTH + PYTHON_MAX_FRAMES];
 	uint16_t nr_user = 0, nr_kernel = 0, nr_python = 0;
 	struct tracked_process *proc;
 	struct raw_sample *sample;
@@ -271,6 +324,10 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	if (e->kernel_stack_bytes > 0)
 		nr_kernel = e->kernel_stack_bytes / sizeof(__u64);
 	memcpy(addrs, e->user_stack, nr_user * sizeof(__u64));
+	if (s->unwind_tables && size >= sizeof(*e) + sizeof(struct unwind_frames)) {
+		nr_user = bpf_unwound_stack(s, (const struct unwind_frames *)(e + 1), addrs);
+		unwind_tables__note_stack(s->unwind_tables, e->pid, addrs, nr_user);
+	}
 	/* Note unknown code now, while the target still maps it: after it
 	 * exits or unloads a library there is nothing left to read. */
 	for (uint16_t i = 0; i < nr_user; i++) {
@@ -285,12 +342,12 @@ static int handle_sample(void *ctx, void *data, size_t size)
 	    (!proc->refreshed_for_unknown ||
 	     e->time_ns > proc->last_refresh_ns + REFRESH_INTERVAL_NS)) {
 		proc->refreshed_for_unknown = true;
-		refresh_modules(proc, e->time_ns);
+		refresh_modules(s, proc, e->time_ns);
 	}
 	/* A stack copy, where the sample has one, gives the user stack by the
 	 * unwind information of each binary. */
 	if (proc->unwinder && size > sizeof(*e)) {
-		err = unwind_sample(proc, e, size, addrs, &nr_user);
+		err = unwind_sample(s, proc, e, size, addrs, &nr_user);
 		if (err)
 			goto fail;
 	}
@@ -442,7 +499,15 @@ int session__start(struct session *s)
 		return -errno;
 	/* Know the targets' code before the first sample arrives. */
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(&s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+	/* The tables every stack needs (the program's and libc's) are built
+	 * in milliseconds: the first samples wait for them, a second at most;
+	 * the rest come as samples run through their code. */
+	if (s->unwind_tables) {
+		err = unwind_tables__wait(s->unwind_tables, 1000);
+		if (err)
+			return err;
+	}
 	if (s->options.children) {
 		struct bpf_program *programs[] = {s->skel->progs.on_fork, s->skel->progs.on_exec,
 						  s->skel->progs.on_exit};
@@ -676,6 +741,22 @@ static void read_counters(const struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+/* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
+ * (most ticks of a random clock are discarded at once) and per sample. */
+static void report_bpf_cost(const struct session *s, uint64_t samples)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.sample_cpu), &info, &len) ||
+	    !info.run_cnt)
+		return;
+	report__debug("BPF sample program: %llu runs, %.0f ns each, %.0f ns per sample "
+		      "(kernel.bpf_stats_enabled)",
+		      (unsigned long long)info.run_cnt, (double)info.run_time_ns / info.run_cnt,
+		      samples ? (double)info.run_time_ns / samples : 0.0);
+}
+
 void session__progress(const struct session *s, struct session_progress *out)
 {
 	uint64_t counters[COUNTER_MAX];
@@ -699,9 +780,25 @@ int session__finish(struct session *s, struct profile **out)
 	if (err)
 		return err;
 	read_counters(s, counters);
+	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
 	for (size_t i = 0; i < s->processes.nr; i++)
 		if (s->processes.processes[i].unwinder && s->processes.processes[i].selected)
 			unwinder__report(s->processes.processes[i].unwinder);
+	if (s->unwind_tables) {
+		double n = s->bpf_unwind.samples ? s->bpf_unwind.samples : 1;
+
+		unwind_tables__report(s->unwind_tables);
+		report__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
+			      "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
+			      "the outermost frame, %.1f%% cut at %d frames",
+			      (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
+			      s->bpf_unwind.frames > s->bpf_unwind.samples
+				  ? 100.0 * s->bpf_unwind.by_rules /
+					(s->bpf_unwind.frames - s->bpf_unwind.samples)
+				  : 0.0,
+			      100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
+			      UNWIND_MAX_FRAMES);
+	}
 	return session_profile__build(s, counters, out);
 }
 
@@ -712,6 +809,7 @@ void session__close(struct session *s)
 	detach(s);
 	ring_buffer__free(s->ring);
 	offcpu__close(s->offcpu);
+	unwind_tables__free(s->unwind_tables);
 	sampler_bpf__destroy(s->skel);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
@@ -755,7 +853,7 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(&s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
 }
 
 void session__add_load_stopper(struct session *s)

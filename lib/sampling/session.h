@@ -25,6 +25,7 @@ enum unwind_mode {
 	UNWIND_AUTO = 0,
 	UNWIND_FP,
 	UNWIND_DWARF,
+	UNWIND_EHFRAME, /* in BPF, by rows compiled from .eh_frame */
 };
 
 /* What a session records: CPU samples, off-CPU intervals, or both on one

@@ -83,6 +83,10 @@ struct session {
 	struct process_table processes;
 	struct offcpu *offcpu;		   /* NULL in SESSION_MODE_CPU */
 	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
+	struct unwind_tables *unwind_tables; /* --unwind ehframe */
+	struct {
+		uint64_t samples, whole, cut, frames, by_rules;
+	} bpf_unwind;
 
 	unsigned long long start_ns, end_ns;
 	bool attached;

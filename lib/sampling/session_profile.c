@@ -16,6 +16,7 @@
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
 #include "sampling/session_private.h"
+#include "unwind.h"
 #include "sampling/symbolizer.h"
 #include "status.h"
 
@@ -60,7 +61,7 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 		return unresolved_stack(p, r, frames, max);
 	/* A stack as deep as the capture allows was cut: say so at its root
 	 * rather than let its outer frames pass for the whole. */
-	if (r->nr_user >= MAX_STACK_DEPTH && max > 1) {
+	if (r->nr_user >= (s->unwind_tables ? UNWIND_MAX_FRAMES : MAX_STACK_DEPTH) && max > 1) {
 		int64_t id = profile__intern_frame(p, "[truncated]", NULL, 0, FRAME_UNKNOWN);
 
 		if (id < 0)

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The unwind-table compiler: .eh_frame into rows for the BPF unwinder; see
+ * unwind_table.h. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "sampling/unwind_table.h"
+
+#define DWARF_REG_RBP 6
+#define DWARF_REG_RSP 7
+#define DWARF_REG_RA 16
+
+/* Reads one pointer of .eh_frame_hdr's encoding (DW_EH_PE_*); field_addr
+ * is the ELF address of *p, for pc-relative values, data_base that of the
+ * section, for data-relative ones. */
+static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint64_t field_addr,
+			uint64_t data_base, uint64_t *out)
+{
+	uint64_t value;
+	size_t size;
+
+	switch (enc & 0x0f) {
+	case 0x00: /* absptr */
+	case 0x04:
+	case 0x0c:
+		size = 8;
+		break;
+	case 0x02:
+	case 0x0a:
+		size = 2;
+		break;
+	case 0x03:
+	case 0x0b:
+		size = 4;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	if ((size_t)(end - *p) < size)
+		return -EINVAL;
+	if (size == 8) {
+		memcpy(&value, *p, 8);
+	} else if (size == 4) {
+		uint32_t v;
+
+		memcpy(&v, *p, 4);
+		value = (enc & 0x08) ? (uint64_t)(int64_t)(int32_t)v : v;
+	} else {
+		uint16_t v;
+
+		memcpy(&v, *p, 2);
+		value = (enc & 0x08) ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	switch (enc & 0x70) {
+	case 0x00:
+		break;
+	case 0x10:
+		value += field_addr;
+		break;
+	case 0x30:
+		value += data_base;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	*p += size;
+	*out = value;
+	return 0;
+}
+
+/* The initial locations of .eh_frame's FDEs, sorted, from the binary-search
+ * table the linker puts in .eh_frame_hdr. */
+static int fde_starts_from_hdr(Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t **starts, size_t *nr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const uint8_t *p, *end;
+	uint64_t ignored, count, *out;
+
+	if (!data || data->d_size < 4 || ((const uint8_t *)data->d_buf)[0] != 1)
+		return -EINVAL;
+	p = data->d_buf;
+	end = p + data->d_size;
+	uint8_t ptr_enc = p[1], count_enc = p[2], table_enc = p[3];
+	p += 4;
+	if (read_encoded(&p, end, ptr_enc, shdr->sh_addr + 4, shdr->sh_addr, &ignored) ||
+	    read_encoded(&p, end, count_enc, shdr->sh_addr + (p - (const uint8_t *)data->d_buf),
+			 shdr->sh_addr, &count))
+		return -ENOTSUP;
+	if (table_enc == 0xff || count > data->d_size / 8)
+		return -ENOTSUP;
+	out = malloc((count ? count : 1) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t field = shdr->sh_addr + (p - (const uint8_t *)data->d_buf);
+
+		if (read_encoded(&p, end, table_enc, field, shdr->sh_addr, &out[i]) ||
+		    read_encoded(&p, end, table_enc, field, shdr->sh_addr, &ignored)) {
+			free(out);
+			return -EINVAL;
+		}
+	}
+	*starts = out;
+	*nr = count;
+	return 0;
+}
+
+/* The initial locations of .debug_frame's FDEs (address-sized, absolute). */
+static int fde_starts_from_debug_frame(Elf *elf, Elf_Scn *scn, uint64_t **starts, size_t *nr)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const char *ident = elf_getident(elf, NULL);
+	Dwarf_Off offset = 0, next;
+	uint64_t *out = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!data || !ident)
+		return -EINVAL;
+	for (;;) {
+		Dwarf_CFI_Entry entry;
+		int ret = dwarf_next_cfi((const unsigned char *)ident, data, false, offset, &next,
+					 &entry);
+
+		if (ret > 0)
+			break;
+		if (ret < 0 && next == (Dwarf_Off)-1)
+			break;
+		offset = next;
+		if (ret < 0 || dwarf_cfi_cie_p(&entry))
+			continue;
+		if (entry.fde.end - entry.fde.start < 8)
+			continue;
+		if (array__grow((void **)&out, &cap, n + 1, sizeof(*out))) {
+			free(out);
+			return -ENOMEM;
+		}
+		memcpy(&out[n++], entry.fde.start, 8);
+	}
+	*starts = out;
+	*nr = n;
+	return 0;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void set_rules(struct unwind_row *row, enum unwind_cfa_rule cfa, enum unwind_rbp_rule rbp)
+{
+	row->rules = cfa | rbp << 4;
+}
+
+/* ld's rule for .plt entries: CFA = rsp + 8, + 8 more once the entry's
+ * push has run, which is at byte threshold of each 16-byte entry:
+ * DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litN;
+ * DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus. */
+static bool plt_expression(const Dwarf_Op *ops, size_t nops, int64_t *offset, int *threshold)
+{
+	if (nops != 9 || ops[0].atom != DW_OP_breg7 || ops[1].atom != DW_OP_breg16 ||
+	    ops[2].atom != DW_OP_lit15 || ops[3].atom != DW_OP_and || ops[4].atom < DW_OP_lit0 ||
+	    ops[4].atom > DW_OP_lit31 || ops[5].atom != DW_OP_ge || ops[6].atom != DW_OP_lit3 ||
+	    ops[7].atom != DW_OP_shl || ops[8].atom != DW_OP_plus)
+		return false;
+	*offset = (int64_t)ops[0].number;
+	*threshold = ops[4].atom - DW_OP_lit0;
+	return true;
+}
+
+/* The compact rule of one CFI row: what BPF can evaluate, or NONE. */
+static struct unwind_row row_of(Dwarf_Frame *frame, bool signal, uint64_t pc)
+{
+	struct unwind_row row = {.pc = (uint32_t)pc};
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t offset;
+	int threshold;
+
+	if (signal) {
+		set_rules(&row, UNWIND_CFA_SIGNAL, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (dwarf_frame_register(frame, DWARF_REG_RA, mem, &ops, &nops))
+		return row;
+	if (nops == 0 && ops == mem) {
+		set_rules(&row, UNWIND_CFA_OUTERMOST, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst ||
+	    (int64_t)ops[1].number != -8)
+		return row;
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops == 0)
+		return row;
+	if (nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    (ops[0].number == DWARF_REG_RSP || ops[0].number == DWARF_REG_RBP)) {
+		bool words = false;
+
+		offset = (int64_t)ops[0].number2;
+		if ((offset < INT16_MIN || offset > INT16_MAX) && !(offset % 8)) {
+			offset /= 8;
+			words = true;
+		}
+		if (offset < INT16_MIN || offset > INT16_MAX)
+			return row;
+		row.cfa_offset = offset;
+		set_rules(&row, ops[0].number == DWARF_REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP,
+			  UNWIND_RBP_SAME);
+		if (words)
+			row.rules |= UNWIND_ROW_WORDS;
+	} else if (plt_expression(ops, nops, &offset, &threshold)) {
+		row.cfa_offset = offset;
+		row.rbp_offset = threshold;
+		set_rules(&row, UNWIND_CFA_PLT, UNWIND_RBP_SAME);
+		return row;
+	} else {
+		return row;
+	}
+	if (dwarf_frame_register(frame, DWARF_REG_RBP, mem, &ops, &nops))
+		return row;
+	offset = 1;
+	if (nops == 1 && ops[0].atom == DW_OP_call_frame_cfa)
+		offset = 0;
+	else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+		 ops[1].atom == DW_OP_plus_uconst)
+		offset = (int64_t)ops[1].number;
+	else if (nops != 0)
+		/* rbp in another register or by expression: the caller's rbp
+		 * is unknown, but the step itself is right. */
+		return row;
+	if (nops && (offset % 8 || offset / 8 < INT8_MIN || offset / 8 > INT8_MAX)) {
+		set_rules(&row, UNWIND_CFA_NONE, UNWIND_RBP_SAME);
+		return row;
+	}
+	if (nops) {
+		row.rbp_offset = offset / 8;
+		row.rules |= UNWIND_RBP_AT_CFA << 4;
+	}
+	return row;
+}
+
+static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
+{
+	return a->rules == b->rules && a->cfa_offset == b->cfa_offset &&
+	       a->rbp_offset == b->rbp_offset;
+}
+
+struct row_builder {
+	struct unwind_row *rows;
+	size_t nr, cap;
+};
+
+static int push_row(struct row_builder *b, struct unwind_row row)
+{
+	if (b->nr && same_rule(&b->rows[b->nr - 1], &row))
+		return 0;
+	if (b->nr && b->rows[b->nr - 1].pc == row.pc) {
+		b->rows[b->nr - 1] = row;
+		/* The replaced row may now repeat its predecessor. */
+		if (b->nr > 1 && same_rule(&b->rows[b->nr - 2], &row))
+			b->nr--;
+		return 0;
+	}
+	if (array__grow((void **)&b->rows, &b->cap, b->nr + 1, sizeof(*b->rows)))
+		return -ENOMEM;
+	b->rows[b->nr++] = row;
+	return 0;
+}
+
+/* The rows of the FDEs that start at starts[], each run until the CFI has no
+ * row for the next address (a gap, which gets a NONE row) or the next FDE. */
+static int rows_from_cfi(Dwarf_CFI **cfip, Elf *elf, const uint64_t *starts, size_t nr_starts,
+			 struct row_builder *b)
+{
+	Dwarf_CFI *cfi = *cfip;
+	int err;
+
+	for (size_t i = 0; i < nr_starts; i++) {
+		uint64_t addr = starts[i], limit = i + 1 < nr_starts ? starts[i + 1] : UINT64_MAX;
+
+		/* libdw keeps every FDE it has read: start afresh now and then
+		 * (for .eh_frame, which it reads from the ELF), so that a
+		 * library of 200,000 FDEs does not hold them all. */
+		if (elf && i && !(i % 4096)) {
+			dwarf_cfi_end(cfi);
+			cfi = *cfip = dwarf_getcfi_elf(elf);
+			if (!cfi)
+				return -ENOEXEC;
+		}
+
+		if (i && starts[i] == starts[i - 1])
+			continue;
+		if (addr > UINT32_MAX)
+			break;
+		while (addr < limit) {
+			Dwarf_Frame *frame;
+			Dwarf_Addr start, end;
+			bool signal = false;
+			struct unwind_row row;
+
+			if (dwarf_cfi_addrframe(cfi, addr, &frame)) {
+				row = (struct unwind_row){.pc = (uint32_t)addr};
+				err = push_row(b, row);
+				if (err)
+					return err;
+				break;
+			}
+			if (dwarf_frame_info(frame, &start, &end, &signal) < 0 || end <= addr) {
+				free(frame);
+				break;
+			}
+			row = row_of(frame, signal, addr);
+			free(frame);
+			err = push_row(b, row);
+			if (err)
+				return err;
+			addr = end;
+		}
+	}
+	return 0;
+}
+
+/* Gives the NONE rows' addresses in [lo, hi) the rule of row: the rows
+ * over that range are rebuilt and spliced in, the rest stay where they are. */
+static int overlay_none(struct row_builder *b, uint64_t lo, uint64_t hi, struct unwind_row rule)
+{
+	const struct unwind_row *first = unwind_table__find(b->rows, b->nr, lo);
+	struct row_builder mid = {0};
+	size_t i0 = first ? (size_t)(first - b->rows) : 0, i1 = i0, n;
+	int err = 0;
+
+	while (i1 < b->nr && b->rows[i1].pc < hi)
+		i1++;
+	for (size_t i = i0; i < i1 && !err; i++) {
+		uint64_t start = b->rows[i].pc,
+			 end = i + 1 < b->nr ? b->rows[i + 1].pc : UINT64_MAX;
+		struct unwind_row none = b->rows[i];
+
+		if (UNWIND_ROW_CFA(&b->rows[i]) != UNWIND_CFA_NONE || end <= lo || start >= hi) {
+			err = push_row(&mid, b->rows[i]);
+			continue;
+		}
+		if (start < lo)
+			err = push_row(&mid, none);
+		rule.pc = start < lo ? lo : start;
+		if (!err)
+			err = push_row(&mid, rule);
+		if (!err && hi < end) {
+			none.pc = hi;
+			err = push_row(&mid, none);
+		}
+	}
+	n = b->nr - (i1 - i0) + mid.nr;
+	if (!err && n > b->nr && array__grow((void **)&b->rows, &b->cap, n, sizeof(*b->rows)))
+		err = -ENOMEM;
+	if (!err) {
+		memmove(b->rows + i0 + mid.nr, b->rows + i1, (b->nr - i1) * sizeof(*b->rows));
+		memcpy(b->rows + i0, mid.rows, mid.nr * sizeof(*b->rows));
+		b->nr = n;
+	}
+	free(mid.rows);
+	return err;
+}
+
+static bool is_plt(const char *name)
+{
+	return !strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got") ||
+	       !strcmp(name, ".iplt");
+}
+
+int unwind_table__compile(int fd, struct unwind_table *out)
+{
+	Elf_Scn *scn = NULL, *hdr = NULL, *debug_frame = NULL;
+	GElf_Shdr hdr_shdr = {0}, shdr;
+	struct row_builder b = {0};
+	struct {
+		uint64_t lo, hi;
+	} plts[4];
+	int nr_plts = 0, err = 0;
+	uint64_t *starts = NULL;
+	size_t nr_starts = 0, shstrndx, nr_phdrs;
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dwarf = NULL;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) ||
+	    elf_getphdrnum(elf, &nr_phdrs)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD ||
+		    !(phdr.p_flags & PF_X))
+			continue;
+		if (out->nr_segments == UNWIND_TABLE_MAX_SEGMENTS)
+			break;
+		out->segments[out->nr_segments++] = (struct unwind_segment){
+		    .offset = phdr.p_offset, .vaddr = phdr.p_vaddr, .filesz = phdr.p_filesz};
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || shdr.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".eh_frame_hdr")) {
+			hdr = scn;
+			hdr_shdr = shdr;
+		} else if (!strcmp(name, ".debug_frame")) {
+			debug_frame = scn;
+		} else if (is_plt(name) && nr_plts < 4) {
+			plts[nr_plts].lo = shdr.sh_addr;
+			plts[nr_plts++].hi = shdr.sh_addr + shdr.sh_size;
+		}
+	}
+	if (hdr && !fde_starts_from_hdr(hdr, &hdr_shdr, &starts, &nr_starts))
+		cfi = dwarf_getcfi_elf(elf);
+	if (!cfi && debug_frame) {
+		free(starts);
+		starts = NULL;
+		dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		cfi = dwarf ? dwarf_getcfi(dwarf) : NULL;
+		if (cfi) {
+			err = fde_starts_from_debug_frame(elf, debug_frame, &starts, &nr_starts);
+			if (err)
+				goto cleanup;
+			qsort(starts, nr_starts, sizeof(*starts), compare_u64);
+		}
+	}
+	if (cfi) {
+		out->nr_fdes = nr_starts;
+		err = push_row(&b, (struct unwind_row){0});
+		if (!err)
+			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, &b);
+		if (err)
+			goto cleanup;
+	}
+	/* PLT entries without CFI: the return address is at rsp. */
+	for (int i = 0; i < nr_plts && !err; i++) {
+		struct unwind_row rule = {.cfa_offset = 8};
+
+		set_rules(&rule, UNWIND_CFA_RSP, UNWIND_RBP_SAME);
+		if (!b.nr)
+			err = push_row(&b, (struct unwind_row){0});
+		if (!err)
+			err = overlay_none(&b, plts[i].lo, plts[i].hi, rule);
+	}
+	if (err)
+		goto cleanup;
+	out->rows = b.rows;
+	out->nr_rows = b.nr;
+	b.rows = NULL;
+cleanup:
+	free(b.rows);
+	free(starts);
+	if (dwarf)
+		dwarf_end(dwarf);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(elf);
+	return err;
+}
+
+void unwind_table__release(struct unwind_table *table)
+{
+	free(table->rows);
+	table->rows = NULL;
+	table->nr_rows = 0;
+}
+
+const struct unwind_row *unwind_table__find(const struct unwind_row *rows, size_t nr,
+					    uint64_t vaddr)
+{
+	size_t lo = 0, hi = nr;
+
+	if (!nr || vaddr < rows[0].pc)
+		return NULL;
+	/* The last row whose pc <= vaddr. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rows[mid].pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &rows[lo];
+}
+
+int unwind_table__bias(const struct unwind_table *table, uint64_t start, uint64_t offset,
+		       uint64_t *bias)
+{
+	for (int i = 0; i < table->nr_segments; i++) {
+		const struct unwind_segment *seg = &table->segments[i];
+		uint64_t page_offset = seg->offset & ~4095ULL;
+
+		if (offset < page_offset || offset >= seg->offset + seg->filesz)
+			continue;
+		/* pc = start + (file offset - offset); vaddr = file offset -
+		 * p_offset + p_vaddr. */
+		*bias = start - offset + seg->offset - seg->vaddr;
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The unwind tables of a session: one per file, built on a background
+ * thread, and each process's mappings loaded into BPF; see unwind_table.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "array.h"
+#include "status.h"
+#include "sampling/unwind_table.h"
+
+enum table_state {
+	TABLE_UNUSED, /* mapped, but no sample has run through it yet */
+	TABLE_QUEUED,
+	TABLE_READY,
+	TABLE_FAILED,
+};
+
+struct table_file {
+	uint64_t dev, inode;
+	char *path;
+	int fd; /* open until built */
+	uint64_t size;
+	size_t users; /* mappings of it in the processes' latest maps */
+	enum table_state state;
+	struct unwind_table table; /* rows freed once loaded into BPF */
+	uint32_t first_row;
+	uint64_t build_ns;
+	int err;
+};
+
+struct table_mapping {
+	uint64_t start, end, offset;
+	size_t file;
+};
+
+struct table_process {
+	pid_t pid;
+	struct table_mapping *mappings;
+	size_t nr_mappings, cap_mappings;
+	size_t nr_loaded; /* mappings in its BPF entry */
+	bool pending;	  /* some of its files are queued */
+};
+
+struct unwind_tables {
+	int rows_fd, processes_fd, event_fd;
+	uint32_t max_rows;
+
+	pthread_mutex_t lock; /* files[].state, .table, .err, next_row, queued */
+	pthread_cond_t wake;
+	pthread_cond_t built; /* a file's table is done */
+	pthread_t worker;
+	bool worker_started, stopping;
+	struct table_file **files; /* pointers: the worker holds one across a build */
+	size_t nr_files, cap_files;
+	size_t queued;
+	uint32_t next_row;
+
+	struct table_process *processes;
+	size_t nr_processes, cap_processes;
+
+	uint64_t first_queued_ns, last_ready_ns, build_ns;
+	size_t nr_built, nr_failed;
+	bool reported;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Copies rows into the BPF array through a mapping of just their pages, so
+ * the rows do not stay in llmprof's memory. */
+static int write_rows(int rows_fd, uint32_t first, const struct unwind_row *rows, size_t nr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t begin = (uint64_t)first * sizeof(*rows), end = begin + nr * sizeof(*rows);
+	uint64_t map_begin = begin & ~(uint64_t)(page - 1);
+	size_t len = end - map_begin;
+	void *mem;
+
+	if (!nr)
+		return 0;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, rows_fd, map_begin);
+	if (mem == MAP_FAILED)
+		return -errno;
+	memcpy((char *)mem + (begin - map_begin), rows, nr * sizeof(*rows));
+	munmap(mem, len);
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct unwind_tables *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	for (;;) {
+		struct table_file *f = NULL;
+		struct unwind_table table;
+		uint64_t start;
+		uint32_t first = 0;
+		int err;
+
+		while (!t->stopping && !t->queued)
+			pthread_cond_wait(&t->wake, &t->lock);
+		if (t->stopping)
+			break;
+		/* Small files first: a program's own code is sampled most
+		 * and builds in milliseconds, where libtorch takes seconds.
+		 * Files that no process maps any more (the image before an
+		 * exec) wait. */
+		for (size_t i = 0; i < t->nr_files; i++)
+			if (t->files[i]->state == TABLE_QUEUED && t->files[i]->users &&
+			    (!f || t->files[i]->size < f->size))
+				f = t->files[i];
+		if (!f) {
+			pthread_cond_wait(&t->wake, &t->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&t->lock);
+
+		start = thread_cpu_ns();
+		err = unwind_table__compile(f->fd, &table);
+		close(f->fd);
+		f->fd = -1;
+
+		pthread_mutex_lock(&t->lock);
+		if (!err && table.nr_rows > t->max_rows - t->next_row)
+			err = -ENOSPC;
+		if (!err) {
+			first = t->next_row;
+			t->next_row += table.nr_rows;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (!err)
+			err = write_rows(t->rows_fd, first, table.rows, table.nr_rows);
+		/* BPF has the rows now; keep only what maps them. */
+		free(table.rows);
+		table.rows = NULL;
+
+		pthread_mutex_lock(&t->lock);
+		f->table = table;
+		f->first_row = first;
+		f->build_ns = thread_cpu_ns() - start;
+		f->err = err;
+		f->state = err ? TABLE_FAILED : TABLE_READY;
+		t->queued--;
+		t->build_ns += f->build_ns;
+		if (err)
+			t->nr_failed++;
+		else
+			t->nr_built++;
+		t->last_ready_ns = monotonic_ns();
+		pthread_cond_broadcast(&t->built);
+		pthread_mutex_unlock(&t->lock);
+		eventfd_write(t->event_fd, 1);
+		pthread_mutex_lock(&t->lock);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, struct unwind_tables **out)
+{
+	struct unwind_tables *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->rows_fd = rows_fd;
+	t->max_rows = max_rows;
+	t->processes_fd = processes_fd;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->wake, NULL);
+	pthread_cond_init(&t->built, NULL);
+	t->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (t->event_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = -pthread_create(&t->worker, NULL, worker_main, t);
+	if (err)
+		goto fail;
+	t->worker_started = true;
+	*out = t;
+	return 0;
+fail:
+	unwind_tables__free(t);
+	return err;
+}
+
+void unwind_tables__free(struct unwind_tables *t)
+{
+	if (!t)
+		return;
+	if (t->worker_started) {
+		pthread_mutex_lock(&t->lock);
+		t->stopping = true;
+		pthread_cond_signal(&t->wake);
+		pthread_mutex_unlock(&t->lock);
+		pthread_join(t->worker, NULL);
+	}
+	for (size_t i = 0; i < t->nr_files; i++) {
+		if (t->files[i]->fd >= 0)
+			close(t->files[i]->fd);
+		free(t->files[i]->table.rows);
+		free(t->files[i]->path);
+		free(t->files[i]);
+	}
+	free(t->files);
+	for (size_t i = 0; i < t->nr_processes; i++)
+		free(t->processes[i].mappings);
+	free(t->processes);
+	if (t->event_fd >= 0)
+		close(t->event_fd);
+	pthread_cond_destroy(&t->wake);
+	pthread_cond_destroy(&t->built);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+int unwind_tables__event_fd(const struct unwind_tables *t)
+{
+	return t->event_fd;
+}
+
+/* The cache entry of a file, queued for building when new; called with the
+ * lock held. */
+static int64_t file_of(struct unwind_tables *t, uint64_t dev, uint64_t inode, const char *path)
+{
+	struct table_file *f;
+
+	for (size_t i = 0; i < t->nr_files; i++)
+		if (t->files[i]->dev == dev && t->files[i]->inode == inode)
+			return i;
+	if (array__grow((void **)&t->files, &t->cap_files, t->nr_files + 1, sizeof(*t->files)))
+		return -ENOMEM;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->dev = dev;
+	f->inode = inode;
+	f->fd = -1;
+	f->path = strdup(path);
+	if (!f->path) {
+		free(f);
+		return -ENOMEM;
+	}
+	t->files[t->nr_files] = f;
+	return t->nr_files++;
+}
+
+/* The vDSO's image, from the process's memory into a memory file that the
+ * compiler reads like any other.  An fd or -errno. */
+static int copy_vdso(pid_t pid, uint64_t start, uint64_t end)
+{
+	char path[64], *image;
+	size_t len = end - start;
+	int mem, fd;
+
+	if (len > (1 << 20))
+		return -E2BIG;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	mem = open(path, O_RDONLY | O_CLOEXEC);
+	if (mem < 0)
+		return -errno;
+	image = malloc(len);
+	fd = memfd_create("llmprof-vdso", MFD_CLOEXEC);
+	if (!image || fd < 0 || pread(mem, image, len, start) != (ssize_t)len ||
+	    write(fd, image, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		fd = -EIO;
+	}
+	free(image);
+	close(mem);
+	return fd;
+}
+
+/* Opens a file that a sample ran through and queues it for the worker;
+ * called with the lock held. */
+static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_mapping *m)
+{
+	struct table_file *f = t->files[m->file];
+	char map_file[96];
+	struct stat st;
+
+	/* The mapping's own file: right even when the path was replaced or
+	 * deleted, or lies in another mount namespace. */
+	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
+	if (!f->inode)
+		f->fd = copy_vdso(pid, m->start, m->end);
+	else
+		f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0 && f->inode)
+		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0) {
+		f->state = TABLE_FAILED;
+		f->err = f->inode ? -errno : -EIO;
+		t->nr_failed++;
+		return;
+	}
+	f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
+	f->state = TABLE_QUEUED;
+	if (!t->first_queued_ns)
+		t->first_queued_ns = monotonic_ns();
+	t->queued++;
+	t->reported = false;
+	pthread_cond_signal(&t->wake);
+}
+
+static struct table_process *process_of(struct unwind_tables *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nr_processes; i++)
+		if (t->processes[i].pid == pid)
+			return &t->processes[i];
+	if (array__grow((void **)&t->processes, &t->cap_processes, t->nr_processes + 1,
+			sizeof(*t->processes)))
+		return NULL;
+	t->processes[t->nr_processes] = (struct table_process){.pid = pid};
+	return &t->processes[t->nr_processes++];
+}
+
+/* Writes the process's BPF entry from its mappings whose rows are ready;
+ * called with the lock held. */
+static int load_process(struct unwind_tables *t, struct table_process *p)
+{
+	struct unwind_process *entry = calloc(1, sizeof(*entry));
+	uint32_t key = p->pid;
+	int err = 0;
+
+	if (!entry)
+		return -ENOMEM;
+	p->pending = false;
+	for (size_t i = 0; i < p->nr_mappings && entry->nr < UNWIND_MAX_MAPPINGS; i++) {
+		const struct table_mapping *m = &p->mappings[i];
+		const struct table_file *f = t->files[m->file];
+		struct unwind_mapping *out = &entry->mappings[entry->nr];
+		uint64_t bias;
+
+		if (f->state == TABLE_QUEUED)
+			p->pending = true;
+		if (f->state != TABLE_READY || !f->table.nr_rows)
+			continue;
+		if (unwind_table__bias(&f->table, m->start, m->offset, &bias))
+			continue;
+		out->bias = bias;
+		out->start = m->start;
+		out->end = m->end;
+		out->first_row = f->first_row;
+		out->nr_rows = f->table.nr_rows;
+		entry->nr++;
+	}
+	if (entry->nr != p->nr_loaded || entry->nr) {
+		if (bpf_map_update_elem(t->processes_fd, &key, entry, BPF_ANY))
+			err = -errno;
+		else
+			p->nr_loaded = entry->nr;
+	}
+	free(entry);
+	return err;
+}
+
+/* A process that is gone: its mappings no longer hold the files' tables
+ * wanted, and its BPF entry goes (the PID may be reused). */
+static void forget_process(struct unwind_tables *t, pid_t pid)
+{
+	uint32_t key = pid;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_processes; i++) {
+		struct table_process *p = &t->processes[i];
+
+		if (p->pid != pid)
+			continue;
+		for (size_t k = 0; k < p->nr_mappings; k++)
+			t->files[p->mappings[k].file]->users--;
+		free(p->mappings);
+		t->processes[i] = t->processes[--t->nr_processes];
+		bpf_map_delete_elem(t->processes_fd, &key);
+		break;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
+{
+	struct table_process *p;
+	char path[64], line[4096];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps) {
+		err = -errno;
+		forget_process(t, pid);
+		return err;
+	}
+	pthread_mutex_lock(&t->lock);
+	p = process_of(t, pid);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nr_mappings; i++)
+		t->files[p->mappings[i].file]->users--;
+	p->nr_mappings = 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long start, end, offset, inode;
+		unsigned int major, minor;
+		char perms[5], file[4096];
+		int64_t index;
+
+		file[0] = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
+			   &offset, &major, &minor, &inode, file) < 7)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		/* The vDSO: one image for every process, read from memory. */
+		if (!strcmp(file, "[vdso]")) {
+			major = minor = 0;
+			inode = 0;
+			offset = 0;
+		} else if (!inode || file[0] != '/') {
+			continue;
+		}
+		index = file_of(t, makedev(major, minor), inode, file);
+		if (index < 0) {
+			err = index;
+			goto out;
+		}
+		if (array__grow((void **)&p->mappings, &p->cap_mappings, p->nr_mappings + 1,
+				sizeof(*p->mappings))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		/* /proc/PID/maps lists mappings by address: sorted already. */
+		p->mappings[p->nr_mappings++] = (struct table_mapping){
+		    .start = start, .end = end, .offset = offset, .file = index};
+		t->files[index]->users++;
+	}
+	/* Every stack runs through the program's own code and libc's: those
+	 * are built at once, the rest when a sample first runs through them. */
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct table_file *f = t->files[p->mappings[i].file];
+		const char *base = strrchr(f->path, '/');
+
+		base = base ? base + 1 : f->path;
+		if (f->state == TABLE_UNUSED &&
+		    (p->mappings[i].file == p->mappings[0].file || !strncmp(base, "libc.so", 7) ||
+		     !strncmp(base, "libc-", 5)))
+			queue_file(t, pid, &p->mappings[i]);
+	}
+	/* Files it maps now may be ones the worker was waiting for. */
+	pthread_cond_signal(&t->wake);
+	err = load_process(t, p);
+out:
+	pthread_mutex_unlock(&t->lock);
+	fclose(maps);
+	return err;
+}
+
+/* Files queued that some process maps; called with the lock held. */
+static size_t wanted(const struct unwind_tables *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nr_files; i++)
+		n += t->files[i]->state == TABLE_QUEUED && t->files[i]->users;
+	return n;
+}
+
+void unwind_tables__note_stack(struct unwind_tables *t, pid_t pid, const uint64_t *addrs, size_t nr)
+{
+	struct table_process *p = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_processes && !p; i++)
+		if (t->processes[i].pid == pid)
+			p = &t->processes[i];
+	for (size_t k = 0; p && k < nr; k++) {
+		size_t lo = 0, hi = p->nr_mappings;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct table_mapping *m = &p->mappings[mid];
+
+			if (addrs[k] < m->start) {
+				hi = mid;
+			} else if (addrs[k] >= m->end) {
+				lo = mid + 1;
+			} else {
+				if (t->files[m->file]->state == TABLE_UNUSED)
+					queue_file(t, pid, m);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+int unwind_tables__poll(struct unwind_tables *t)
+{
+	eventfd_t ignored;
+	size_t waiting;
+	int err = 0;
+
+	eventfd_read(t->event_fd, &ignored);
+	pthread_mutex_lock(&t->lock);
+	/* Every process: the file now ready may be mapped by several.  One
+	 * that cannot be loaded (it exited; the map is full) keeps stepping
+	 * by frame pointer, and the session goes on. */
+	for (size_t i = 0; i < t->nr_processes && err != -ENOMEM; i++)
+		err = load_process(t, &t->processes[i]);
+	if (err != -ENOMEM)
+		err = 0;
+	waiting = wanted(t);
+	pthread_mutex_unlock(&t->lock);
+	if (!err && !t->reported && !waiting) {
+		t->reported = true;
+		unwind_tables__report(t);
+	}
+	return err;
+}
+
+int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
+{
+	struct timespec deadline;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&t->lock);
+	while (wanted(t) && !err)
+		err = pthread_cond_timedwait(&t->built, &t->lock, &deadline);
+	pthread_mutex_unlock(&t->lock);
+	return unwind_tables__poll(t);
+}
+
+void unwind_tables__report(struct unwind_tables *t)
+{
+	const struct table_file *longest = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->nr_files; i++)
+		if (t->files[i]->state == TABLE_READY &&
+		    (!longest || t->files[i]->build_ns > longest->build_ns))
+			longest = t->files[i];
+	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
+		      "%.2f s of CPU, the last %.2f s after the first was queued; longest %s "
+		      "(%.2f s)%s",
+		      wanted(t) ? "not all ready" : "ready", t->nr_built, t->next_row,
+		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
+		      t->last_ready_ns > t->first_queued_ns
+			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
+			  : 0.0,
+		      longest ? longest->path : "none", longest ? longest->build_ns / 1e9 : 0.0,
+		      t->nr_failed ? "; some files have none (no CFI, unreadable, or the rows map "
+				     "is full)"
+				   : "");
+	pthread_mutex_unlock(&t->lock);
+}
