@@ -183,6 +183,7 @@ struct profile {
 	uint64_t samples_taken;
 	uint64_t samples_lost;
 	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */
+	uint32_t stack_limit;  /* user frames a stack is cut at ([truncated]); 0 unknown */
 	/* Off-CPU intervals (--off-cpu, --mode wall): recorded with stacks,
 	 * too short to record (counted, with their total time), and lost. */
 	uint64_t off_cpu_intervals;

@@ -303,7 +303,8 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 			report__warn(
 			    "%.1f%% of the stacks were deeper than %d frames and are cut at "
 			    "their root (marked [truncated])",
-			    100.0 * cut / all, SUMMARY_MAX_STACK_DEPTH);
+			    100.0 * cut / all,
+			    p->stack_limit ? (int)p->stack_limit : SUMMARY_MAX_STACK_DEPTH);
 	}
 	if (p->stack_errors)
 		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",

@@ -196,6 +196,7 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	p->start_ns = s->start_ns;
 	p->duration_ns = s->end_ns - s->start_ns;
 	p->frequency = s->options.frequency;
+	p->stack_limit = s->unwind_tables ? UNWIND_MAX_FRAMES : MAX_STACK_DEPTH;
 	p->random_intervals = s->clock.random;
 	p->samples_taken = counters[COUNTER_SAMPLES];
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];

@@ -22,6 +22,8 @@ read -r n main cut <<<"$(levels "$WORK/deep.folded")"
 echo "10000 levels: $n levels of recurse() in the commonest stack, main $main, truncated $cut"
 [ "$n" -ge 510 ] || fail "only $n levels of 10000"
 [ "$cut" = True ] || fail "a cut stack is not marked [truncated]"
+grep -q "deeper than 512 frames" "$WORK/err" ||
+	fail "the summary does not say where stacks are cut: $(grep -i truncated "$WORK/err")"
 
 "$LLMPROF" record --unwind ehframe -F 999 -o "$WORK/300.folded" -- \
 	"$FIXTURES/unwind_recursion" 1.5 300 2>"$WORK/err" ||
