@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "profile/python_frame.h"
 #include "sampling/proc_files.h"
 #include "sampling/python_reader.h"
 #include "status.h"
@@ -651,31 +652,6 @@ static int decode_locations(struct python_code *code, const uint8_t *t, size_t l
 	return 0;
 }
 
-/* "torch/nn/modules/linear.py" for site-packages, "json/decoder.py" for
- * the standard library, the base name otherwise: what py-spy shows. */
-static const char *short_file(const char *path)
-{
-	static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
-	const char *best = NULL, *p;
-
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		for (p = strstr(path, roots[i]); p; p = strstr(p + 1, roots[i]))
-			best = p + strlen(roots[i]);
-	}
-	if (best)
-		return best;
-	for (p = strstr(path, "/lib/python3"); p; p = strstr(p + 1, "/lib/python3")) {
-		const char *slash = strchr(p + strlen("/lib/python3"), '/');
-
-		if (slash && slash[1])
-			best = slash + 1;
-	}
-	if (best)
-		return best;
-	p = strrchr(path, '/');
-	return p && p[1] ? p + 1 : path;
-}
-
 static int resolve_code(const struct python_reader *r, struct python_code *code)
 {
 	const struct python_layout *l = &r->layout;
@@ -704,13 +680,13 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 		err = -ESTALE;
 		goto cleanup;
 	}
-	len = strlen(name) + (file ? strlen(short_file(file)) : 1) + 4;
+	len = strlen(name) + (file ? strlen(python_file__short(file)) : 1) + 4;
 	code->name = malloc(len);
 	if (!code->name) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	snprintf(code->name, len, "%s (%s)", name, file ? short_file(file) : "?");
+	snprintf(code->name, len, "%s (%s)", name, file ? python_file__short(file) : "?");
 	code->file = file;
 	file = NULL;
 	err = 0;
