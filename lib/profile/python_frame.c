@@ -47,7 +47,8 @@ static bool is_python_file(const char *file, size_t len)
 	return (len > 3 && (ends_with(file, len, ".py") || ends_with(file, len, ".pyw"))) ||
 	       (len > 9 && !memcmp(file, "<frozen ", 8) && file[len - 1] == '>') ||
 	       (len == 8 && !memcmp(file, "<string>", 8)) ||
-	       (len == 7 && !memcmp(file, "<stdin>", 7));
+	       (len == 7 && !memcmp(file, "<stdin>", 7)) ||
+	       (len == strlen(PYTHON_UNKNOWN_FILE) && !memcmp(file, PYTHON_UNKNOWN_FILE, len));
 }
 
 bool python_file__is_python(const char *file)
@@ -63,6 +64,12 @@ bool python_frame__split(const struct frame *f, size_t *name_len, const char **f
 
 	if (f->kind != FRAME_PYTHON || !name)
 		return false;
+	if (!strcmp(name, PYTHON_UNKNOWN_FRAME)) {
+		*name_len = strlen("[unknown]");
+		*file = PYTHON_UNKNOWN_FILE;
+		*file_len = strlen(PYTHON_UNKNOWN_FILE);
+		return true;
+	}
 	len = strlen(name);
 	/* "qualname (short/file.py)": the last " (" opens the file, as a
 	 * qualname may hold brackets of its own ("<lambda>", "<genexpr>"). */
@@ -76,9 +83,10 @@ bool python_frame__split(const struct frame *f, size_t *name_len, const char **f
 	if (!is_python_file(open + 1, inner) || memchr(open + 1, '\n', inner))
 		return false;
 	*name_len = open - 1 - name;
-	/* The frame's own file where it is the one its name carries, else
-	 * the short file from the name, which reads back the same. */
-	if (f->file && is_python_file(f->file, strlen(f->file))) {
+	/* The frame's own file where it is a full path to the one its name
+	 * carries, else the short file from the name: a reader shortens a
+	 * full path as the name did and takes any other file as it is. */
+	if (f->file && f->file[0] == '/' && is_python_file(f->file, strlen(f->file))) {
 		const char *short_file = python_file__short(f->file);
 
 		if (strlen(short_file) == inner && !memcmp(short_file, open + 1, inner)) {
@@ -94,11 +102,15 @@ bool python_frame__split(const struct frame *f, size_t *name_len, const char **f
 
 int64_t python_frame__intern(struct profile *p, const char *name, const char *file, uint32_t line)
 {
-	const char *short_file = python_file__short(file);
-	size_t len = strlen(name) + strlen(short_file) + 4;
-	char *full = malloc(len);
+	const char *short_file = file[0] == '/' ? python_file__short(file) : file;
+	size_t len;
+	char *full;
 	int64_t id;
 
+	if (!strcmp(file, PYTHON_UNKNOWN_FILE) && !strcmp(name, "[unknown]"))
+		return profile__intern_frame(p, PYTHON_UNKNOWN_FRAME, NULL, line, FRAME_PYTHON);
+	len = strlen(name) + strlen(short_file) + 4;
+	full = malloc(len);
 	if (!full)
 		return -ENOMEM;
 	snprintf(full, len, "%s (%s)", name, short_file);

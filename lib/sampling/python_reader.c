@@ -781,7 +781,7 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 		memset(code, 0, sizeof(*code));
 		code->addr = addr;
 		code->stamp = stamp;
-		code->name = strdup("[unknown] (python)");
+		code->name = strdup(PYTHON_UNKNOWN_FRAME);
 		if (!code->name)
 			return -ENOMEM;
 		r->stale_codes++;

@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# A script whose threads are named in Python (threading.Thread(name=...)),
+# left to threading's own name, or named by themselves in the kernel
+# (prctl) only, recorded as speedscope: each thread profile carries the
+# thread's Python name (the self-named one keeps its own); Python frames
+# have no marks, are one frame per function (step() burns in three lines),
+# and --lines gives one per line; the files pass speedscope's schema and
+# read back as the folded frames.  $1: the interpreter.
+. "$TESTS_SOURCE/lib/testlib.sh"
+. "$TESTS_SOURCE/python/pylib.sh"
+need_root
+PY=$1
+need_python "$PY"
+script=$PYTHON_FIXTURES/named_threads.py
+
+for lines in "" --lines; do
+	out=$WORK/threads${lines}.json
+	"$LLMPROF" record -F 299 -f speedscope $lines -o "$out" -- "$PY" "$script" 1.5 \
+		>"$WORK/record.out" 2>"$WORK/record.err" ||
+		fail "record $lines failed: $(cat "$WORK/record.err")"
+	if [ -f "$SPEEDSCOPE_SCHEMA" ]; then
+		$CHECK speedscope "$out" --schema "$SPEEDSCOPE_SCHEMA" ||
+			fail "invalid speedscope $lines"
+	fi
+	python3 - "$out" "$script" "$lines" <<'CHECK' || fail "speedscope $lines ($(python_minor "$PY"))"
+import json
+import re
+import sys
+
+doc = json.load(open(sys.argv[1]))
+script, by_line = sys.argv[2], sys.argv[3] == "--lines"
+names = [re.sub(r" \(pid \d+, tid \d+\)$", "", p["name"]) for p in doc["profiles"]]
+for want in ("MainThread", "loader", "writer", "selfnamed"):
+    if want not in names:
+        sys.exit(f"no thread profile named {want!r}: {names}")
+if not any(re.fullmatch(r"Thread-\d+ \(step\)", n) for n in names):
+    sys.exit(f"no thread with threading's own name: {names}")
+frames = doc["shared"]["frames"]
+marked = [f["name"] for f in frames if f["name"].endswith("_[p]") or ".py)" in f["name"]]
+if marked:
+    sys.exit(f"Python frames with marks: {marked[:5]}")
+steps = [f for f in frames if f["name"] == "step" and f.get("file") == script]
+body = [i + 1 for i, text in enumerate(open(script)) if re.match(r"\s+x [-+^]= i$", text)]
+if not by_line:
+    if len(steps) != 1 or "line" in steps[0]:
+        sys.exit(f"step is not one frame without a line: {steps}")
+else:
+    seen = {f.get("line") for f in steps}
+    if len(steps) < 2 or not seen & set(body):
+        sys.exit(f"--lines: step frames {steps}, expected some of lines {body}")
+print(f"threads {names}; step frames: {len(steps)}")
+CHECK
+	"$LLMPROF" convert -f folded -o "$WORK/back.folded" "$out" || fail "read back $lines"
+	grep -qF ";$(pyframe step named_threads.py)" "$WORK/back.folded" ||
+		fail "step read back: $(head -3 "$WORK/back.folded")"
+done
+echo PASS
