@@ -16,6 +16,7 @@ llmprof itself says of the same profile.
       NAME_A's flat weight over NAME_B's is RATIO, within TOLERANCE
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -30,11 +31,16 @@ PYTHON_FRAME = re.compile(r"(.*) \(([^;]*\.pyw?|<frozen [^;]*>|<string>|<stdin>)
 def pprof_name(name):
     """What pprof shows for a frame llmprof names NAME in folded text: a
     Python frame "fn (file.py)_[p]" is the function "fn" with its file."""
+    if name == "[unknown] (python)_[p]":  # code that could not be read
+        return "[unknown]"
     match = PYTHON_FRAME.fullmatch(name)
     return match.group(1) if match else name
 
 
 def run_pprof(pprof, *args):
+    # PPROF_SAMPLE_INDEX: which sample type (pprof's default is the last).
+    if os.environ.get("PPROF_SAMPLE_INDEX"):
+        args = (f"-sample_index={os.environ['PPROF_SAMPLE_INDEX']}", *args)
     result = subprocess.run([pprof, *args], capture_output=True, text=True)
     if result.returncode:
         sys.exit(f"pprof {' '.join(args)} failed ({result.returncode}): {result.stderr}")
