@@ -45,6 +45,14 @@ diff -u "$golden/python.folded" "$WORK/back" || fail "pprof read back"
 	"$LLMPROF" convert -f folded "$WORK/python.json" >"$WORK/back" ||
 	fail "folded -> speedscope -> folded"
 diff -u "$golden/python.folded" "$WORK/back" || fail "folded -> speedscope -> folded"
+# diff across formats matches the Python frames: nothing changes.
+for pair in "python.folded python.speedscope" "python.speedscope python-lines.speedscope"; do
+	set -- $pair
+	"$LLMPROF" diff "$golden/$1" "$golden/$2" >"$WORK/diff" || fail "diff $pair: $(cat "$WORK/diff")"
+	[ "$(grep -c '(no changes)' "$WORK/diff")" = 3 ] || fail "diff $pair: $(cat "$WORK/diff")"
+done
+"$LLMPROF" diff "$golden/python.folded" "$WORK/python.pb.gz" >"$WORK/diff" &&
+	[ "$(grep -c '(no changes)' "$WORK/diff")" = 3 ] || fail "diff folded pprof: $(cat "$WORK/diff")"
 grep -q '"name":"Model.forward","file":"mm.py"' "$WORK/python.json" ||
 	fail "Python frames from folded input: $(head -c 600 "$WORK/python.json")"
 echo PASS
