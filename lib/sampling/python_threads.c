@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "array.h"
 #include "status.h"
@@ -301,14 +302,23 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 			       const struct python_layout *layout, uint64_t runtime)
 {
 	struct python_thread_name *names = NULL;
+	struct timespec start, end;
 	size_t nr = 0, cap = 0;
 	int err;
 
 	t->stale = false;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	err = python_threads__read(pid, layout, runtime, &names, &nr, &cap);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	if (err == -ESRCH) /* it has exited: the names read before stay */
+		return;
 	if (err && err != -ENOENT)
 		report__debug("Python: cannot read the thread names of PID %d: %s", pid,
 			      strerror(-err));
+	else
+		report__debug("Python: %zu thread names of PID %d read in %ld us", nr, pid,
+			      (end.tv_sec - start.tv_sec) * 1000000L +
+				  (end.tv_nsec - start.tv_nsec) / 1000);
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;
 
