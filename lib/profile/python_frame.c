@@ -80,7 +80,8 @@ bool python_frame__split(const struct frame *f, size_t *name_len, const char **f
 	if (open <= name + 1)
 		return false;
 	inner = name + len - 1 - (open + 1);
-	if (!is_python_file(open + 1, inner) || memchr(open + 1, '\n', inner))
+	/* A full path in the name would be shortened when read back. */
+	if (!is_python_file(open + 1, inner) || open[1] == '/' || memchr(open + 1, '\n', inner))
 		return false;
 	*name_len = open - 1 - name;
 	/* The frame's own file where it is a full path to the one its name
