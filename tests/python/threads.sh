@@ -6,7 +6,8 @@
 # thread's Python name (the self-named one keeps its own); Python frames
 # have no marks, are one frame per function (step() burns in three lines),
 # and --lines gives one per line; the files pass speedscope's schema and
-# read back as the folded frames.  $1: the interpreter.
+# read back as the folded frames; a Chrome trace of it names its thread
+# tracks the same way.  $1: the interpreter.
 . "$TESTS_SOURCE/lib/testlib.sh"
 . "$TESTS_SOURCE/python/pylib.sh"
 need_root
@@ -55,4 +56,17 @@ CHECK
 	grep -qF ";$(pyframe step named_threads.py)" "$WORK/back.folded" ||
 		fail "step read back: $(head -3 "$WORK/back.folded")"
 done
+# The Chrome trace's thread tracks carry the same names.
+"$LLMPROF" convert -f chrome -o "$WORK/threads.trace.json" "$WORK/threads.json" ||
+	fail "convert -f chrome"
+python3 - "$WORK/threads.trace.json" <<'CHECK' || fail "Chrome trace thread names"
+import json
+import sys
+
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
+missing = {"MainThread", "loader", "writer", "selfnamed"} - names
+if missing:
+    sys.exit(f"no thread track named {sorted(missing)}: {sorted(names)}")
+CHECK
 echo PASS
