@@ -286,8 +286,10 @@ int python_threads__read(pid_t pid, const struct python_layout *l, uint64_t runt
 	return err;
 }
 
-/* Read again at most this often while new threads appear. */
+/* Read again at most this often while new threads appear, and up to
+ * every THREAD_NAMES_MAX_NS while a thread has no name. */
 #define THREAD_NAMES_INTERVAL_NS 100000000ULL
+#define THREAD_NAMES_MAX_NS 5000000000ULL
 
 void python_thread_table__free(struct python_thread_table *t)
 {
@@ -305,6 +307,8 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 	struct timespec start, end;
 	size_t nr = 0, cap = 0;
 	int err;
+
+	size_t known = t->nr;
 
 	t->stale = false;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -336,6 +340,17 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 		t->names[k] = names[i];
 	}
 	free(names);
+	/* Nothing new: a thread without a name may not be threading's. */
+	if (t->nr == known && t->interval_ns < THREAD_NAMES_MAX_NS)
+		t->interval_ns *= 2;
+}
+
+static bool has_name(const struct python_thread_table *t, uint32_t tid)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->names[i].tid == tid)
+			return true;
+	return false;
 }
 
 bool python_thread_table__saw(struct python_thread_table *t, uint32_t tid, uint64_t time_ns)
@@ -349,9 +364,12 @@ bool python_thread_table__saw(struct python_thread_table *t, uint32_t tid, uint6
 			return false;
 		t->seen[t->nr_seen++] = tid;
 		t->stale = true;
+		t->interval_ns = THREAD_NAMES_INTERVAL_NS;
+	} else if (!t->stale && !has_name(t, tid)) {
+		t->stale = true;
 	}
 	/* Threads start in bursts: one read for a burst. */
-	if (!t->stale || (t->read_ns && time_ns < t->read_ns + THREAD_NAMES_INTERVAL_NS))
+	if (!t->stale || (t->read_ns && time_ns < t->read_ns + t->interval_ns))
 		return false;
 	t->read_ns = time_ns ? time_ns : 1;
 	return true;

@@ -34,14 +34,16 @@ int python_threads__read(pid_t pid, const struct python_layout *layout, uint64_t
 			 struct python_thread_name **names, size_t *nr, size_t *cap);
 
 /* The names read so far, by thread id (threads that ended keep theirs),
- * and the threads seen running Python since the names were read. */
+ * and the threads seen running Python.  A thread runs Python (its
+ * bootstrap) before threading lists it, so the names are read again while
+ * one that ran Python has none, less and less often. */
 struct python_thread_table {
 	struct python_thread_name *names;
 	size_t nr, cap;
 	uint32_t *seen;
 	size_t nr_seen, cap_seen;
 	bool stale;
-	uint64_t read_ns;
+	uint64_t read_ns, interval_ns; /* the last read, and the wait for the next */
 };
 
 void python_thread_table__free(struct python_thread_table *table);
