@@ -689,7 +689,9 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 	memcpy(&table_addr, header + l->code_linetable, sizeof(table_addr));
 	name = read_unicode(r, name_addr);
 	file = read_unicode(r, file_addr);
-	if (!name) {
+	/* Every code object has a name ("<lambda>", "<module>"): an empty
+	 * one is memory being reused under us. */
+	if (!name || !name[0]) {
 		err = -ESTALE;
 		goto cleanup;
 	}

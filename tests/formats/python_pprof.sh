@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# A real Python program recorded as pprof, read by Google's pprof: Python
+# A real Python program profiled as pprof, read by Google's pprof: Python
 # functions are named without marks ("step", "Thread.run"), with their
 # Python file; thread labels carry Python's thread names; `pprof -top` and
 # `pprof -traces` agree with llmprof's report and folded stacks of the same
@@ -12,8 +12,16 @@ PY=/usr/bin/python3
 PPROF_CHECK="python3 $TESTS_SOURCE/formats/pprof_check.py"
 script=$TESTS_SOURCE/python/fixtures/named_threads.py
 
-"$LLMPROF" record -F 299 -f pprof -o "$WORK/py.pb.gz" -- "$PY" "$script" 1.5 \
-	>/dev/null 2>"$WORK/err" || fail "record failed: $(cat "$WORK/err")"
+# Attached once the threads run, as a loaded machine may take most of a
+# short recording to start the interpreter.
+start_bg "$PY" "$script" 8 >"$WORK/script.out"
+for _ in $(seq 200); do
+	grep -q '^ready' "$WORK/script.out" && break
+	sleep 0.1
+done
+grep -q '^ready' "$WORK/script.out" || fail "the script did not start"
+"$LLMPROF" attach -p "$BG_PID" -d 1.5 -F 299 -f pprof -o "$WORK/py.pb.gz" 2>"$WORK/err" ||
+	fail "attach failed: $(cat "$WORK/err")"
 "$PPROF" -top -nodecount=1000000 "$WORK/py.pb.gz" >"$WORK/top" 2>&1 || fail "pprof -top: $(cat "$WORK/top")"
 grep -Eq ' step$' "$WORK/top" || fail "no clean step in pprof -top: $(head -20 "$WORK/top")"
 if grep -E '_\[p\]|\.py\)' "$WORK/top"; then

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # A script whose threads are named in Python (threading.Thread(name=...)),
 # left to threading's own name, or named by themselves in the kernel
-# (prctl) only, recorded as speedscope: each thread profile carries the
+# (prctl) only, profiled as speedscope: each thread profile carries the
 # thread's Python name (the self-named one keeps its own); Python frames
 # have no marks, are one frame per function (step() burns in three lines),
 # and --lines gives one per line; the files pass speedscope's schema and
@@ -15,11 +15,14 @@ PY=$1
 need_python "$PY"
 script=$PYTHON_FIXTURES/named_threads.py
 
+# Attached once the threads run (a loaded machine may take most of a short
+# recording to start the interpreter).
+start_bg "$PY" "$script" 8 >"$WORK/script.out"
+wait_ready "$WORK/script.out"
 for lines in "" --lines; do
 	out=$WORK/threads${lines}.json
-	"$LLMPROF" record -F 299 -f speedscope $lines -o "$out" -- "$PY" "$script" 1.5 \
-		>"$WORK/record.out" 2>"$WORK/record.err" ||
-		fail "record $lines failed: $(cat "$WORK/record.err")"
+	"$LLMPROF" attach -p "$BG_PID" -d 1.5 -F 299 -f speedscope $lines -o "$out" \
+		2>"$WORK/attach.err" || fail "attach $lines failed: $(cat "$WORK/attach.err")"
 	if [ -f "$SPEEDSCOPE_SCHEMA" ]; then
 		$CHECK speedscope "$out" --schema "$SPEEDSCOPE_SCHEMA" ||
 			fail "invalid speedscope $lines"
