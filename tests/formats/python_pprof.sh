@@ -14,7 +14,7 @@ script=$TESTS_SOURCE/python/fixtures/named_threads.py
 
 # Attached once the threads run, as a loaded machine may take most of a
 # short recording to start the interpreter.
-start_bg "$PY" "$script" 8 >"$WORK/script.out"
+start_bg "$PY" "$script" 30 >"$WORK/script.out"
 for _ in $(seq 200); do
 	grep -q '^ready' "$WORK/script.out" && break
 	sleep 0.1

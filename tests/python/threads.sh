@@ -17,7 +17,7 @@ script=$PYTHON_FIXTURES/named_threads.py
 
 # Attached once the threads run (a loaded machine may take most of a short
 # recording to start the interpreter).
-start_bg "$PY" "$script" 8 >"$WORK/script.out"
+start_bg "$PY" "$script" 30 >"$WORK/script.out"
 wait_ready "$WORK/script.out"
 for lines in "" --lines; do
 	out=$WORK/threads${lines}.json
