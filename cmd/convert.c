@@ -12,12 +12,14 @@
 
 enum {
 	OPT_LENIENT = 256,
+	OPT_LINES,
 };
 
 static const struct option long_options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
+	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -37,6 +39,8 @@ static void usage(FILE *out)
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		"      --lines          speedscope: a frame per line of a Python function\n"
+		"                       (default: one per function)\n"
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -52,7 +56,7 @@ int do_convert(int argc, char **argv)
 	enum output_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
-	bool has_format = false;
+	bool has_format = false, python_lines = false;
 	int c, err, status;
 
 	optind = 1;
@@ -71,6 +75,9 @@ int do_convert(int argc, char **argv)
 			break;
 		case OPT_LENIENT:
 			read_options.lenient = true;
+			break;
+		case OPT_LINES:
+			python_lines = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -104,6 +111,7 @@ int do_convert(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto cleanup;
 	}
+	profile->python_lines = python_lines;
 	err = output__write(profile, format, VIEW_ALL, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {

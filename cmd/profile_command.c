@@ -52,6 +52,7 @@ struct profile_env {
 	char **command;		   /* record: argv of the command */
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
 	bool no_children;
+	bool python_lines; /* --lines */
 };
 
 enum {
@@ -70,6 +71,7 @@ enum {
 	OPT_GPU_MEMORY,
 	OPT_SAMPLING,
 	OPT_NO_NCCL,
+	OPT_LINES,
 };
 
 static const struct option long_options[] = {
@@ -82,6 +84,7 @@ static const struct option long_options[] = {
     {"no-kernel", no_argument, NULL, OPT_NO_KERNEL},
     {"per-thread", no_argument, NULL, OPT_PER_THREAD},
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
+    {"lines", no_argument, NULL, OPT_LINES},
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
@@ -131,6 +134,8 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "      --per-process      a root frame per process (COMM [PID]) even where\n"
 	    "                         processes share a name\n"
 	    "      --no-python        no Python frames (native frames of the interpreter)\n"
+	    "      --lines            speedscope: a frame per line of a Python function\n"
+	    "                         (default: one per function)\n"
 	    "      --view VIEW        cpu, gpu or all (default all): which stacks are written;\n"
 	    "                         memory-peak (default with --gpu-memory), memory-leaks\n"
 	    "                         or memory-alloc: GPU memory by allocating stack\n"
@@ -393,6 +398,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_NO_PYTHON:
 			env->session.python = false;
+			break;
+		case OPT_LINES:
+			env->python_lines = true;
 			break;
 		case OPT_VIEW:
 			view_given = true;
@@ -929,6 +937,9 @@ static int run_profile(struct profile_env *env)
 				     env->command[0], child.pid);
 		reap_child(&child, end == SESSION_END_STOPPED);
 	}
+	if (memory_profile)
+		memory_profile->python_lines = env->python_lines;
+	profile->python_lines = env->python_lines;
 	written = memory_profile ? memory_profile : profile;
 	if (output_pattern__is_pattern(env->output_path)) {
 		err = output_pattern__write(env->output_path, written, env->format, env->view);

@@ -16,6 +16,7 @@
 #include "array.h"
 #include "profile/pprof_proto.h"
 #include "profile/pprof_reader.h"
+#include "profile/python_frame.h"
 #include "profile/profile_reader.h"
 
 #define MAX_DECOMPRESSED (1ULL << 30)
@@ -388,7 +389,8 @@ static bool string_is(const struct pprof_parser *pp, uint64_t index, const char 
 }
 
 /* A frame from a function: the folded markers ("_[k]", "[gpu] ") give
- * the kind; lines inlined into a caller are inline frames. */
+ * the kind, a Python file a Python frame (as py-spy and llmprof write
+ * them); lines inlined into a caller are inline frames. */
 static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *line, bool inlined)
 {
 	const struct function_entry *fn =
@@ -417,6 +419,12 @@ static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *
 		return -ENOMEM;
 	}
 	kind = profile_reader__frame_kind(name, strlen(name), &start, &len);
+	if (kind == FRAME_NATIVE && !inlined && python_file__is_python(file)) {
+		id = python_frame__intern(pp->profile, name, file,
+					  line->line > UINT32_MAX ? 0 : line->line);
+		free(file);
+		return id;
+	}
 	if (inlined && kind == FRAME_NATIVE)
 		kind = FRAME_INLINE;
 	name[start + len] = '\0';

@@ -3,9 +3,11 @@
  * pprof output: a gzip-compressed profile.proto (perftools.profiles.Profile)
  * as `pprof`, Pyroscope and Go's tooling read it, encoded here without a
  * protobuf library.  Functions are named as the folded output names them, so
- * `pprof -top` and `llmprof report` agree; inlined frames fold into their
- * caller's location; the root process frame becomes a "process" label and
- * the sample timeline's threads "thread", "pid" and "tid" labels.
+ * `pprof -top` and `llmprof report` agree, but for Python functions: their
+ * name without marks, their Python file says what they are (python_frame.h).
+ * Inlined frames fold into their caller's location; the root process frame
+ * becomes a "process" label and the sample timeline's threads "thread",
+ * "pid" and "tid" labels.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "array.h"
 #include "profile/output.h"
 #include "profile/pprof_proto.h"
+#include "profile/python_frame.h"
 
 #define NO_THREAD UINT32_MAX
 #define NOT_WRITTEN UINT32_MAX
@@ -188,6 +191,9 @@ struct entry {
 struct pprof_writer {
 	const struct profile *profile;
 	char **names;	/* folded name of each frame */
+	/* What each frame's Function says: the folded name and the frame's
+	 * file, but a Python frame's function name and Python file. */
+	char **function_names, **function_files;
 	uint32_t *rank; /* stack id -> output position, NOT_WRITTEN */
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
@@ -327,8 +333,8 @@ static int64_t function_id(struct pprof_writer *w, const struct frame *f, uint32
 	bool added;
 	int64_t id;
 
-	key[0] = string_id(w, w->names[frame]);
-	key[1] = string_id(w, f->file);
+	key[0] = string_id(w, w->function_names[frame]);
+	key[1] = string_id(w, w->function_files[frame] ? w->function_files[frame] : f->file);
 	if (key[0] < 0 || key[1] < 0)
 		return -ENOMEM;
 	id = intern(&w->functions, key, sizeof(key), &added);
@@ -637,12 +643,27 @@ int pprof__write(const struct profile *p, enum output_view view, FILE *out)
 	int err = -ENOMEM;
 
 	w.names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.names));
+	w.function_names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.function_names));
+	w.function_files = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.function_files));
 	w.rank = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*w.rank));
-	if (!w.names || !w.rank)
+	if (!w.names || !w.function_names || !w.function_files || !w.rank)
 		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++) {
-		w.names[i] = frame__folded_name(&p->frames[i]);
+		const struct frame *f = &p->frames[i];
+		size_t name_len, file_len;
+		const char *file;
+
+		w.names[i] = frame__folded_name(f);
 		if (!w.names[i])
+			goto cleanup;
+		if (!python_frame__split(f, &name_len, &file, &file_len)) {
+			w.function_names[i] = strdup(w.names[i]);
+		} else {
+			w.function_names[i] = strndup(f->name, name_len);
+			if (file != f->file && !(w.function_files[i] = strndup(file, file_len)))
+				goto cleanup;
+		}
+		if (!w.function_names[i])
 			goto cleanup;
 	}
 	err = collect_entries(&w, view);
@@ -656,7 +677,13 @@ cleanup:
 	if (w.names)
 		for (size_t i = 0; i < p->nr_frames; i++)
 			free(w.names[i]);
+	for (size_t i = 0; w.function_names && i < p->nr_frames; i++)
+		free(w.function_names[i]);
+	for (size_t i = 0; w.function_files && i < p->nr_frames; i++)
+		free(w.function_files[i]);
 	free(w.names);
+	free(w.function_names);
+	free(w.function_files);
 	free(w.rank);
 	free(w.entries);
 	free(w.location_ids);

@@ -20,7 +20,8 @@ enum frame_kind {
 	FRAME_INLINE,	  /* function inlined into its caller: "_[i]" */
 	FRAME_KERNEL,	  /* kernel function: "_[k]" */
 	FRAME_JIT,	  /* from the target's perf map: "_[j]" */
-	FRAME_PYTHON,	  /* Python function: "name (file.py)" + "_[p]" */
+	FRAME_PYTHON,	  /* Python function: "name (file.py)" + "_[p]"; with a file
+			   * field (speedscope, pprof) "name", file (python_frame.h) */
 	FRAME_GPU,	  /* GPU kernel, memcpy or memset: "[gpu] " prefix */
 	FRAME_PROCESS,	  /* root frame naming the process */
 	FRAME_THREAD,	  /* thread frame under the process (--per-thread) */
@@ -180,6 +181,9 @@ struct profile {
 	uint64_t duration_ns;
 	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
 	bool random_intervals; /* samples at random intervals around 1/frequency */
+	/* Written one frame per line of a Python function (--lines) rather
+	 * than one per function, where the format has lines (speedscope). */
+	bool python_lines;
 	uint64_t samples_taken;
 	uint64_t samples_lost;
 	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/python_frame.h"
 #include "profile/reader_input.h"
 
 /*
@@ -89,6 +90,15 @@ int64_t reader__intern_folded_frame(struct profile *p, char *text, size_t len, c
 	char saved = text[start + name_len];
 	int64_t id;
 
+	/* A name without marks in a Python file: a Python function, as
+	 * llmprof's speedscope (and py-spy's) name them. */
+	if (kind == FRAME_NATIVE && python_file__is_python(file)) {
+		saved = text[len];
+		text[len] = '\0';
+		id = python_frame__intern(p, text, file, line);
+		text[len] = saved;
+		return id;
+	}
 	text[start + name_len] = '\0';
 	id = profile__intern_frame(p, text + start, file, line, kind);
 	text[start + name_len] = saved;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "profile/output.h"
+#include "profile/python_frame.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
 
@@ -26,6 +27,10 @@ struct speedscope_writer {
 	enum output_view view;
 	FILE *out;
 	int64_t *frame_index;  /* frame id -> shared frame index, -1 if unused */
+	/* frame id -> the frame id that stands for it: Python frames of one
+	 * function that differ only by line are one shared frame, unless
+	 * profile->python_lines. */
+	uint32_t *function_of;
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
 	size_t nr_profiles;		       /* profiles written, for the commas */
@@ -162,6 +167,7 @@ static void write_integer(FILE *out, uint64_t value)
 
 static int64_t shared_frame(struct speedscope_writer *w, uint32_t id)
 {
+	id = w->function_of[id];
 	if (w->frame_index[id] < 0) {
 		w->frame_order[w->nr_shared] = id;
 		w->frame_index[id] = w->nr_shared++;
@@ -173,23 +179,89 @@ static int write_shared_frames(struct speedscope_writer *w)
 {
 	for (size_t i = 0; i < w->nr_shared; i++) {
 		const struct frame *f = &w->profile->frames[w->frame_order[i]];
-		char *name = frame__folded_name(f);
+		const char *file = f->file;
+		char *name, *own_file = NULL;
+		size_t name_len, file_len;
+		bool merged = f->kind == FRAME_PYTHON && !w->profile->python_lines;
 
-		if (!name)
+		/* A Python frame is its function, with its file: no marks. */
+		if (python_frame__split(f, &name_len, &file, &file_len)) {
+			name = strndup(f->name, name_len);
+			if (file != f->file) {
+				file = own_file = strndup(file, file_len);
+				if (!own_file) {
+					free(name);
+					return -ENOMEM;
+				}
+			}
+		} else {
+			name = frame__folded_name(f);
+		}
+		if (!name) {
+			free(own_file);
 			return -ENOMEM;
+		}
 		fputs(i ? ",{\"name\":" : "{\"name\":", w->out);
 		write_text(w->out, name);
 		free(name);
-		if (f->file) {
+		if (file) {
 			fputs(",\"file\":", w->out);
-			write_text(w->out, f->file);
+			write_text(w->out, file);
 		}
-		if (f->line) {
+		free(own_file);
+		/* A function's frame stands for all its lines: it has none. */
+		if (f->line && !merged) {
 			fputs(",\"line\":", w->out);
 			write_integer(w->out, f->line);
 		}
 		putc('}', w->out);
 	}
+	return 0;
+}
+
+static int compare_strings(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL);
+}
+
+static int compare_function(const void *a, const void *b, void *context)
+{
+	const struct profile *p = context;
+	const struct frame *x = &p->frames[*(const uint32_t *)a];
+	const struct frame *y = &p->frames[*(const uint32_t *)b];
+	int order = compare_strings(x->name, y->name);
+
+	if (!order)
+		order = compare_strings(x->file, y->file);
+	if (!order)
+		order = *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	return order;
+}
+
+/* w->function_of: each frame stands for itself, but a Python frame for the
+ * first frame of its function (same name and file, any line). */
+static int merge_functions(struct speedscope_writer *w)
+{
+	const struct profile *p = w->profile;
+	uint32_t *python = malloc((p->nr_frames ? p->nr_frames : 1) * sizeof(*python));
+	size_t nr = 0;
+
+	if (!python)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		w->function_of[i] = i;
+		if (p->frames[i].kind == FRAME_PYTHON && !p->python_lines)
+			python[nr++] = i;
+	}
+	qsort_r(python, nr, sizeof(*python), compare_function, (void *)p);
+	for (size_t k = 1; k < nr; k++) {
+		const struct frame *x = &p->frames[w->function_of[python[k - 1]]];
+		const struct frame *y = &p->frames[python[k]];
+
+		if (!compare_strings(x->name, y->name) && !compare_strings(x->file, y->file))
+			w->function_of[python[k]] = w->function_of[python[k - 1]];
+	}
+	free(python);
 	return 0;
 }
 
@@ -551,10 +623,15 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 
 	w.frame_index = malloc(nr_frames * sizeof(*w.frame_index));
 	w.frame_order = malloc(nr_frames * sizeof(*w.frame_order));
+	w.function_of = malloc(nr_frames * sizeof(*w.function_of));
 	w.gpu_order = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*w.gpu_order));
 	threads = malloc((p->nr_threads ? p->nr_threads : 1) * sizeof(*threads));
-	if (!w.frame_index || !w.frame_order || !w.gpu_order || !threads)
+	if (!w.frame_index || !w.frame_order || !w.function_of || !w.gpu_order || !threads)
 		goto cleanup;
+	err = merge_functions(&w);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		w.frame_index[i] = -1;
 	for (size_t k = 0; k < p->nr_gpu; k++)
@@ -590,6 +667,7 @@ cleanup:
 	free(threads);
 	free(w.frame_index);
 	free(w.frame_order);
+	free(w.function_of);
 	free(w.gpu_order);
 	free(w.by_thread);
 	free(w.thread_start);

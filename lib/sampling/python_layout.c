@@ -59,6 +59,8 @@ static const struct python_layout layouts[] = {
 		.unicode_state = 32,
 		.unicode_ascii_size = 48,
 		.unicode_compact_size = 72,
+		.interpreter_modules = 856,
+		.heaptype_cached_keys = 872,
 	},
 	{
 		.major = 3,
@@ -94,6 +96,8 @@ static const struct python_layout layouts[] = {
 		.unicode_state = 32,
 		.unicode_ascii_size = 48,
 		.unicode_compact_size = 72,
+		.interpreter_modules = 888,
+		.heaptype_cached_keys = 872,
 	},
 	{
 		.major = 3,
@@ -129,6 +133,8 @@ static const struct python_layout layouts[] = {
 		.unicode_state = 32,
 		.unicode_ascii_size = 40,
 		.unicode_compact_size = 56,
+		.interpreter_modules = 944,
+		.heaptype_cached_keys = 880,
 	},
 	{
 		.major = 3,
@@ -164,6 +170,8 @@ static const struct python_layout layouts[] = {
 		.unicode_state = 32,
 		.unicode_ascii_size = 40,
 		.unicode_compact_size = 56,
+		.interpreter_modules = 7656,
+		.heaptype_cached_keys = 880,
 	},
 };
 /* clang-format on */
@@ -286,11 +294,15 @@ int python_layout__from_debug_offsets(const void *bytes, size_t len, struct pyth
 	l.unicode_length = d.unicode_object.length;
 	l.unicode_state = d.unicode_object.state;
 	l.unicode_ascii_size = d.unicode_object.asciiobject_size;
+	l.interpreter_modules = d.interpreter_state.imports_modules;
+	/* Not in the debug offsets: the table's, from 3.13's headers. */
+	l.heaptype_cached_keys = python_layout__find(3, 13)->heaptype_cached_keys;
 	/* PyCompactUnicodeObject adds utf8_length and utf8. */
 	l.unicode_compact_size = d.unicode_object.asciiobject_size + 16;
 	if (!fits_u32(d.runtime_state.interpreters_head) || !fits_u32(d.interpreter_state.next) ||
 	    !fits_u32(d.interpreter_state.threads_head) || !fits_u32(d.thread_state.thread_id) ||
 	    !fits_u32(d.thread_state.current_frame) || !fits_u32(d.code_object.co_code_adaptive) ||
+	    !fits_u32(d.interpreter_state.imports_modules) ||
 	    d.interpreter_frame.localsplus > PYTHON_FRAME_READ_MAX ||
 	    d.interpreter_frame.previous + 8 > d.interpreter_frame.localsplus ||
 	    d.interpreter_frame.executable + 8 > d.interpreter_frame.localsplus ||

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "profile/python_frame.h"
 #include "sampling/proc_files.h"
 #include "sampling/python_reader.h"
+#include "sampling/python_threads.h"
 #include "status.h"
 
 /* A code object as resolved once: the frame's name and file, and its line
@@ -82,6 +84,8 @@ struct python_reader {
 	uint32_t *code_slots; /* open addressing: code index + 1 */
 	size_t cap_code_slots;
 
+	struct python_thread_table threads; /* Python's thread names */
+
 	uint32_t *scratch; /* native frames during a merge */
 	size_t cap_scratch;
 	uint64_t stacks, truncated, read_errors, stale_codes;
@@ -139,6 +143,7 @@ void python_reader__free(struct python_reader *r)
 		free(r->codes[i].file);
 		free(r->codes[i].lines);
 	}
+	python_thread_table__free(&r->threads);
 	free(r->codes);
 	free(r->code_slots);
 	free(r->examined);
@@ -147,17 +152,22 @@ void python_reader__free(struct python_reader *r)
 	free(r);
 }
 
-static int read_target(const struct python_reader *r, uint64_t addr, void *buf, size_t len)
+int python_memory__read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = {buf, len}, remote = {(void *)(uintptr_t)addr, len};
 	ssize_t n;
 
 	if (!addr)
 		return -EFAULT;
-	n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 	if (n < 0)
 		return -errno;
 	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int read_target(const struct python_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return python_memory__read(r->pid, addr, buf, len);
 }
 
 /* ELF symbol lookup in .dynsym, then .symtab. */
@@ -452,9 +462,8 @@ static void rescan(struct python_reader *r, uint64_t time_ns)
 }
 
 /* A str object as UTF-8, malloc'd; NULL if it cannot be read. */
-static char *read_unicode(const struct python_reader *r, uint64_t addr)
+char *python_memory__unicode(pid_t pid, const struct python_layout *l, uint64_t addr)
 {
-	const struct python_layout *l = &r->layout;
 	uint8_t header[128];
 	uint32_t state, kind;
 	int64_t length;
@@ -462,7 +471,7 @@ static char *read_unicode(const struct python_reader *r, uint64_t addr)
 	char *out = NULL, *o;
 	size_t header_size = l->unicode_compact_size;
 
-	if (header_size > sizeof(header) || read_target(r, addr, header, header_size))
+	if (header_size > sizeof(header) || python_memory__read(pid, addr, header, header_size))
 		return NULL;
 	memcpy(&state, header + l->unicode_state, sizeof(state));
 	memcpy(&length, header + l->unicode_length, sizeof(length));
@@ -475,8 +484,8 @@ static char *read_unicode(const struct python_reader *r, uint64_t addr)
 	out = malloc(length * 4 + 1);
 	if (!data || !out)
 		goto fail;
-	if (read_target(r, addr + (state >> 6 & 1 ? l->unicode_ascii_size : header_size), data,
-			length * kind))
+	if (python_memory__read(pid, addr + (state >> 6 & 1 ? l->unicode_ascii_size : header_size),
+				data, length * kind))
 		goto fail;
 	o = out;
 	for (int64_t i = 0; i < length; i++) {
@@ -512,6 +521,11 @@ fail:
 	free(data);
 	free(out);
 	return NULL;
+}
+
+static char *read_unicode(const struct python_reader *r, uint64_t addr)
+{
+	return python_memory__unicode(r->pid, &r->layout, addr);
 }
 
 /* A bytes object's contents, malloc'd. */
@@ -651,31 +665,6 @@ static int decode_locations(struct python_code *code, const uint8_t *t, size_t l
 	return 0;
 }
 
-/* "torch/nn/modules/linear.py" for site-packages, "json/decoder.py" for
- * the standard library, the base name otherwise: what py-spy shows. */
-static const char *short_file(const char *path)
-{
-	static const char *const roots[] = {"/site-packages/", "/dist-packages/"};
-	const char *best = NULL, *p;
-
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		for (p = strstr(path, roots[i]); p; p = strstr(p + 1, roots[i]))
-			best = p + strlen(roots[i]);
-	}
-	if (best)
-		return best;
-	for (p = strstr(path, "/lib/python3"); p; p = strstr(p + 1, "/lib/python3")) {
-		const char *slash = strchr(p + strlen("/lib/python3"), '/');
-
-		if (slash && slash[1])
-			best = slash + 1;
-	}
-	if (best)
-		return best;
-	p = strrchr(path, '/');
-	return p && p[1] ? p + 1 : path;
-}
-
 static int resolve_code(const struct python_reader *r, struct python_code *code)
 {
 	const struct python_layout *l = &r->layout;
@@ -700,17 +689,19 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 	memcpy(&table_addr, header + l->code_linetable, sizeof(table_addr));
 	name = read_unicode(r, name_addr);
 	file = read_unicode(r, file_addr);
-	if (!name) {
+	/* Every code object has a name ("<lambda>", "<module>"): an empty
+	 * one is memory being reused under us. */
+	if (!name || !name[0]) {
 		err = -ESTALE;
 		goto cleanup;
 	}
-	len = strlen(name) + (file ? strlen(short_file(file)) : 1) + 4;
+	len = strlen(name) + (file ? strlen(python_file__short(file)) : 1) + 4;
 	code->name = malloc(len);
 	if (!code->name) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	snprintf(code->name, len, "%s (%s)", name, file ? short_file(file) : "?");
+	snprintf(code->name, len, "%s (%s)", name, file ? python_file__short(file) : "?");
 	code->file = file;
 	file = NULL;
 	err = 0;
@@ -792,7 +783,7 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 		memset(code, 0, sizeof(*code));
 		code->addr = addr;
 		code->stamp = stamp;
-		code->name = strdup("[unknown] (python)");
+		code->name = strdup(PYTHON_UNKNOWN_FRAME);
 		if (!code->name)
 			return -ENOMEM;
 		r->stale_codes++;
@@ -1007,4 +998,22 @@ cleanup:
 	free(entries);
 	free(group_start);
 	return err;
+}
+
+void python_reader__read_thread_names(struct python_reader *r)
+{
+	if (r->state == READER_FOUND)
+		python_thread_table__read(&r->threads, r->pid, &r->layout, r->runtime);
+}
+
+void python_reader__saw_thread(struct python_reader *r, uint32_t tid, uint64_t time_ns)
+{
+	if (r->state == READER_FOUND && python_thread_table__saw(&r->threads, tid, time_ns))
+		python_reader__read_thread_names(r);
+}
+
+const char *python_reader__thread_name(struct python_reader *r, uint32_t tid, const char *comm,
+				       const char *process_comm)
+{
+	return r ? python_thread_table__name(&r->threads, tid, comm, process_comm) : comm;
 }

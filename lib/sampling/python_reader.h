@@ -29,6 +29,9 @@ struct python_layout {
 	uint32_t code_filename, code_name, code_qualname, code_linetable;
 	uint32_t bytes_size, bytes_data;
 	uint32_t unicode_length, unicode_state, unicode_ascii_size, unicode_compact_size;
+	/* Thread names (python_threads.c): sys.modules in the interpreter
+	 * state, the shared keys of a class's instance dicts. */
+	uint32_t interpreter_modules, heaptype_cached_keys;
 };
 
 /* The offsets table for a version derived from its headers, or NULL. */
@@ -73,5 +76,18 @@ int python_reader__keys(struct python_reader *reader, const struct python_stack 
 int python_reader__merge(struct python_reader *reader, struct symbolizer *symbolizer,
 			 struct profile *profile, const uint64_t *user, size_t nr_user,
 			 const uint64_t *keys, size_t nr_keys, uint32_t *frames, size_t max);
+
+/* The name a thread has in Python (threading.Thread's name) where the
+ * interpreter knows the thread, else comm (its name in the kernel), which
+ * also wins over a name Python made up ("Thread-3 (work)", "MainThread")
+ * where the thread set its own.  process_comm: the process's name. */
+const char *python_reader__thread_name(struct python_reader *reader, uint32_t tid, const char *comm,
+				       const char *process_comm);
+
+/* Python's thread names are read when a thread not named yet runs Python
+ * (at most every 100 ms: threads start in bursts) and at the end, while
+ * the target still has them. */
+void python_reader__saw_thread(struct python_reader *reader, uint32_t tid, uint64_t time_ns);
+void python_reader__read_thread_names(struct python_reader *reader);
 
 #endif /* LLMPROF_PYTHON_READER_H */

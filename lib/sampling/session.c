@@ -359,6 +359,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		if (err < 0)
 			goto fail;
 		nr_python = err;
+		if (nr_python)
+			python_reader__saw_thread(proc->python, e->tid, e->time_ns);
 	}
 
 	err = find_raw_stack(s, process, addrs, nr_user, nr_kernel, nr_python,

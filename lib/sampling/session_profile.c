@@ -223,19 +223,25 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 			goto cleanup;
 		}
 	}
+	for (size_t i = 0; i < s->processes.nr; i++)
+		if (s->processes.processes[i].python)
+			python_reader__read_thread_names(s->processes.processes[i].python);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		stack_of_raw[i] = -1;
 
 	for (size_t i = 0; i < s->nr_samples; i++) {
 		const struct raw_sample *sample = &s->samples[i];
 		const struct raw_thread *t = &s->threads[sample->thread];
+		const struct tracked_process *proc;
 		struct raw_stack *r = &s->raw_stacks[sample->stack];
 		int64_t thread, stack = stack_of_raw[sample->stack];
 		size_t prefix = 0;
 		int n;
 
-		thread =
-		    profile__add_thread(p, s->processes.processes[t->process].pid, t->tid, t->comm);
+		proc = &s->processes.processes[t->process];
+		thread = profile__add_thread(
+		    p, proc->pid, t->tid,
+		    python_reader__thread_name(proc->python, t->tid, t->comm, proc->comm));
 		if (thread < 0) {
 			err = thread;
 			goto cleanup;

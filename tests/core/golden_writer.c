@@ -5,7 +5,11 @@
  * and an off-CPU interval) and writes it in the format named by argv[1], for
  * byte-for-byte comparison with golden files.  The "names" and "aggregate"
  * variants are frames, files and threads named with every byte a JSON
- * writer must escape or replace, on a timeline and without one.
+ * writer must escape or replace, on a timeline and without one.  The
+ * "python" variant (and "python-lines", with --lines) is Python frames:
+ * several lines of one function, qualified names, files under
+ * dist-packages, a frozen module, a file known only by its name, and an
+ * unreadable code object.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +82,58 @@ static int write_names(enum output_format format, bool timeline)
 	return 0;
 }
 
+static int write_python(enum output_format format, bool lines)
+{
+	struct profile *p = profile__new();
+	uint32_t proc, module, forward[3], lambda, frozen, sgd, unknown, load, gemm_call;
+	int64_t thread;
+
+	if (!p)
+		return 1;
+	p->frequency = 100;
+	p->duration_ns = 90000000;
+	p->python_lines = lines;
+	proc = frame(p, "python3", NULL, 0, FRAME_PROCESS);
+	module = frame(p, "<module> (train.py)", "/src/train.py", 3, FRAME_PYTHON);
+	for (uint32_t i = 0; i < 3; i++)
+		forward[i] = frame(p, "Model.forward (mm.py)", "/src/mm.py", 10 + i, FRAME_PYTHON);
+	lambda = frame(p, "Model.forward.<locals>.<lambda> (mm.py)", "/src/mm.py", 20,
+		       FRAME_PYTHON);
+	frozen = frame(p, "_find_and_load (<frozen importlib._bootstrap>)",
+		       "<frozen importlib._bootstrap>", 1165, FRAME_PYTHON);
+	sgd = frame(p, "SGD.step (torch/optim/sgd.py)",
+		    "/usr/lib/python3/dist-packages/torch/optim/sgd.py", 5, FRAME_PYTHON);
+	unknown = frame(p, "[unknown] (python)", NULL, 0, FRAME_PYTHON);
+	load = frame(p, "load (data.py)", NULL, 0, FRAME_PYTHON);
+	gemm_call = frame(p, "at::addmm", "/src/addmm.cpp", 40, FRAME_NATIVE);
+	thread = profile__add_thread(p, 200, 200, "MainThread");
+	if (thread < 0)
+		return 1;
+	{
+		const struct { uint32_t frames[4], depth; } stacks[] = {
+			{ { proc, module, forward[0], gemm_call }, 4 },
+			{ { proc, module, forward[1] }, 3 },
+			{ { proc, module, forward[2] }, 3 },
+			{ { proc, module, forward[1], lambda }, 4 },
+			{ { proc, module, frozen }, 3 },
+			{ { proc, module, sgd }, 3 },
+			{ { proc, module, unknown }, 3 },
+			{ { proc, module, load }, 3 },
+			{ { proc, module, forward[1] }, 3 },
+		};
+
+		for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++)
+			if (profile__add_sample(p, thread,
+						stack(p, stacks[i].frames, stacks[i].depth),
+						i * 10000000, 1))
+				return 1;
+	}
+	if (output__write(p, format, VIEW_ALL, stdout))
+		return 1;
+	profile__free(p);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct profile *p = profile__new();
@@ -90,6 +146,10 @@ int main(int argc, char **argv)
 
 	if (!p || argc < 2 || output__parse_format(argv[1], &format))
 		return 2;
+	if (argc > 2 && !strncmp(argv[2], "python", 6)) {
+		profile__free(p);
+		return write_python(format, !strcmp(argv[2], "python-lines"));
+	}
 	if (argc > 2 && (!strcmp(argv[2], "names") || !strcmp(argv[2], "aggregate"))) {
 		profile__free(p);
 		return write_names(format, !strcmp(argv[2], "names"));

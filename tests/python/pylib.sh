@@ -38,8 +38,9 @@ wait_ready() {
 	fail "the fixture never got ready: $(cat "$1")"
 }
 
-# check_lines SPEEDSCOPE: the Python frames of shares.py carry their file,
-# and burn_a the line it calls burn() from.
+# check_lines SPEEDSCOPE: the Python frames of shares.py (written with
+# --lines) are named by their function, carry their file, and burn_a the
+# line it calls burn() from.
 check_lines() {
 	local line
 	line=$(grep -n 'return burn(50)' "$PYTHON_FIXTURES/shares.py" | cut -d: -f1)
@@ -48,13 +49,13 @@ import json
 import sys
 
 doc = json.load(open(sys.argv[1]))
-frames = [f for f in doc["shared"]["frames"] if f["name"].endswith("(shares.py)_[p]")]
+frames = [f for f in doc["shared"]["frames"] if f.get("file", "").endswith("shares.py")]
 if not frames:
     sys.exit("no Python frames")
 for f in frames:
     if f.get("file") != sys.argv[3]:
         sys.exit(f"{f['name']}: file {f.get('file')!r}, expected {sys.argv[3]!r}")
-lines = {f.get("line") for f in frames if f["name"] == "burn_a (shares.py)_[p]"}
+lines = {f.get("line") for f in frames if f["name"] == "burn_a"}
 body = int(sys.argv[2])
 # A frame sampled as it is entered, before its first instruction, is at
 # its "def" line (co_firstlineno), the line above the body.

@@ -78,5 +78,12 @@ int main(void)
 	PRINT("unicode_state", offsetof(PyASCIIObject, state));
 	PRINT("unicode_ascii_size", sizeof(PyASCIIObject));
 	PRINT("unicode_compact_size", sizeof(PyCompactUnicodeObject));
+	/* Thread names: sys.modules, and a class's shared instance keys. */
+#if PY_VERSION_HEX >= 0x030c0000
+	PRINT("interpreter_modules", offsetof(PyInterpreterState, imports.modules));
+#else
+	PRINT("interpreter_modules", offsetof(PyInterpreterState, modules));
+#endif
+	PRINT("heaptype_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
 	return 0;
 }

@@ -56,6 +56,8 @@ static void print_layout(const struct python_layout *l)
 	print_field("unicode_state", l->unicode_state);
 	print_field("unicode_ascii_size", l->unicode_ascii_size);
 	print_field("unicode_compact_size", l->unicode_compact_size);
+	print_field("interpreter_modules", l->interpreter_modules);
+	print_field("heaptype_cached_keys", l->heaptype_cached_keys);
 }
 
 /* The initial bytes of _PyRuntime as the file holds them. */

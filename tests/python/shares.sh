@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Python frames carry the CPU shares of a script whose functions do 50, 30
 # and 20 percent of its work, nested, within 3 points, with attach and with
-# record; no eval-loop frame is left beside them; in speedscope output they
-# have their file and line.  $1: the interpreter.
+# record; no eval-loop frame is left beside them; in speedscope output
+# (--lines) they have their file and line.  $1: the interpreter.
 # About 4,000 samples: 3 points is over 3 standard deviations of sampling
 # error, with room for a neighbour that steals the CPU in bursts.
 . "$TESTS_SOURCE/lib/testlib.sh"
@@ -25,7 +25,7 @@ check() {
 
 start_bg "$PY" "$PYTHON_FIXTURES/shares.py" 7.5
 sleep 0.5
-"$LLMPROF" attach -p "$BG_PID" -d 4 -F 999 -f speedscope -o "$WORK/attach.json" \
+"$LLMPROF" attach -p "$BG_PID" -d 4 -F 999 -f speedscope --lines -o "$WORK/attach.json" \
 	2>"$WORK/attach.err" || fail "attach failed: $(cat "$WORK/attach.err")"
 $CHECK speedscope "$WORK/attach.json" --schema "$SPEEDSCOPE_SCHEMA" || fail "invalid speedscope"
 check_lines "$WORK/attach.json"
