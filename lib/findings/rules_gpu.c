@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "findings/analysis.h"
+#include "spans.h"
 
 #define GPU_IDLE_MIN_SHARE 0.20
 #define GPU_IDLE_GAP_NS 1000000ULL
@@ -30,83 +31,17 @@ static const char *const launch_calls[] = {
     "cuLaunchKernelEx",		"cuLaunchKernelEx_ptsz", NULL,
 };
 
-struct interval {
-	uint64_t start, end;
-};
-
+/* Spans gathered from the profile's GPU activity. */
 struct intervals {
-	struct interval *items;
+	struct span *items;
 	size_t nr;
 };
-
-static int compare_intervals(const void *x, const void *y)
-{
-	const struct interval *a = x, *b = y;
-
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return a->end < b->end ? -1 : a->end > b->end;
-}
 
 /* Sorts and merges overlapping intervals in place; returns the busy time. */
 static uint64_t intervals__merge(struct intervals *v)
 {
-	size_t out = 0;
-	uint64_t busy = 0;
-
-	if (!v->nr)
-		return 0;
-	qsort(v->items, v->nr, sizeof(*v->items), compare_intervals);
-	for (size_t i = 1; i < v->nr; i++) {
-		if (v->items[i].start <= v->items[out].end) {
-			if (v->items[i].end > v->items[out].end)
-				v->items[out].end = v->items[i].end;
-		} else {
-			v->items[++out] = v->items[i];
-		}
-	}
-	v->nr = out + 1;
-	for (size_t i = 0; i < v->nr; i++)
-		busy += v->items[i].end - v->items[i].start;
-	return busy;
-}
-
-/* Time of a (merged) that b (merged) does not cover. */
-static uint64_t intervals__uncovered(const struct intervals *a, const struct intervals *b)
-{
-	uint64_t total = 0;
-	size_t k = 0;
-
-	for (size_t i = 0; i < a->nr; i++) {
-		uint64_t at = a->items[i].start, end = a->items[i].end;
-
-		while (k < b->nr && b->items[k].end <= at)
-			k++;
-		for (size_t j = k; j < b->nr && b->items[j].start < end && at < end; j++) {
-			if (b->items[j].start > at)
-				total += b->items[j].start - at;
-			if (b->items[j].end > at)
-				at = b->items[j].end;
-		}
-		if (at < end)
-			total += end - at;
-	}
-	return total;
-}
-
-static bool is_covered(const struct intervals *v, uint64_t t)
-{
-	size_t lo = 0, hi = v->nr;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (v->items[mid].end <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < v->nr && v->items[lo].start <= t;
+	v->nr = spans__union(v->items, v->nr);
+	return spans__length(v->items, v->nr);
 }
 
 static bool is_nccl_kernel(const struct profile *p, const struct gpu_activity *g)
@@ -143,7 +78,7 @@ static int collect(const struct profile *p, uint64_t device,
 			continue;
 		if (filter && !filter(p, g))
 			continue;
-		out->items[out->nr++] = (struct interval){g->start_ns, g->end_ns};
+		out->items[out->nr++] = (struct span){g->start_ns, g->end_ns};
 	}
 	return 0;
 }
@@ -211,7 +146,7 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		char location[512];
 
 		if (a->is_gpu_stack[s->stack] || s->time_ns >= p->duration_ns ||
-		    is_covered(&busy, s->time_ns))
+		    spans__cover(busy.items, busy.nr, s->time_ns))
 			continue;
 		gap_weight += s->weight;
 		err = tally__add(&during, sample_location(p, s->stack, location, sizeof(location)),
@@ -507,7 +442,7 @@ static int exposed_communication(struct analysis *a, struct rule_outcome *o)
 		if (!err) {
 			comm_ns += intervals__merge(&comm);
 			intervals__merge(&compute);
-			exposed_ns += intervals__uncovered(&comm, &compute);
+			exposed_ns += spans__uncovered(comm.items, comm.nr, compute.items, compute.nr);
 		}
 		free(comm.items);
 		free(compute.items);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "spans.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
 #include "gpu/gpu_session_internal.h"
@@ -558,19 +559,6 @@ cleanup:
 
 /* Summary. */
 
-struct span {
-	uint64_t start, end;
-};
-
-static int compare_spans(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
 static int compare_activity_frame(const void *a, const void *b)
 {
 	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
@@ -643,7 +631,7 @@ int gpu_summary__compute(const struct profile *p, size_t top, struct gpu_summary
 	/* Busy time: the union of each device's spans, cut to the wall time. */
 	for (uint32_t d = 0; d < out->nr_devices; d++) {
 		size_t n = 0;
-		uint64_t busy = 0, cursor = 0;
+		uint64_t busy;
 
 		for (size_t i = 0; i < p->nr_gpu; i++) {
 			const struct gpu_activity *a = &p->gpu[i];
@@ -653,15 +641,7 @@ int gpu_summary__compute(const struct profile *p, size_t top, struct gpu_summary
 				continue;
 			spans[n++] = (struct span){a->start_ns, end};
 		}
-		qsort(spans, n, sizeof(*spans), compare_spans);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t start = spans[i].start > cursor ? spans[i].start : cursor;
-
-			if (spans[i].end > start)
-				busy += spans[i].end - start;
-			if (spans[i].end > cursor)
-				cursor = spans[i].end;
-		}
+		busy = spans__length(spans, spans__union(spans, n));
 		out->busy_ns[d] = busy;
 	}
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "spans.h"
 #include "gpu/nccl_probe_internal.h"
 #include "profile/text_output.h"
 
@@ -275,36 +276,6 @@ int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
 	return frame;
 }
 
-struct span {
-	uint64_t start, end;
-};
-
-static int compare_spans(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
-}
-
-/* Sorts and merges spans into disjoint ones; how many remain. */
-static size_t span_union(struct span *v, size_t nr)
-{
-	size_t out = 0;
-
-	qsort(v, nr, sizeof(*v), compare_spans);
-	for (size_t i = 0; i < nr; i++) {
-		if (out && v[i].start <= v[out - 1].end) {
-			if (v[i].end > v[out - 1].end)
-				v[out - 1].end = v[i].end;
-		} else {
-			v[out++] = v[i];
-		}
-	}
-	return out;
-}
-
 /* Communication: NCCL's kernels, joined to a call or not (NCCL launched
  * before the probes were in), and whatever GPU work a call was joined to
  * (a one-rank communicator's copies). */
@@ -349,7 +320,7 @@ static int exposed_time(const struct nccl_probe *n, const struct profile *p, str
 		devices[nr_devices++] = (struct device_of){a->process, a->device};
 	}
 	for (size_t d = 0; d < nr_devices; d++) {
-		size_t nr_comm = 0, nr_compute = 0, c = 0;
+		size_t nr_comm = 0, nr_compute = 0;
 
 		for (size_t i = 0; i < p->nr_gpu; i++) {
 			const struct gpu_activity *a = &p->gpu[i];
@@ -362,24 +333,10 @@ static int exposed_time(const struct nccl_probe *n, const struct profile *p, str
 			else if (a->kind == GPU_KERNEL)
 				compute[nr_compute++] = s;
 		}
-		nr_comm = span_union(comm, nr_comm);
-		nr_compute = span_union(compute, nr_compute);
-		for (size_t i = 0; i < nr_comm; i++) {
-			uint64_t hidden = 0;
-
-			while (c < nr_compute && compute[c].end <= comm[i].start)
-				c++;
-			for (size_t k = c; k < nr_compute && compute[k].start < comm[i].end; k++) {
-				uint64_t from = compute[k].start > comm[i].start ? compute[k].start
-										 : comm[i].start;
-				uint64_t to =
-				    compute[k].end < comm[i].end ? compute[k].end : comm[i].end;
-
-				hidden += to - from;
-			}
-			f->kernel_ns += comm[i].end - comm[i].start;
-			f->exposed_ns += comm[i].end - comm[i].start - hidden;
-		}
+		nr_comm = spans__union(comm, nr_comm);
+		nr_compute = spans__union(compute, nr_compute);
+		f->kernel_ns += spans__length(comm, nr_comm);
+		f->exposed_ns += spans__uncovered(comm, nr_comm, compute, nr_compute);
 	}
 	f->devices = nr_devices;
 	err = 0;

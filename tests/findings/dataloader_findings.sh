@@ -16,8 +16,9 @@ PY=/usr/bin/python3
 FIXTURE=$TESTS_SOURCE/python/fixtures/loader_bound.py
 "$PY" -c 'import torch' 2>/dev/null || skip "no torch for $PY"
 
-# Data-bound, written as speedscope (lines and full paths kept).
-"$LLMPROF" record --mode wall -F 199 -f speedscope -o "$WORK/data.json" -- \
+# Data-bound, written as speedscope with --lines (lines and full paths kept:
+# by default speedscope has one frame per Python function, without its line).
+"$LLMPROF" record --mode wall -F 199 -f speedscope --lines -o "$WORK/data.json" -- \
 	"$PY" "$FIXTURE" data 3 >"$WORK/data.out" 2>"$WORK/data.err" ||
 	fail "record of the data-bound loop failed: $(cat "$WORK/data.err")"
 grep -q '^wait_share ' "$WORK/data.out" || fail "the fixture did not finish: $(cat "$WORK/data.out")"
