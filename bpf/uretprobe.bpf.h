@@ -53,9 +53,15 @@ static __always_inline struct uretprobe_pending *uretprobe__collect(void)
 		return NULL;
 	p->nr = 0;
 	p->trampoline = 0;
-	if (!bpf_core_field_exists(struct uprobe_task, return_instances) ||
+	/* Every field read, so that a relocation that fails on an older
+	 * kernel lies in code the verifier drops. */
+	if (!bpf_core_field_exists(struct task_struct, utask) ||
+	    !bpf_core_field_exists(struct uprobe_task, return_instances) ||
+	    !bpf_core_field_exists(struct return_instance, stack) ||
 	    !bpf_core_field_exists(struct return_instance, orig_ret_vaddr) ||
-	    !bpf_core_field_exists(struct mm_struct, uprobes_state))
+	    !bpf_core_field_exists(struct return_instance, next) ||
+	    !bpf_core_field_exists(struct mm_struct, uprobes_state) ||
+	    !bpf_core_field_exists(struct xol_area, vaddr))
 		return p;
 	utask = BPF_CORE_READ(task, utask);
 	if (!utask)
