@@ -10,6 +10,7 @@
 #define LLMPROF_UNWIND_BPF_H
 
 #include "unwind.h"
+#include "uretprobe.bpf.h"
 
 /* Bytes of user stack copied per sample; 0 turns copying off (--unwind fp).
  * Constant once loaded, so record sizes below are known to the verifier. */
@@ -83,6 +84,7 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 	__u32 max = STACK_COPY_MAX;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 sp, end = 0, size, *known;
+	struct uretprobe_pending *p;
 	long err;
 
 	copy->regs[UNWIND_REG_RAX] = regs->ax;
@@ -134,6 +136,22 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 		return;
 	}
 	copy->size = size;
+	/* Return addresses that pending uretprobes took: the originals, in
+	 * place, so the copy reads as the stack would without the probes. */
+	p = uretprobe__collect();
+	if (!p || !p->nr)
+		return;
+	for (int i = 0; i < URETPROBE_MAX_PENDING; i++) {
+		__u64 off = p->slot[i] - sp, *word;
+
+		if (i >= p->nr)
+			break;
+		if (p->slot[i] < sp || off + 8 > size || off > STACK_COPY_MAX - 8)
+			continue;
+		word = (__u64 *)(copy->data + off);
+		if (*word == p->trampoline)
+			*word = p->original[i];
+	}
 }
 
 /* Every file's rows, back to back (userspace writes them through mmap()). */
@@ -295,6 +313,7 @@ static long unwind__step(__u64 index, void *ctx)
 		st->out.end = UNWIND_END_READ;
 		return 1;
 	}
+	ra = uretprobe__original(cfa - 8, ra);
 	if (frame_pointer) {
 		if (bpf_probe_read_user(&bp, sizeof(bp), (const void *)(cfa - 16)))
 			bp = 0;
@@ -346,6 +365,7 @@ static __always_inline void unwind__walk_user_stack(struct unwind_frames *out)
 	st->out.by_rules = 0;
 	if (!st->pc)
 		return;
+	uretprobe__collect();
 	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, NULL, 0);
 	out->nr = st->out.nr;
 	out->end = st->out.end;

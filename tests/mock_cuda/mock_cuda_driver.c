@@ -5,12 +5,14 @@
  * signatures, on host memory.  The mock device holds MOCK_DEVICE_BYTES; a
  * larger request fails with CUDA_ERROR_OUT_OF_MEMORY, as the real driver's
  * would.  The mock runtime calls these inside its own allocation calls, as
- * the real runtime does.
+ * the real runtime does.  MOCK_CUDA_ALLOC_SPIN_MS makes each cuMemAlloc_v2
+ * burn that much CPU, a call slow enough to be sampled inside.
  */
 #include <cuda.h>
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 #define MOCK_DEVICE_BYTES (80ULL << 30)
@@ -41,8 +43,23 @@ static CUresult device_alloc(CUdeviceptr *dptr, size_t size)
 	return result;
 }
 
+/* Burns ms of this thread's CPU time. */
+static __attribute__((noinline)) void spin(long ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+	const char *ms = getenv("MOCK_CUDA_ALLOC_SPIN_MS");
+
+	if (ms)
+		spin(atol(ms));
 	return device_alloc(dptr, bytesize);
 }
 
