@@ -39,6 +39,9 @@ struct unwind_table {
 /* Compiles the .eh_frame of the ELF file open at fd (and .debug_frame where
  * it has no .eh_frame).  0 or -errno; a file without CFI gets no rows. */
 int unwind_table__compile(int fd, struct unwind_table *out);
+/* The same rows, every one evaluated by libdw (unwind_table__compile runs
+ * the common FDEs itself): the reference it is tested against. */
+int unwind_table__compile_by_libdw(int fd, struct unwind_table *out);
 void unwind_table__release(struct unwind_table *table);
 /* The row that covers ELF address vaddr, or NULL (before the first row). */
 const struct unwind_row *unwind_table__find(const struct unwind_row *rows, size_t nr,
