@@ -31,14 +31,18 @@ enum table_state {
 struct table_file {
 	uint64_t dev, inode;
 	char *path;
-	int fd; /* open until built */
+	int fd; /* the vDSO's copy until built; files are opened to build */
+	/* The mapping's own file, in the process that mapped it when it was
+	 * queued: right even when the path was replaced or deleted, or lies
+	 * in another mount namespace. */
+	char map_file[96];
 	uint64_t size;
 	size_t users; /* mappings of it in the processes' latest maps */
 	enum table_state state;
 	/* Built before the rest: a sample ran through it, or it is a
 	 * program's own code or libc, which every stack runs through. */
 	bool sampled;
-	/* Not sampled, and left out while the rows map was half full: built
+	/* Not sampled, and left out while the rows map was a quarter full: built
 	 * only once a sample runs through it. */
 	bool deferred;
 	struct unwind_table table; /* rows freed once loaded into BPF */
@@ -166,22 +170,29 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&t->wake, &t->lock);
 			continue;
 		}
-		/* Files no sample has reached use at most half the rows map:
+		/* Files no sample has reached use at most a quarter of the rows map:
 		 * the rest is kept for those that samples reach (a process
 		 * with torch maps more code than the map holds). */
-		if (!f->sampled && t->next_row >= t->max_rows / 2) {
+		if (!f->sampled && t->next_row >= t->max_rows / 4) {
 			defer(t, f);
 			continue;
 		}
 		pthread_mutex_unlock(&t->lock);
 
 		start = thread_cpu_ns();
-		err = unwind_table__compile(f->fd, &table);
-		close(f->fd);
+		if (f->fd < 0)
+			f->fd = open(f->map_file, O_RDONLY | O_CLOEXEC);
+		if (f->fd < 0)
+			f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		err = f->fd < 0 ? -errno : unwind_table__compile(f->fd, &table);
+		if (f->fd >= 0)
+			close(f->fd);
 		f->fd = -1;
+		if (err)
+			table = (struct unwind_table){0};
 
 		pthread_mutex_lock(&t->lock);
-		if (!err && !f->sampled && table.nr_rows > t->max_rows / 2 - t->next_row) {
+		if (!err && !f->sampled && t->next_row + table.nr_rows > t->max_rows / 4) {
 			free(table.rows);
 			t->build_ns += thread_cpu_ns() - start;
 			defer(t, f);
@@ -346,26 +357,30 @@ static int copy_vdso(pid_t pid, uint64_t start, uint64_t end)
 static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_mapping *m)
 {
 	struct table_file *f = t->files[m->file];
-	char map_file[96];
 	struct stat st;
+	int err = 0;
 
-	/* The mapping's own file: right even when the path was replaced or
-	 * deleted, or lies in another mount namespace. */
-	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 m->start, m->end);
-	if (!f->inode)
+	/* Files are opened only to be built: a process with torch maps
+	 * hundreds, queued at once. */
+	snprintf(f->map_file, sizeof(f->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	if (!f->inode) {
 		f->fd = copy_vdso(pid, m->start, m->end);
-	else
-		f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0 && f->inode)
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
+		if (f->fd < 0 || fstat(f->fd, &st))
+			err = -EIO;
+	} else if (stat(f->map_file, &st) && stat(f->path, &st)) {
+		err = -errno;
+	}
+	if (err) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
 		f->state = TABLE_FAILED;
-		f->err = f->inode ? -errno : -EIO;
+		f->err = err;
 		t->nr_failed++;
 		return;
 	}
-	f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
+	f->size = st.st_size;
 	f->state = TABLE_QUEUED;
 	if (!t->first_queued_ns)
 		t->first_queued_ns = monotonic_ns();
@@ -667,7 +682,7 @@ void unwind_tables__report(struct unwind_tables *t)
 				     "is full)"
 				   : "",
 		      t->nr_deferred ? "; the files no sample reached wait for one, with the rows map "
-				       "half full"
+				       "a quarter full"
 				     : "");
 	pthread_mutex_unlock(&t->lock);
 }
