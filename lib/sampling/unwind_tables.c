@@ -22,7 +22,7 @@
 #include "sampling/unwind_table.h"
 
 enum table_state {
-	TABLE_UNUSED, /* not opened yet */
+	TABLE_UNUSED, /* not queued: new, or deferred */
 	TABLE_QUEUED,
 	TABLE_READY,
 	TABLE_FAILED,
@@ -352,8 +352,8 @@ static int copy_vdso(pid_t pid, uint64_t start, uint64_t end)
 	return fd;
 }
 
-/* Opens a file that a process maps and queues it for the worker; called
- * with the lock held. */
+/* Queues a file that a process maps for the worker (the vDSO is copied
+ * now, a file opened when it is built); called with the lock held. */
 static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_mapping *m)
 {
 	struct table_file *f = t->files[m->file];
