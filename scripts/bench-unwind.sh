@@ -107,6 +107,9 @@ run_one() {
 		return
 		;;
 	fp-* | dwarf-* | ehframe-*)
+		# Again for every run: another benchmark that ends meanwhile
+		# puts back the setting it found.
+		sysctl -q kernel.bpf_stats_enabled=1
 		/usr/bin/time -f '%U %S %M' -o "$work/time" "$llmprof" attach -v -p $pid -F "$hz" \
 			--unwind "${config%-*}" -o "$out.folded" 2>"$out.err" &
 		profiler=$!

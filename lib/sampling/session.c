@@ -504,7 +504,7 @@ int session__start(struct session *s)
 		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
 	/* The tables every stack needs (the program's and libc's) are built
 	 * in milliseconds: the first samples wait for them, a second at most;
-	 * the rest come as samples run through their code. */
+	 * the rest build meanwhile. */
 	if (s->unwind_tables) {
 		err = unwind_tables__wait(s->unwind_tables, 1000);
 		if (err)

@@ -76,11 +76,12 @@ static int read_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc, uint
 
 /* The initial locations of .eh_frame's FDEs, sorted, from the binary-search
  * table the linker puts in .eh_frame_hdr. */
-static int fde_starts_from_hdr(Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t **starts, size_t *nr)
+static int fde_starts_from_hdr(Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t **starts,
+			       uint64_t **fdes, size_t *nr)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	const uint8_t *p, *end;
-	uint64_t ignored, count, *out;
+	uint64_t ignored, count, *out, *fde;
 
 	if (!data || data->d_size < 4 || ((const uint8_t *)data->d_buf)[0] != 1)
 		return -EINVAL;
@@ -95,18 +96,25 @@ static int fde_starts_from_hdr(Elf_Scn *scn, const GElf_Shdr *shdr, uint64_t **s
 	if (table_enc == 0xff || count > data->d_size / 8)
 		return -ENOTSUP;
 	out = malloc((count ? count : 1) * sizeof(*out));
-	if (!out)
+	fde = malloc((count ? count : 1) * sizeof(*fde));
+	if (!out || !fde) {
+		free(out);
+		free(fde);
 		return -ENOMEM;
+	}
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t field = shdr->sh_addr + (p - (const uint8_t *)data->d_buf);
 
 		if (read_encoded(&p, end, table_enc, field, shdr->sh_addr, &out[i]) ||
-		    read_encoded(&p, end, table_enc, field, shdr->sh_addr, &ignored)) {
+		    read_encoded(&p, end, table_enc, field, shdr->sh_addr, &fde[i])) {
 			free(out);
+			free(fde);
 			return -EINVAL;
 		}
 	}
+	(void)ignored;
 	*starts = out;
+	*fdes = fde;
 	*nr = count;
 	return 0;
 }
@@ -274,10 +282,428 @@ static int push_row(struct row_builder *b, struct unwind_row row)
 	return 0;
 }
 
+/*
+ * The common case without libdw: an FDE whose CIE and instructions use
+ * only the opcodes compilers emit for ordinary functions, run here in one
+ * pass (libdw evaluates its program again for every row, and keeps a tree
+ * of every FDE it read).  Anything else (expressions, signal frames, rules
+ * for the return address other than CFA - 8 or undefined) is left to libdw.
+ */
+enum reg_rule { REG_UNSPEC, REG_UNDEF, REG_SAME, REG_OFFSET, REG_OTHER };
+
+struct cfa_state {
+	uint64_t cfa_reg;
+	int64_t cfa_offset;
+	enum reg_rule ra, rbp;
+	int64_t ra_offset, rbp_offset;
+};
+
+struct cie_info {
+	uint64_t offset; /* in .eh_frame; UINT64_MAX when unused */
+	uint64_t code_align;
+	int64_t data_align;
+	uint8_t fde_enc;
+	bool augmented; /* 'z': FDEs carry augmentation data */
+	struct cfa_state initial;
+	bool ok;
+};
+
+struct eh_frame {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr;
+	struct cie_info cies[16];
+};
+
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	uint64_t value = 0;
+	unsigned int shift = 0;
+
+	while (*p < end && shift < 64) {
+		uint8_t byte = *(*p)++;
+
+		value |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80)) {
+			*out = value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *out)
+{
+	uint64_t value = 0;
+	unsigned int shift = 0;
+
+	while (*p < end && shift < 64) {
+		uint8_t byte = *(*p)++;
+
+		value |= (uint64_t)(byte & 0x7f) << shift;
+		shift += 7;
+		if (!(byte & 0x80)) {
+			if (shift < 64 && (byte & 0x40))
+				value |= ~0ULL << shift;
+			*out = (int64_t)value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void set_reg(struct cfa_state *s, uint64_t reg, enum reg_rule rule, int64_t offset)
+{
+	if (reg == DWARF_REG_RA) {
+		s->ra = rule;
+		s->ra_offset = offset;
+	} else if (reg == DWARF_REG_RBP) {
+		s->rbp = rule;
+		s->rbp_offset = offset;
+	}
+}
+
+static void restore_reg(struct cfa_state *s, const struct cfa_state *initial, uint64_t reg)
+{
+	if (reg == DWARF_REG_RA)
+		set_reg(s, reg, initial->ra, initial->ra_offset);
+	else if (reg == DWARF_REG_RBP)
+		set_reg(s, reg, initial->rbp, initial->rbp_offset);
+}
+
+/* The row of a state, as row_of() makes it from libdw's frame; false
+ * where libdw's answer is left to libdw. */
+static bool row_of_state(const struct cfa_state *s, uint64_t pc, struct unwind_row *row)
+{
+	int64_t offset = s->cfa_offset;
+	bool words = false;
+
+	*row = (struct unwind_row){.pc = (uint32_t)pc};
+	if (s->ra == REG_UNDEF) {
+		set_rules(row, UNWIND_CFA_OUTERMOST, UNWIND_RBP_SAME);
+		return true;
+	}
+	if (s->ra != REG_OFFSET || s->ra_offset != -8)
+		return false;
+	if (s->cfa_reg != DWARF_REG_RSP && s->cfa_reg != DWARF_REG_RBP)
+		return false;
+	if ((offset < INT16_MIN || offset > INT16_MAX) && !(offset % 8)) {
+		offset /= 8;
+		words = true;
+	}
+	if (offset < INT16_MIN || offset > INT16_MAX)
+		return true;
+	row->cfa_offset = offset;
+	set_rules(row, s->cfa_reg == DWARF_REG_RSP ? UNWIND_CFA_RSP : UNWIND_CFA_RBP,
+		  UNWIND_RBP_SAME);
+	if (words)
+		row->rules |= UNWIND_ROW_WORDS;
+	if (s->rbp == REG_OTHER)
+		return false;
+	if (s->rbp != REG_OFFSET)
+		return true;
+	if (s->rbp_offset % 8 || s->rbp_offset / 8 < INT8_MIN || s->rbp_offset / 8 > INT8_MAX) {
+		set_rules(row, UNWIND_CFA_NONE, UNWIND_RBP_SAME);
+		return true;
+	}
+	row->rbp_offset = s->rbp_offset / 8;
+	row->rules |= UNWIND_RBP_AT_CFA << 4;
+	return true;
+}
+
+/* Runs CFA instructions from state s.  With b, pushes a row at start and at
+ * every advance below limit; without, only runs them (a CIE's initial
+ * instructions).  0, or -ENOTSUP for what is left to libdw. */
+static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie_info *cie,
+		   struct cfa_state *s, uint64_t start, uint64_t limit, struct row_builder *b)
+{
+	struct cfa_state stack[8];
+	int depth = 0;
+	uint64_t loc = start, reg, off, delta;
+	int64_t soff;
+	struct unwind_row row;
+	int err;
+
+	while (p < end) {
+		uint8_t op = *p++;
+
+		delta = UINT64_MAX;
+		switch (op >> 6) {
+		case 1:
+			delta = op & 0x3f;
+			break;
+		case 2:
+			if (read_uleb(&p, end, &off))
+				return -ENOTSUP;
+			set_reg(s, op & 0x3f, REG_OFFSET, (int64_t)off * cie->data_align);
+			continue;
+		case 3:
+			restore_reg(s, &cie->initial, op & 0x3f);
+			continue;
+		}
+		if (delta == UINT64_MAX) {
+			switch (op) {
+			case DW_CFA_nop:
+				continue;
+			case DW_CFA_advance_loc1:
+				if (end - p < 1)
+					return -ENOTSUP;
+				delta = *p++;
+				break;
+			case DW_CFA_advance_loc2: {
+				uint16_t v;
+
+				if (end - p < 2)
+					return -ENOTSUP;
+				memcpy(&v, p, 2);
+				p += 2;
+				delta = v;
+				break;
+			}
+			case DW_CFA_advance_loc4: {
+				uint32_t v;
+
+				if (end - p < 4)
+					return -ENOTSUP;
+				memcpy(&v, p, 4);
+				p += 4;
+				delta = v;
+				break;
+			}
+			case DW_CFA_offset_extended:
+				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
+					return -ENOTSUP;
+				set_reg(s, reg, REG_OFFSET, (int64_t)off * cie->data_align);
+				continue;
+			case DW_CFA_offset_extended_sf:
+				if (read_uleb(&p, end, &reg) || read_sleb(&p, end, &soff))
+					return -ENOTSUP;
+				set_reg(s, reg, REG_OFFSET, soff * cie->data_align);
+				continue;
+			case DW_CFA_restore_extended:
+				if (read_uleb(&p, end, &reg))
+					return -ENOTSUP;
+				restore_reg(s, &cie->initial, reg);
+				continue;
+			case DW_CFA_undefined:
+				if (read_uleb(&p, end, &reg))
+					return -ENOTSUP;
+				set_reg(s, reg, REG_UNDEF, 0);
+				continue;
+			case DW_CFA_same_value:
+				if (read_uleb(&p, end, &reg))
+					return -ENOTSUP;
+				set_reg(s, reg, REG_SAME, 0);
+				continue;
+			case DW_CFA_register:
+				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
+					return -ENOTSUP;
+				set_reg(s, reg, REG_OTHER, 0);
+				continue;
+			case DW_CFA_remember_state:
+				if (depth == 8)
+					return -ENOTSUP;
+				stack[depth++] = *s;
+				continue;
+			case DW_CFA_restore_state:
+				if (!depth)
+					return -ENOTSUP;
+				/* The CFA is restored too, as libdw does. */
+				*s = stack[--depth];
+				continue;
+			case DW_CFA_def_cfa:
+				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
+					return -ENOTSUP;
+				s->cfa_reg = reg;
+				s->cfa_offset = (int64_t)off;
+				continue;
+			case DW_CFA_def_cfa_sf:
+				if (read_uleb(&p, end, &reg) || read_sleb(&p, end, &soff))
+					return -ENOTSUP;
+				s->cfa_reg = reg;
+				s->cfa_offset = soff * cie->data_align;
+				continue;
+			case DW_CFA_def_cfa_register:
+				if (read_uleb(&p, end, &reg))
+					return -ENOTSUP;
+				s->cfa_reg = reg;
+				continue;
+			case DW_CFA_def_cfa_offset:
+				if (read_uleb(&p, end, &off))
+					return -ENOTSUP;
+				s->cfa_offset = (int64_t)off;
+				continue;
+			case DW_CFA_def_cfa_offset_sf:
+				if (read_sleb(&p, end, &soff))
+					return -ENOTSUP;
+				s->cfa_offset = soff * cie->data_align;
+				continue;
+			case DW_CFA_GNU_args_size:
+				if (read_uleb(&p, end, &off))
+					return -ENOTSUP;
+				continue;
+			case DW_CFA_expression:
+			case DW_CFA_val_expression:
+				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off) ||
+				    off > (uint64_t)(end - p) || reg == DWARF_REG_RA ||
+				    reg == DWARF_REG_RBP)
+					return -ENOTSUP;
+				p += off;
+				continue;
+			case DW_CFA_val_offset:
+			case DW_CFA_val_offset_sf:
+				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off) ||
+				    reg == DWARF_REG_RA || reg == DWARF_REG_RBP)
+					return -ENOTSUP;
+				continue;
+			default: /* def_cfa_expression, set_loc, vendor opcodes */
+				return -ENOTSUP;
+			}
+		}
+		if (!b)
+			return -ENOTSUP; /* an advance in a CIE */
+		/* The rule that held up to here. */
+		if (loc < limit) {
+			if (!row_of_state(s, loc, &row))
+				return -ENOTSUP;
+			err = push_row(b, row);
+			if (err)
+				return err;
+		}
+		loc += delta * cie->code_align;
+	}
+	if (b && loc < limit) {
+		if (!row_of_state(s, loc, &row))
+			return -ENOTSUP;
+		return push_row(b, row);
+	}
+	return 0;
+}
+
+static int read_cie(struct eh_frame *eh, uint64_t offset, struct cie_info *cie)
+{
+	const uint8_t *p, *end, *aug_end = NULL;
+	const char *aug;
+	uint32_t length, id;
+	uint64_t ra, aug_len, ignored;
+	uint8_t version;
+
+	*cie = (struct cie_info){.offset = offset};
+	if (offset > eh->size || eh->size - offset < 8)
+		return -ENOTSUP;
+	p = eh->data + offset;
+	memcpy(&length, p, 4);
+	memcpy(&id, p + 4, 4);
+	if (length == 0xffffffff || id != 0 || length > eh->size - offset - 4)
+		return -ENOTSUP;
+	end = p + 4 + length;
+	p += 8;
+	version = *p++;
+	if (version != 1 && version != 3)
+		return -ENOTSUP;
+	aug = (const char *)p;
+	p = memchr(p, 0, end - p);
+	if (!p++)
+		return -ENOTSUP;
+	if (aug[0] && aug[0] != 'z')
+		return -ENOTSUP;
+	if (read_uleb(&p, end, &cie->code_align) || read_sleb(&p, end, &cie->data_align))
+		return -ENOTSUP;
+	if (version == 1) {
+		if (p >= end)
+			return -ENOTSUP;
+		ra = *p++;
+	} else if (read_uleb(&p, end, &ra)) {
+		return -ENOTSUP;
+	}
+	if (ra != DWARF_REG_RA)
+		return -ENOTSUP;
+	cie->fde_enc = 0; /* absptr */
+	if (aug[0] == 'z') {
+		cie->augmented = true;
+		if (read_uleb(&p, end, &aug_len) || aug_len > (uint64_t)(end - p))
+			return -ENOTSUP;
+		aug_end = p + aug_len;
+		for (const char *a = aug + 1; *a; a++) {
+			if (*a == 'R' && p < aug_end) {
+				cie->fde_enc = *p++;
+			} else if (*a == 'L' && p < aug_end) {
+				p++;
+			} else if (*a == 'P' && p < aug_end) {
+				uint8_t enc = *p++;
+
+				if (read_encoded(&p, aug_end, enc, 0, 0, &ignored))
+					return -ENOTSUP;
+			} else {
+				return -ENOTSUP; /* 'S' (signal frames) and the rest */
+			}
+		}
+		p = aug_end;
+	}
+	if ((cie->fde_enc & 0x70) != 0x00 && (cie->fde_enc & 0x70) != 0x10)
+		return -ENOTSUP;
+	/* Before the CIE's own: rbp as the ABI leaves it, no CFA yet. */
+	cie->initial = (struct cfa_state){.cfa_reg = UINT64_MAX, .rbp = REG_SAME};
+	if (run_cfa(p, end, cie, &cie->initial, 0, 0, NULL))
+		return -ENOTSUP;
+	cie->ok = true;
+	return 0;
+}
+
+/* The rows of the FDE at ELF address fde_addr, which starts at start,
+ * pushed up to limit (the next FDE's start). */
+static int fde_rows(struct eh_frame *eh, uint64_t fde_addr, uint64_t start, uint64_t limit,
+		    struct row_builder *b)
+{
+	uint64_t offset = fde_addr - eh->addr, pc_begin, pc_range, cie_offset, aug_len;
+	uint64_t next = limit;
+	const uint8_t *p, *end;
+	struct cie_info *cie;
+	struct cfa_state state;
+	uint32_t length, cie_ptr;
+	int err;
+
+	if (fde_addr < eh->addr || offset > eh->size || eh->size - offset < 8)
+		return -ENOTSUP;
+	p = eh->data + offset;
+	memcpy(&length, p, 4);
+	memcpy(&cie_ptr, p + 4, 4);
+	if (length == 0xffffffff || !cie_ptr || length > eh->size - offset - 4 ||
+	    cie_ptr > offset + 4)
+		return -ENOTSUP;
+	end = p + 4 + length;
+	cie_offset = offset + 4 - cie_ptr;
+	cie = &eh->cies[(cie_offset / 8) % 16];
+	if (cie->offset != cie_offset && read_cie(eh, cie_offset, cie))
+		return -ENOTSUP;
+	if (!cie->ok)
+		return -ENOTSUP;
+	p += 8;
+	if (read_encoded(&p, end, cie->fde_enc, eh->addr + (p - eh->data), eh->addr, &pc_begin) ||
+	    read_encoded(&p, end, cie->fde_enc & 0x0f, 0, 0, &pc_range) || pc_begin != start)
+		return -ENOTSUP;
+	if (cie->augmented) {
+		if (read_uleb(&p, end, &aug_len) || aug_len > (uint64_t)(end - p))
+			return -ENOTSUP;
+		p += aug_len;
+	}
+	if (pc_begin + pc_range < limit)
+		limit = pc_begin + pc_range;
+	state = cie->initial;
+	err = run_cfa(p, end, cie, &state, start, limit, b);
+	if (err)
+		return err;
+	/* A gap before the next FDE: no rule there. */
+	if (pc_begin + pc_range < next)
+		err = push_row(b, (struct unwind_row){.pc = (uint32_t)limit});
+	return err;
+}
+
 /* The rows of the FDEs that start at starts[], each run until the CFI has no
  * row for the next address (a gap, which gets a NONE row) or the next FDE. */
 static int rows_from_cfi(Dwarf_CFI **cfip, Elf *elf, const uint64_t *starts, size_t nr_starts,
-			 struct row_builder *b)
+			 struct eh_frame *eh, const uint64_t *fdes, struct row_builder *b)
 {
 	Dwarf_CFI *cfi = *cfip;
 	int err;
@@ -299,6 +725,20 @@ static int rows_from_cfi(Dwarf_CFI **cfip, Elf *elf, const uint64_t *starts, siz
 			continue;
 		if (addr > UINT32_MAX)
 			break;
+		if (eh && fdes) {
+			size_t nr = b->nr;
+			struct unwind_row last = nr ? b->rows[nr - 1] : (struct unwind_row){0};
+
+			err = fde_rows(eh, fdes[i], addr, limit, b);
+			if (err && err != -ENOTSUP)
+				return err;
+			if (!err)
+				continue;
+			/* Left to libdw: the rows as they were. */
+			b->nr = nr;
+			if (nr)
+				b->rows[nr - 1] = last;
+		}
 		while (addr < limit) {
 			Dwarf_Frame *frame;
 			Dwarf_Addr start, end;
@@ -375,9 +815,12 @@ static bool is_plt(const char *name)
 	       !strcmp(name, ".iplt");
 }
 
-int unwind_table__compile(int fd, struct unwind_table *out)
+static int compile(int fd, bool by_libdw, struct unwind_table *out)
 {
-	Elf_Scn *scn = NULL, *hdr = NULL, *debug_frame = NULL;
+	Elf_Scn *scn = NULL, *hdr = NULL, *debug_frame = NULL, *eh_scn = NULL;
+	struct eh_frame *eh = NULL;
+	GElf_Shdr eh_shdr = {0};
+	uint64_t *fdes = NULL;
 	GElf_Shdr hdr_shdr = {0}, shdr;
 	struct row_builder b = {0};
 	struct {
@@ -422,6 +865,9 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 		if (!strcmp(name, ".eh_frame_hdr")) {
 			hdr = scn;
 			hdr_shdr = shdr;
+		} else if (!strcmp(name, ".eh_frame")) {
+			eh_scn = scn;
+			eh_shdr = shdr;
 		} else if (!strcmp(name, ".debug_frame")) {
 			debug_frame = scn;
 		} else if (is_plt(name) && nr_plts < 4) {
@@ -429,11 +875,25 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 			plts[nr_plts++].hi = shdr.sh_addr + shdr.sh_size;
 		}
 	}
-	if (hdr && !fde_starts_from_hdr(hdr, &hdr_shdr, &starts, &nr_starts))
+	if (hdr && !fde_starts_from_hdr(hdr, &hdr_shdr, &starts, &fdes, &nr_starts))
 		cfi = dwarf_getcfi_elf(elf);
+	if (cfi && eh_scn && !by_libdw) {
+		Elf_Data *data = elf_getdata(eh_scn, NULL);
+
+		eh = data ? calloc(1, sizeof(*eh)) : NULL;
+		if (eh) {
+			eh->data = data->d_buf;
+			eh->size = data->d_size;
+			eh->addr = eh_shdr.sh_addr;
+			for (int i = 0; i < 16; i++)
+				eh->cies[i].offset = UINT64_MAX;
+		}
+	}
 	if (!cfi && debug_frame) {
 		free(starts);
 		starts = NULL;
+		free(fdes);
+		fdes = NULL;
 		dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		cfi = dwarf ? dwarf_getcfi(dwarf) : NULL;
 		if (cfi) {
@@ -447,7 +907,7 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 		out->nr_fdes = nr_starts;
 		err = push_row(&b, (struct unwind_row){0});
 		if (!err)
-			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, &b);
+			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, eh, fdes, &b);
 		if (err)
 			goto cleanup;
 	}
@@ -469,12 +929,24 @@ int unwind_table__compile(int fd, struct unwind_table *out)
 cleanup:
 	free(b.rows);
 	free(starts);
+	free(fdes);
+	free(eh);
 	if (dwarf)
 		dwarf_end(dwarf);
 	else if (cfi)
 		dwarf_cfi_end(cfi);
 	elf_end(elf);
 	return err;
+}
+
+int unwind_table__compile(int fd, struct unwind_table *out)
+{
+	return compile(fd, false, out);
+}
+
+int unwind_table__compile_by_libdw(int fd, struct unwind_table *out)
+{
+	return compile(fd, true, out);
 }
 
 void unwind_table__release(struct unwind_table *table)

@@ -2,9 +2,10 @@
 /*
  * Unwind tables for the BPF unwinder (--unwind ehframe): each mapped
  * file's .eh_frame compiled into sorted rows (bpf/unwind.h), once per file
- * and only once a sample runs through its code
  * (by device and inode, so processes that map one file share its rows), on
- * a background thread; and each target process's executable mappings,
+ * a background thread, every file a process maps queued as soon as its
+ * maps are read, those that samples run through first; and each target
+ * process's executable mappings,
  * loaded into the BPF maps as their files' rows become ready.  Until then
  * the BPF program steps through that code by frame pointer.
  */
@@ -38,6 +39,9 @@ struct unwind_table {
 /* Compiles the .eh_frame of the ELF file open at fd (and .debug_frame where
  * it has no .eh_frame).  0 or -errno; a file without CFI gets no rows. */
 int unwind_table__compile(int fd, struct unwind_table *out);
+/* The same rows, every one evaluated by libdw (unwind_table__compile runs
+ * the common FDEs itself): the reference it is tested against. */
+int unwind_table__compile_by_libdw(int fd, struct unwind_table *out);
 void unwind_table__release(struct unwind_table *table);
 /* The row that covers ELF address vaddr, or NULL (before the first row). */
 const struct unwind_row *unwind_table__find(const struct unwind_row *rows, size_t nr,
@@ -56,19 +60,20 @@ int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
 void unwind_tables__free(struct unwind_tables *tables);
 /* Readable when tables became ready: call unwind_tables__poll() then. */
 int unwind_tables__event_fd(const struct unwind_tables *tables);
-/* Reads the process's maps and loads its mappings whose rows are ready.
- * 0 or -errno. */
+/* Reads the process's maps, queues the files new to the session and loads
+ * its mappings whose rows are ready.  0 or -errno. */
 int unwind_tables__update_process(struct unwind_tables *tables, pid_t pid);
-/* Queues the files that a sample's user stack runs through, not built
- * yet: a table is built only for code that samples are in (a process with
- * torch maps hundreds of libraries). */
+/* Moves the files that a sample's user stack runs through, not built yet,
+ * to the head of the queue (a process with torch maps dozens of
+ * libraries). */
 void unwind_tables__note_stack(struct unwind_tables *tables, pid_t pid, const uint64_t *addrs,
 			       size_t nr);
 /* Loads the mappings whose rows became ready since; says on -v when the
  * queue is done.  0 or -errno. */
 int unwind_tables__poll(struct unwind_tables *tables);
-/* Waits at most timeout_ms for the tables queued so far (a program's own
- * and libc's, queued with its maps), then loads them.  0 or -errno. */
+/* Waits at most timeout_ms for the tables at the head of the queue (a
+ * program's own and libc's, and those samples ran through), then loads
+ * them.  0 or -errno. */
 int unwind_tables__wait(struct unwind_tables *tables, unsigned int timeout_ms);
 /* One debug line: files, rows, time to build. */
 void unwind_tables__report(struct unwind_tables *tables);

@@ -22,7 +22,7 @@
 #include "sampling/unwind_table.h"
 
 enum table_state {
-	TABLE_UNUSED, /* mapped, but no sample has run through it yet */
+	TABLE_UNUSED, /* not queued: new, or deferred */
 	TABLE_QUEUED,
 	TABLE_READY,
 	TABLE_FAILED,
@@ -31,10 +31,20 @@ enum table_state {
 struct table_file {
 	uint64_t dev, inode;
 	char *path;
-	int fd; /* open until built */
+	int fd; /* the vDSO's copy until built; files are opened to build */
+	/* The mapping's own file, in the process that mapped it when it was
+	 * queued: right even when the path was replaced or deleted, or lies
+	 * in another mount namespace. */
+	char map_file[96];
 	uint64_t size;
 	size_t users; /* mappings of it in the processes' latest maps */
 	enum table_state state;
+	/* Built before the rest: a sample ran through it, or it is a
+	 * program's own code or libc, which every stack runs through. */
+	bool sampled;
+	/* Not sampled, and left out while the rows map was a quarter full: built
+	 * only once a sample runs through it. */
+	bool deferred;
 	struct unwind_table table; /* rows freed once loaded into BPF */
 	uint32_t first_row;
 	uint64_t build_ns;
@@ -71,8 +81,8 @@ struct unwind_tables {
 	struct table_process *processes;
 	size_t nr_processes, cap_processes;
 
-	uint64_t first_queued_ns, last_ready_ns, build_ns;
-	size_t nr_built, nr_failed;
+	uint64_t first_queued_ns, last_ready_ns, sampled_ready_ns, build_ns;
+	size_t nr_built, nr_failed, nr_deferred;
 	bool reported;
 };
 
@@ -112,6 +122,19 @@ static int write_rows(int rows_fd, uint32_t first, const struct unwind_row *rows
 	return 0;
 }
 
+/* Leaves a queued file to be queued again when a sample runs through it;
+ * called with the lock held. */
+static void defer(struct unwind_tables *t, struct table_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	f->state = TABLE_UNUSED;
+	f->deferred = true;
+	t->queued--;
+	t->nr_deferred++;
+}
+
 static void *worker_main(void *arg)
 {
 	struct unwind_tables *t = arg;
@@ -128,26 +151,53 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&t->wake, &t->lock);
 		if (t->stopping)
 			break;
-		/* Small files first: a program's own code is sampled most
-		 * and builds in milliseconds, where libtorch takes seconds.
-		 * Files that no process maps any more (the image before an
-		 * exec) wait. */
-		for (size_t i = 0; i < t->nr_files; i++)
-			if (t->files[i]->state == TABLE_QUEUED && t->files[i]->users &&
-			    (!f || t->files[i]->size < f->size))
-				f = t->files[i];
+		/* Files that samples ran through first, then the rest; small
+		 * files first within each: they build in milliseconds, where
+		 * libtorch takes a second, so most of a process's code is
+		 * ready at once, and a file that no sample has reached yet
+		 * is likely to be ready before one does.  Files that no
+		 * process maps any more (the image before an exec) wait. */
+		for (size_t i = 0; i < t->nr_files; i++) {
+			struct table_file *c = t->files[i];
+
+			if (c->state != TABLE_QUEUED || !c->users)
+				continue;
+			if (!f || c->sampled > f->sampled ||
+			    (c->sampled == f->sampled && c->size < f->size))
+				f = c;
+		}
 		if (!f) {
 			pthread_cond_wait(&t->wake, &t->lock);
+			continue;
+		}
+		/* Files no sample has reached use at most a quarter of the rows map:
+		 * the rest is kept for those that samples reach (a process
+		 * with torch maps more code than the map holds). */
+		if (!f->sampled && t->next_row >= t->max_rows / 4) {
+			defer(t, f);
 			continue;
 		}
 		pthread_mutex_unlock(&t->lock);
 
 		start = thread_cpu_ns();
-		err = unwind_table__compile(f->fd, &table);
-		close(f->fd);
+		if (f->fd < 0)
+			f->fd = open(f->map_file, O_RDONLY | O_CLOEXEC);
+		if (f->fd < 0)
+			f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		err = f->fd < 0 ? -errno : unwind_table__compile(f->fd, &table);
+		if (f->fd >= 0)
+			close(f->fd);
 		f->fd = -1;
+		if (err)
+			table = (struct unwind_table){0};
 
 		pthread_mutex_lock(&t->lock);
+		if (!err && !f->sampled && t->next_row + table.nr_rows > t->max_rows / 4) {
+			free(table.rows);
+			t->build_ns += thread_cpu_ns() - start;
+			defer(t, f);
+			continue;
+		}
 		if (!err && table.nr_rows > t->max_rows - t->next_row)
 			err = -ENOSPC;
 		if (!err) {
@@ -174,6 +224,8 @@ static void *worker_main(void *arg)
 		else
 			t->nr_built++;
 		t->last_ready_ns = monotonic_ns();
+		if (f->sampled)
+			t->sampled_ready_ns = t->last_ready_ns;
 		pthread_cond_broadcast(&t->built);
 		pthread_mutex_unlock(&t->lock);
 		eventfd_write(t->event_fd, 1);
@@ -300,31 +352,35 @@ static int copy_vdso(pid_t pid, uint64_t start, uint64_t end)
 	return fd;
 }
 
-/* Opens a file that a sample ran through and queues it for the worker;
- * called with the lock held. */
+/* Queues a file that a process maps for the worker (the vDSO is copied
+ * now, a file opened when it is built); called with the lock held. */
 static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_mapping *m)
 {
 	struct table_file *f = t->files[m->file];
-	char map_file[96];
 	struct stat st;
+	int err = 0;
 
-	/* The mapping's own file: right even when the path was replaced or
-	 * deleted, or lies in another mount namespace. */
-	snprintf(map_file, sizeof(map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-		 m->start, m->end);
-	if (!f->inode)
+	/* Files are opened only to be built: a process with torch maps
+	 * hundreds, queued at once. */
+	snprintf(f->map_file, sizeof(f->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	if (!f->inode) {
 		f->fd = copy_vdso(pid, m->start, m->end);
-	else
-		f->fd = open(map_file, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0 && f->inode)
-		f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	if (f->fd < 0) {
+		if (f->fd < 0 || fstat(f->fd, &st))
+			err = -EIO;
+	} else if (stat(f->map_file, &st) && stat(f->path, &st)) {
+		err = -errno;
+	}
+	if (err) {
+		if (f->fd >= 0)
+			close(f->fd);
+		f->fd = -1;
 		f->state = TABLE_FAILED;
-		f->err = f->inode ? -errno : -EIO;
+		f->err = err;
 		t->nr_failed++;
 		return;
 	}
-	f->size = fstat(f->fd, &st) ? 0 : (uint64_t)st.st_size;
+	f->size = st.st_size;
 	f->state = TABLE_QUEUED;
 	if (!t->first_queued_ns)
 		t->first_queued_ns = monotonic_ns();
@@ -350,21 +406,39 @@ static struct table_process *process_of(struct unwind_tables *t, pid_t pid)
 static int load_process(struct unwind_tables *t, struct table_process *p)
 {
 	struct unwind_process *entry = calloc(1, sizeof(*entry));
+	bool *take = calloc(p->nr_mappings + 1, sizeof(*take));
 	uint32_t key = p->pid;
+	size_t nr_take = 0;
 	int err = 0;
 
-	if (!entry)
+	if (!entry || !take) {
+		free(entry);
+		free(take);
 		return -ENOMEM;
+	}
 	p->pending = false;
-	for (size_t i = 0; i < p->nr_mappings && entry->nr < UNWIND_MAX_MAPPINGS; i++) {
+	/* The entry holds UNWIND_MAX_MAPPINGS: those of files that samples
+	 * ran through first (torch maps more), then the rest, in address
+	 * order. */
+	for (int sampled = 1; sampled >= 0; sampled--) {
+		for (size_t i = 0; i < p->nr_mappings && nr_take < UNWIND_MAX_MAPPINGS; i++) {
+			const struct table_file *f = t->files[p->mappings[i].file];
+
+			if (f->state == TABLE_QUEUED)
+				p->pending = true;
+			if (f->sampled != sampled || f->state != TABLE_READY || !f->table.nr_rows)
+				continue;
+			take[i] = true;
+			nr_take++;
+		}
+	}
+	for (size_t i = 0; i < p->nr_mappings; i++) {
 		const struct table_mapping *m = &p->mappings[i];
 		const struct table_file *f = t->files[m->file];
 		struct unwind_mapping *out = &entry->mappings[entry->nr];
 		uint64_t bias;
 
-		if (f->state == TABLE_QUEUED)
-			p->pending = true;
-		if (f->state != TABLE_READY || !f->table.nr_rows)
+		if (!take[i])
 			continue;
 		if (unwind_table__bias(&f->table, m->start, m->offset, &bias))
 			continue;
@@ -381,6 +455,7 @@ static int load_process(struct unwind_tables *t, struct table_process *p)
 		else
 			p->nr_loaded = entry->nr;
 	}
+	free(take);
 	free(entry);
 	return err;
 }
@@ -465,16 +540,20 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 		    .start = start, .end = end, .offset = offset, .file = index};
 		t->files[index]->users++;
 	}
-	/* Every stack runs through the program's own code and libc's: those
-	 * are built at once, the rest when a sample first runs through them. */
+	/* Every file it maps is queued at once, so that its tables are
+	 * ready before samples reach its code (a process with torch maps
+	 * dozens of libraries, which it loads seconds before it runs them).
+	 * Every stack runs through the program's own code and libc's: those
+	 * go first, with the files that samples ran through. */
 	for (size_t i = 0; i < p->nr_mappings; i++) {
-		const struct table_file *f = t->files[p->mappings[i].file];
+		struct table_file *f = t->files[p->mappings[i].file];
 		const char *base = strrchr(f->path, '/');
 
 		base = base ? base + 1 : f->path;
-		if (f->state == TABLE_UNUSED &&
-		    (p->mappings[i].file == p->mappings[0].file || !strncmp(base, "libc.so", 7) ||
-		     !strncmp(base, "libc-", 5)))
+		if (p->mappings[i].file == p->mappings[0].file || !strncmp(base, "libc.so", 7) ||
+		    !strncmp(base, "libc-", 5))
+			f->sampled = true;
+		if (f->state == TABLE_UNUSED && !f->deferred)
 			queue_file(t, pid, &p->mappings[i]);
 	}
 	/* Files it maps now may be ones the worker was waiting for. */
@@ -486,13 +565,15 @@ out:
 	return err;
 }
 
-/* Files queued that some process maps; called with the lock held. */
-static size_t wanted(const struct unwind_tables *t)
+/* Files queued that some process maps (only those that go first, with
+ * sampled); called with the lock held. */
+static size_t wanted(const struct unwind_tables *t, bool sampled)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < t->nr_files; i++)
-		n += t->files[i]->state == TABLE_QUEUED && t->files[i]->users;
+		n += t->files[i]->state == TABLE_QUEUED && t->files[i]->users &&
+		     (!sampled || t->files[i]->sampled);
 	return n;
 }
 
@@ -516,8 +597,16 @@ void unwind_tables__note_stack(struct unwind_tables *t, pid_t pid, const uint64_
 			} else if (addrs[k] >= m->end) {
 				lo = mid + 1;
 			} else {
-				if (t->files[m->file]->state == TABLE_UNUSED)
+				struct table_file *f = t->files[m->file];
+
+				/* The worker takes it next, if not built. */
+				f->sampled = true;
+				if (f->state == TABLE_UNUSED) {
+					if (f->deferred)
+						t->nr_deferred--;
+					f->deferred = false;
 					queue_file(t, pid, m);
+				}
 				break;
 			}
 		}
@@ -540,7 +629,7 @@ int unwind_tables__poll(struct unwind_tables *t)
 		err = load_process(t, &t->processes[i]);
 	if (err != -ENOMEM)
 		err = 0;
-	waiting = wanted(t);
+	waiting = wanted(t, false);
 	pthread_mutex_unlock(&t->lock);
 	if (!err && !t->reported && !waiting) {
 		t->reported = true;
@@ -562,7 +651,7 @@ int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
 		deadline.tv_nsec -= 1000000000L;
 	}
 	pthread_mutex_lock(&t->lock);
-	while (wanted(t) && !err)
+	while (wanted(t, true) && !err)
 		err = pthread_cond_timedwait(&t->built, &t->lock, &deadline);
 	pthread_mutex_unlock(&t->lock);
 	return unwind_tables__poll(t);
@@ -578,16 +667,22 @@ void unwind_tables__report(struct unwind_tables *t)
 		    (!longest || t->files[i]->build_ns > longest->build_ns))
 			longest = t->files[i];
 	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
-		      "%.2f s of CPU, the last %.2f s after the first was queued; longest %s "
-		      "(%.2f s)%s",
-		      wanted(t) ? "not all ready" : "ready", t->nr_built, t->next_row,
+		      "%.2f s of CPU; those samples ran through ready %.2f s after the first "
+		      "was queued, the last %.2f s after; longest %s (%.2f s)%s%s",
+		      wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->next_row,
 		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
+		      t->sampled_ready_ns > t->first_queued_ns
+			  ? (t->sampled_ready_ns - t->first_queued_ns) / 1e9
+			  : 0.0,
 		      t->last_ready_ns > t->first_queued_ns
 			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
 			  : 0.0,
 		      longest ? longest->path : "none", longest ? longest->build_ns / 1e9 : 0.0,
 		      t->nr_failed ? "; some files have none (no CFI, unreadable, or the rows map "
 				     "is full)"
-				   : "");
+				   : "",
+		      t->nr_deferred ? "; the files no sample reached wait for one, with the rows map "
+				       "a quarter full"
+				     : "");
 	pthread_mutex_unlock(&t->lock);
 }

@@ -6,7 +6,8 @@
  * compact row gives for made-up registers equal what libdw's rule gives,
  * wherever the row has a rule; where it has none, libdw's rule is indeed
  * one BPF cannot evaluate (or there is none).  Also: rows sorted, most of
- * the code covered, _start outermost, the signal trampoline found in libc.
+ * the code covered, _start outermost, the signal trampoline found in libc,
+ * and the rows the same, row for row, as when libdw evaluates every one.
  *
  * Usage: test_unwind_table ELF... (each "path" or "path:min_coverage%")
  */
@@ -179,7 +180,7 @@ static void check_file(const char *arg)
 {
 	char path[4096], *colon;
 	double min_coverage = 90;
-	struct unwind_table t;
+	struct unwind_table t, ref;
 	size_t checked = 0, covered = 0;
 	Dwarf_CFI *cfi;
 	uint64_t addr;
@@ -205,6 +206,19 @@ static void check_file(const char *arg)
 	for (size_t i = 1; i < t.nr_rows; i++)
 		EXPECT(t.rows[i].pc > t.rows[i - 1].pc, "%s: rows %zu and %zu out of order", path,
 		       i - 1, i);
+	/* The compiler's own CFA interpreter gives libdw's rows, row for row. */
+	err = unwind_table__compile_by_libdw(fd, &ref);
+	EXPECT(err == 0, "%s: compile by libdw: %s", path, strerror(-err));
+	EXPECT(ref.nr_rows == t.nr_rows, "%s: %zu rows, %zu by libdw", path, t.nr_rows,
+	       ref.nr_rows);
+	for (size_t i = 0, bad = 0; !err && i < t.nr_rows && i < ref.nr_rows && bad < 5; i++) {
+		if (!memcmp(&t.rows[i], &ref.rows[i], sizeof(t.rows[i])))
+			continue;
+		bad++;
+		EXPECT(false, "%s: row %zu at 0x%x differs from libdw's at 0x%x", path, i,
+		       t.rows[i].pc, ref.rows[i].pc);
+	}
+	unwind_table__release(&ref);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	cfi = dwarf_getcfi_elf(elf);
 	EXPECT(cfi != NULL, "%s: libdw reads no CFI", path);
