@@ -315,7 +315,8 @@ struct eh_frame {
 	struct cie_info cies[16];
 };
 
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
+/* A LEB128 number; signed ones are sign-extended from their last byte. */
+static int read_leb(const uint8_t **p, const uint8_t *end, bool is_signed, uint64_t *out)
 {
 	uint64_t value = 0;
 	unsigned int shift = 0;
@@ -326,6 +327,8 @@ static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
 		value |= (uint64_t)(byte & 0x7f) << shift;
 		shift += 7;
 		if (!(byte & 0x80)) {
+			if (is_signed && shift < 64 && (byte & 0x40))
+				value |= ~0ULL << shift;
 			*out = value;
 			return 0;
 		}
@@ -333,24 +336,14 @@ static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
 	return -EINVAL;
 }
 
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *out)
+{
+	return read_leb(p, end, false, out);
+}
+
 static int read_sleb(const uint8_t **p, const uint8_t *end, int64_t *out)
 {
-	uint64_t value = 0;
-	unsigned int shift = 0;
-
-	while (*p < end && shift < 64) {
-		uint8_t byte = *(*p)++;
-
-		value |= (uint64_t)(byte & 0x7f) << shift;
-		shift += 7;
-		if (!(byte & 0x80)) {
-			if (shift < 64 && (byte & 0x40))
-				value |= ~0ULL << shift;
-			*out = (int64_t)value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return read_leb(p, end, true, (uint64_t *)out);
 }
 
 static void set_reg(struct cfa_state *s, uint64_t reg, enum reg_rule rule, int64_t offset)
