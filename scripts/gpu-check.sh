@@ -345,7 +345,7 @@ print_figures() {
 	echo "gpu-check: figures"
 	printf '  %-44s %-24s %-26s %-7s %s\n' "figure" "llmprof" "reference" "ratio" "verdict"
 	for file in "$WORK"/named.check "$WORK"/named.timeline "$WORK"/torch.check \
-		"$WORK"/attach.check "$WORK"/attach3.timeline "$WORK"/memory.check; do
+		"$WORK"/attach.check "$WORK"/attach3.timeline "$WORK"/memory.check "$WORK"/nccl.check; do
 		[ -f "$file" ] || continue
 		{ grep '^FIGURE|' "$file" || true; } | while IFS='|' read -r _ what got want ratio verdict; do
 			printf '  %-44s %-24s %-26s %-7s %s\n' "$what" "$got" "$want" "$ratio" "$verdict"
@@ -549,7 +549,7 @@ sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)' 2>/de
 		cannot_check "this PyTorch links NCCL statically: no libnccl to probe"
 		return
 	fi
-	if check_nccl_table "$json" "$events"; then
+	if check_nccl_table "$json" "$events" | tee "$WORK/nccl.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 		pass "NCCL collectives under record"
 	else
 		fail "NCCL collectives under record"
@@ -582,11 +582,15 @@ for operation, (size, calls, event_us) in sorted(want.items()):
     sizes_ok = row["calls"] == calls and row["bytes"] == size * calls and row["ranks"] == 1
     print(f"{'PASS' if sizes_ok else 'FAIL'}: {operation}: llmprof {row['calls']} calls, "
           f"{row['bytes']} bytes, {row['ranks']} rank; the script {calls} calls of {size} bytes")
+    print(f"FIGURE|NCCL {operation}: calls and bytes|{row['calls']} x {row['bytes'] // max(row['calls'], 1)} B|"
+          f"{calls} x {size} B|-|{'PASS' if sizes_ok else 'FAIL'}")
     bad += not sizes_ok
     ratio = row["gpuNs"] / 1000 / event_us if event_us else 0
     verdict = "PASS" if abs(ratio - 1) <= tolerance and row["timedCalls"] == calls else "FAIL"
     bad += verdict == "FAIL"
     algbw = row["timedSize"] / row["gpuNs"] if row["gpuNs"] else 0
+    print(f"FIGURE|NCCL {operation}: GPU time|{row['gpuNs'] / 1000:.0f} us|{event_us:.0f} us (events)|"
+          f"{ratio:.3f}|{verdict}")
     print(f"{verdict}: {operation}: llmprof {row['gpuNs'] / 1000:.0f} us of GPU time over "
           f"{row['timedCalls']} calls ({algbw:.1f} GB/s), CUDA events {event_us:.0f} us, "
           f"ratio {ratio:.3f}")
