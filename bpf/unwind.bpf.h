@@ -16,16 +16,21 @@
  * Constant once loaded, so record sizes below are known to the verifier. */
 const volatile __u32 stack_copy_bytes = 0;
 
-/* Walk the user stack by unwind rows (--unwind ehframe); then stack_copy_bytes
- * is 0 and records carry a struct unwind_frames instead. */
+/* Walk the user stack by unwind rows (--unwind ehframe): records carry a
+ * struct unwind_frames after the event.  With stack_copy_bytes too
+ * (--unwind compare), the stack copy follows it, for userspace to check the
+ * walk against. */
 const volatile bool unwind_in_bpf = false;
 
 /* The copy size, clamped: the verifier then knows every bound below. */
 #define STACK_COPY_MAX (stack_copy_bytes <= MAX_STACK_COPY ? stack_copy_bytes : MAX_STACK_COPY)
+/* Where the copy starts after struct sample_event. */
+#define STACK_COPY_OFFSET (unwind_in_bpf ? sizeof(struct unwind_frames) : 0)
 /* Extra bytes a sample record carries after struct sample_event. */
 #define STACK_COPY_RECORD_BYTES                                                                    \
-	(stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD          \
-			  : (unwind_in_bpf ? sizeof(struct unwind_frames) : 0))
+	(STACK_COPY_OFFSET +                                                                       \
+	 (stack_copy_bytes ? sizeof(struct user_stack_copy) + STACK_COPY_MAX + STACK_COPY_PAD      \
+			   : 0))
 
 /* The end of each thread's stack mapping, for the samples whose own lookup
  * finds the mmap lock taken (a thread in mmap() or munmap()). */

@@ -150,6 +150,8 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "                         over a BYTES copy of the stack, default 16384) or\n"
 	    "                         auto (dwarf, completed by frame pointers; default)\n"
 	    "                         or ehframe (in BPF, by each binary's .eh_frame)\n"
+	    "                         or compare (ehframe, each stack checked against\n"
+	    "                         dwarf's on the same sample; -v says how many agree)\n"
 	    "      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
 	    "                         threads wait, weighted by time blocked) or wall\n"
 	    "                         (both, in microseconds: each thread sums to its\n"
@@ -165,7 +167,7 @@ static void usage(enum profile_mode mode, FILE *out)
 #define MIN_STACK_COPY 512
 #define DEFAULT_OFF_CPU_MIN_US 10
 
-/* "fp", "dwarf" or "auto", the last two optionally ",BYTES" as perf's
+/* "fp", "ehframe", "compare", "dwarf" or "auto", the last three optionally ",BYTES" as perf's
  * --call-graph dwarf,SIZE.  0 or -EINVAL. */
 static int parse_unwind(const char *text, struct session_options *options)
 {
@@ -175,7 +177,8 @@ static int parse_unwind(const char *text, struct session_options *options)
 	} modes[] = {{"fp", UNWIND_FP},
 		     {"dwarf", UNWIND_DWARF},
 		     {"auto", UNWIND_AUTO},
-		     {"ehframe", UNWIND_EHFRAME}};
+		     {"ehframe", UNWIND_EHFRAME},
+		     {"compare", UNWIND_COMPARE}};
 	size_t len = strcspn(text, ",");
 	long bytes = 0;
 
@@ -437,11 +440,11 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
-				report__error(
-				    "invalid unwind mode '%s' for --unwind: expected fp, "
-				    "ehframe, dwarf or auto, the last two optionally with ,BYTES "
-				    "of stack (%d to %d)",
-				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
+				report__error("invalid unwind mode '%s' for --unwind: expected fp, "
+					      "ehframe, compare, dwarf or auto, the last three "
+					      "optionally with ,BYTES "
+					      "of stack (%d to %d)",
+					      optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}
 			break;

@@ -98,6 +98,7 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 	session__capture_settings(session, &settings);
 	m->skel->rodata->collect_kernel = settings.collect_kernel;
 	m->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
+	m->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
 	/* Allocations come in bursts of thousands: a smaller copy of the stack
 	 * (the frames near the call; frame pointers complete the rest) keeps
 	 * each record's cost down. */

@@ -39,6 +39,7 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 	session__capture_settings(session, &settings);
 	o->skel->rodata->collect_kernel = settings.collect_kernel;
 	o->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
+	o->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
 	/* A thread blocks in a system call a few frames below the code that
 	 * waits: the top 4 KiB of its stack are enough for the unwinder,
 	 * frame pointers complete the rest, and every switch copies less. */
@@ -49,6 +50,8 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 	/* The record as the ring carries it: the same layout as a CPU sample
 	 * (STACK_COPY_RECORD_BYTES in unwind.bpf.h). */
 	o->record_bytes = sizeof(struct sample_event);
+	if (settings.unwind_in_bpf)
+		o->record_bytes += sizeof(struct unwind_frames);
 	if (settings.stack_copy_bytes)
 		o->record_bytes +=
 		    sizeof(struct user_stack_copy) + settings.stack_copy_bytes + STACK_COPY_PAD;

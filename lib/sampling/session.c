@@ -29,6 +29,7 @@
 #include "sampling/session.h"
 #include "sampling/session_private.h"
 #include "sampling/symbolizer.h"
+#include "sampling/unwind_compare.h"
 #include "sampling/unwind_table.h"
 #include "sampling/unwinder.h"
 
@@ -108,6 +109,7 @@ int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	size_t ring_bytes, record_bytes = sizeof(struct sample_event);
+	bool in_bpf = options->unwind == UNWIND_EHFRAME || options->unwind == UNWIND_COMPARE;
 	int err;
 
 	if (!s)
@@ -124,16 +126,17 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	s->skel->rodata->collect_kernel = options->kernel_stacks;
 	s->skel->rodata->follow_children = options->children;
-	if (options->unwind == UNWIND_EHFRAME) {
+	if (in_bpf) {
 		s->skel->rodata->unwind_in_bpf = true;
 		record_bytes += sizeof(struct unwind_frames);
-	} else if (options->unwind != UNWIND_FP) {
+	}
+	if (options->unwind != UNWIND_FP && options->unwind != UNWIND_EHFRAME) {
 		s->skel->rodata->stack_copy_bytes =
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
 	/* The rows map is preallocated: take its memory only when used. */
-	if (options->unwind != UNWIND_EHFRAME) {
+	if (!in_bpf) {
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
 		if (err)
 			goto fail;
@@ -155,24 +158,25 @@ int session__open(struct session **out, const struct session_options *options)
 	if (err)
 		goto fail;
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
-	if (options->unwind == UNWIND_EHFRAME) {
+	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
 					 bpf_map__max_entries(s->skel->maps.unwind_rows),
-					 bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
+					 bpf_map__fd(s->skel->maps.unwind_processes),
+					 &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);
 		if (err)
 			goto fail;
 	}
-	process_table__init(&s->processes,
-			    &(struct process_table_options){
-				.unwind = options->unwind != UNWIND_FP &&
-					  options->unwind != UNWIND_EHFRAME,
-				.complete_with_fp = options->unwind == UNWIND_AUTO,
-				.python = options->python,
-				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
-			    });
+	process_table__init(
+	    &s->processes,
+	    &(struct process_table_options){
+		.unwind = options->unwind != UNWIND_FP && options->unwind != UNWIND_EHFRAME,
+		.complete_with_fp = options->unwind == UNWIND_AUTO,
+		.python = options->python,
+		.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
+	    });
 	err = add_selected(s);
 	if (err)
 		goto fail;
@@ -244,15 +248,16 @@ static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
  * sample's stack copy.  Unwinding reads CFI now, not at the end, so the code
  * the stack runs through must be known: refresh once where it was not. */
 static int unwind_sample(struct session *s, struct tracked_process *proc,
-			 const struct sample_event *e, size_t size, uint64_t *addrs,
-			 uint16_t *nr_user)
+			 const struct sample_event *e, size_t size, size_t copy_offset,
+			 uint64_t *addrs, uint16_t *nr_user)
 {
 	uint16_t nr_fp = *nr_user;
 	int err;
 
 	for (int tries = 0;; tries++) {
-		err = unwinder__unwind(proc->unwinder, e->tid, (const void *)(e + 1),
-				       size - sizeof(*e), addrs, nr_user, MAX_STACK_DEPTH);
+		err = unwinder__unwind(
+		    proc->unwinder, e->tid, (const void *)((const char *)(e + 1) + copy_offset),
+		    size - sizeof(*e) - copy_offset, addrs, nr_user, MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
 		refresh_modules(s, proc, monotonic_ns());
@@ -345,9 +350,22 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		refresh_modules(s, proc, e->time_ns);
 	}
 	/* A stack copy, where the sample has one, gives the user stack by the
-	 * unwind information of each binary. */
-	if (proc->unwinder && size > sizeof(*e)) {
-		err = unwind_sample(s, proc, e, size, addrs, &nr_user);
+	 * unwind information of each binary; under --unwind compare, the
+	 * reference that the BPF walk is checked against. */
+	if (proc->unwinder && s->unwind_tables &&
+	    size > sizeof(*e) + sizeof(struct unwind_frames)) {
+		uint64_t reference[MAX_STACK_DEPTH];
+		uint16_t nr_reference = 0;
+
+		err = unwind_sample(s, proc, e, size, sizeof(struct unwind_frames), reference,
+				    &nr_reference);
+		if (err)
+			goto fail;
+		unwind_compare__sample(&s->unwind_compare, proc->symbolizer, addrs, nr_user,
+				       reference, nr_reference,
+				       unwinder__last_complete(proc->unwinder));
+	} else if (proc->unwinder && size > sizeof(*e)) {
+		err = unwind_sample(s, proc, e, size, 0, addrs, &nr_user);
 		if (err)
 			goto fail;
 	}
@@ -790,16 +808,19 @@ int session__finish(struct session *s, struct profile **out)
 		double n = s->bpf_unwind.samples ? s->bpf_unwind.samples : 1;
 
 		unwind_tables__report(s->unwind_tables);
-		report__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
-			      "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
-			      "the outermost frame, %.1f%% cut at %d frames",
-			      (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
-			      s->bpf_unwind.frames > s->bpf_unwind.samples
-				  ? 100.0 * s->bpf_unwind.by_rules /
-					(s->bpf_unwind.frames - s->bpf_unwind.samples)
-				  : 0.0,
-			      100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
-			      UNWIND_MAX_FRAMES);
+		if (s->unwind_compare.samples)
+			unwind_compare__report(&s->unwind_compare);
+		report__debug(
+		    "unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
+		    "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
+		    "the outermost frame, %.1f%% cut at %d frames",
+		    (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
+		    s->bpf_unwind.frames > s->bpf_unwind.samples
+			? 100.0 * s->bpf_unwind.by_rules /
+			      (s->bpf_unwind.frames - s->bpf_unwind.samples)
+			: 0.0,
+		    100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
+		    UNWIND_MAX_FRAMES);
 	}
 	return session_profile__build(s, counters, out);
 }
@@ -949,6 +970,7 @@ void session__capture_settings(const struct session *s, struct capture_settings 
 	out->collect_kernel = s->skel->rodata->collect_kernel;
 	out->wakeup_bytes = s->skel->rodata->wakeup_bytes;
 	out->stack_copy_bytes = s->skel->rodata->stack_copy_bytes;
+	out->unwind_in_bpf = s->skel->rodata->unwind_in_bpf;
 }
 
 int session__set_record_handler(struct session *s, enum sample_kind kind, session_record_fn *fn,

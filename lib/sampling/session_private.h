@@ -14,6 +14,7 @@
 #include "sampling/process_table.h"
 #include "sampling/sampling_clock.h"
 #include "sampling/session.h"
+#include "sampling/unwind_compare.h"
 
 #define MAX_POLL_FDS 8
 #define MAX_LAUNCH_LINKS 64
@@ -81,12 +82,13 @@ struct session {
 	struct record_handler handlers[SAMPLE_KIND_MAX];
 
 	struct process_table processes;
-	struct offcpu *offcpu;		   /* NULL in SESSION_MODE_CPU */
-	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
+	struct offcpu *offcpu;		     /* NULL in SESSION_MODE_CPU */
+	struct bpf_link *process_links[3];   /* fork, exec and exit tracking */
 	struct unwind_tables *unwind_tables; /* --unwind ehframe */
 	struct {
 		uint64_t samples, whole, cut, frames, by_rules;
 	} bpf_unwind;
+	struct unwind_compare unwind_compare; /* --unwind compare */
 
 	unsigned long long start_ns, end_ns;
 	bool attached;

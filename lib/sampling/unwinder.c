@@ -30,6 +30,8 @@ struct unwinder {
 	uint64_t last_sp;
 	bool past_copy; /* a read above the copy failed: the stack goes on */
 
+	bool last_complete;
+
 	struct unwind_stats stats;
 };
 
@@ -88,10 +90,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.get_thread = get_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
 };
 
 int unwinder__new(struct symbolizer *symbolizer, pid_t pid, bool complete_with_fp,
@@ -244,6 +246,7 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 	int err, ret;
 
 	u->stats.samples++;
+	u->last_complete = false;
 	u->stats.record_bytes += sizeof(struct sample_event) + copy_bytes;
 	if (copy_bytes < sizeof(*copy) || copy->error || !copy->size ||
 	    copy->size > copy_bytes - sizeof(*copy)) {
@@ -272,6 +275,7 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 		ret = -1;
 	if (ret == 0) {
 		u->stats.complete++;
+		u->last_complete = true;
 	} else if (u->nr_frames >= u->max_frames) {
 		u->stats.truncated++;
 	} else if (u->complete_with_fp && complete_from_fp(u, fp, nr_fp)) {
@@ -295,6 +299,11 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 	u->stats.frames += u->nr_frames;
 	u->stats.ns += cpu_ns() - start;
 	return stale ? UNWIND_STALE : 0;
+}
+
+bool unwinder__last_complete(const struct unwinder *u)
+{
+	return u->last_complete;
 }
 
 void unwinder__report(const struct unwinder *u)

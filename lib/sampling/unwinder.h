@@ -56,6 +56,8 @@ void unwinder__free(struct unwinder *unwinder);
 int unwinder__unwind(struct unwinder *unwinder, uint32_t tid, const struct user_stack_copy *copy,
 		     size_t copy_bytes, uint64_t *addrs, uint16_t *nr, size_t max);
 
+/* Whether the last unwinder__unwind() reached the outermost frame by CFI. */
+bool unwinder__last_complete(const struct unwinder *unwinder);
 const struct unwind_stats *unwinder__stats(const struct unwinder *unwinder);
 /* The stats as one debug line (-v). */
 void unwinder__report(const struct unwinder *unwinder);

@@ -3,7 +3,8 @@
 # --unwind ehframe on the ground truth built -O2 -fomit-frame-pointer, by
 # gcc and by clang: main on the stack of at least 99% of the samples, the
 # shares right within 3 points, and the stacks those that --unwind dwarf
-# finds on the same program (99% of the samples' stacks in dwarf's set).
+# finds on the same program (99% of the samples' stacks in dwarf's set), and
+# with --unwind compare, 99% of the stacks dwarf's on the very same samples.
 # Two processes of one program share its tables: for both, the files one
 # maps (the program, libc, the dynamic loader, the vDSO) are built once.
 . "$TESTS_SOURCE/lib/testlib.sh"
@@ -36,6 +37,13 @@ print("%.1f" % (100.0 * whole / max(total, 1)))' "$WORK/$compiler.folded")
 		2>"$WORK/err" || fail "$compiler: attach --unwind dwarf failed: $(cat "$WORK/err")"
 	$COMPARE "$WORK/$compiler.folded" "$WORK/$compiler.dwarf.folded" --strip-kernel --min 99 ||
 		fail "$compiler: ehframe's stacks are not dwarf's"
+	# The same samples both ways: the BPF walk against libdw on a copy.
+	"$LLMPROF" attach -v -p "$BG_PID" -d 2 -F 999 --unwind compare -o "$WORK/$compiler.compare.folded" \
+		2>"$WORK/err" || fail "$compiler: attach --unwind compare failed: $(cat "$WORK/err")"
+	same=$(sed -n 's/.*unwind compare: [0-9]* samples: \([0-9.]*\)% of the stacks identical.*/\1/p' "$WORK/err")
+	echo "$compiler: $same% of the stacks identical to dwarf's on the same samples"
+	[ -n "$same" ] && python3 -c "import sys; sys.exit(float(sys.argv[1]) < 99)" "$same" ||
+		fail "$compiler: --unwind compare: only ${same:-no}% identical: $(grep compare "$WORK/err")"
 	kill "$BG_PID" 2>/dev/null
 done
 
