@@ -167,7 +167,8 @@ static void usage(enum profile_mode mode, FILE *out)
 #define MIN_STACK_COPY 512
 #define DEFAULT_OFF_CPU_MIN_US 10
 
-/* "fp", "ehframe", "compare", "dwarf" or "auto", the last three optionally ",BYTES" as perf's
+/* "fp", "ehframe", "compare", "dwarf" or "auto", the last three optionally
+ * ",BYTES" as perf's
  * --call-graph dwarf,SIZE.  0 or -EINVAL. */
 static int parse_unwind(const char *text, struct session_options *options)
 {
@@ -440,11 +441,12 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
-				report__error("invalid unwind mode '%s' for --unwind: expected fp, "
-					      "ehframe, compare, dwarf or auto, the last three "
-					      "optionally with ,BYTES "
-					      "of stack (%d to %d)",
-					      optarg, MIN_STACK_COPY, MAX_STACK_COPY);
+				report__error(
+				    "invalid unwind mode '%s' for --unwind: expected fp, "
+				    "ehframe, compare, dwarf or auto, the last three optionally "
+				    "with ,BYTES "
+				    "of stack (%d to %d)",
+				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}
 			break;

@@ -161,22 +161,21 @@ int session__open(struct session **out, const struct session_options *options)
 	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
 					 bpf_map__max_entries(s->skel->maps.unwind_rows),
-					 bpf_map__fd(s->skel->maps.unwind_processes),
-					 &s->unwind_tables);
+					 bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);
 		if (err)
 			goto fail;
 	}
-	process_table__init(
-	    &s->processes,
-	    &(struct process_table_options){
-		.unwind = options->unwind != UNWIND_FP && options->unwind != UNWIND_EHFRAME,
-		.complete_with_fp = options->unwind == UNWIND_AUTO,
-		.python = options->python,
-		.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
-	    });
+	process_table__init(&s->processes,
+			    &(struct process_table_options){
+				.unwind = options->unwind != UNWIND_FP &&
+					  options->unwind != UNWIND_EHFRAME,
+				.complete_with_fp = options->unwind == UNWIND_AUTO,
+				.python = options->python,
+				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
+			    });
 	err = add_selected(s);
 	if (err)
 		goto fail;
@@ -255,9 +254,10 @@ static int unwind_sample(struct session *s, struct tracked_process *proc,
 	int err;
 
 	for (int tries = 0;; tries++) {
-		err = unwinder__unwind(
-		    proc->unwinder, e->tid, (const void *)((const char *)(e + 1) + copy_offset),
-		    size - sizeof(*e) - copy_offset, addrs, nr_user, MAX_STACK_DEPTH);
+		err = unwinder__unwind(proc->unwinder, e->tid,
+				       (const void *)((const char *)(e + 1) + copy_offset),
+				       size - sizeof(*e) - copy_offset, addrs, nr_user,
+				       MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
 		refresh_modules(s, proc, monotonic_ns());
@@ -350,8 +350,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		refresh_modules(s, proc, e->time_ns);
 	}
 	/* A stack copy, where the sample has one, gives the user stack by the
-	 * unwind information of each binary; under --unwind compare, the
-	 * reference that the BPF walk is checked against. */
+	 * unwind information of each binary; under --unwind compare (a copy
+	 * after the BPF walk), the reference that the walk is checked against. */
 	if (proc->unwinder && s->unwind_tables &&
 	    size > sizeof(*e) + sizeof(struct unwind_frames)) {
 		uint64_t reference[MAX_STACK_DEPTH];
@@ -810,17 +810,16 @@ int session__finish(struct session *s, struct profile **out)
 		unwind_tables__report(s->unwind_tables);
 		if (s->unwind_compare.samples)
 			unwind_compare__report(&s->unwind_compare);
-		report__debug(
-		    "unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
-		    "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
-		    "the outermost frame, %.1f%% cut at %d frames",
-		    (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
-		    s->bpf_unwind.frames > s->bpf_unwind.samples
-			? 100.0 * s->bpf_unwind.by_rules /
-			      (s->bpf_unwind.frames - s->bpf_unwind.samples)
-			: 0.0,
-		    100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
-		    UNWIND_MAX_FRAMES);
+		report__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
+			      "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
+			      "the outermost frame, %.1f%% cut at %d frames",
+			      (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
+			      s->bpf_unwind.frames > s->bpf_unwind.samples
+				  ? 100.0 * s->bpf_unwind.by_rules /
+					(s->bpf_unwind.frames - s->bpf_unwind.samples)
+				  : 0.0,
+			      100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
+			      UNWIND_MAX_FRAMES);
 	}
 	return session_profile__build(s, counters, out);
 }

@@ -45,8 +45,8 @@ struct session_options {
 	pid_t pid;		/* target process (thread group id) */
 	const pid_t *more_pids; /* attach -p A,B,...: the others */
 	size_t nr_more_pids;
-	bool children;		/* descendants too, those alive and those forked later */
-	bool per_process;	/* a root frame per process even where names repeat */
+	bool children;	  /* descendants too, those alive and those forked later */
+	bool per_process; /* a root frame per process even where names repeat */
 	unsigned int frequency; /* samples per second per CPU */
 	bool fixed_intervals;	/* --sampling fixed: a sample every 1/frequency, as perf */
 	double duration;	/* seconds; 0 runs until stopped or the target exits */
@@ -64,10 +64,11 @@ struct session_options {
 	void *tick_ctx;
 };
 
+
 /* Why session__run() returned. */
 enum session_end {
 	SESSION_END_DURATION = 0,
-	SESSION_END_STOPPED, /* *stop was set (SIGINT, SIGTERM) */
+	SESSION_END_STOPPED,	   /* *stop was set (SIGINT, SIGTERM) */
 	SESSION_END_TARGET_EXITED,
 };
 
@@ -88,9 +89,9 @@ void session__close(struct session *session);
 /* Where a running session stands, from the BPF counters. */
 struct session_progress {
 	uint64_t elapsed_ns;
-	uint64_t samples; /* samples of the target taken */
-	uint64_t lost;	  /* records lost: the ring buffer was full */
-	uint64_t off_cpu; /* off-CPU intervals recorded */
+	uint64_t samples;	  /* samples of the target taken */
+	uint64_t lost;		  /* records lost: the ring buffer was full */
+	uint64_t off_cpu;	  /* off-CPU intervals recorded */
 };
 void session__progress(const struct session *session, struct session_progress *out);
 
