@@ -12,8 +12,9 @@
 # machine takes the same CPU from both.  The fixture runs SCHED_FIFO, so
 # that other load on the machine (in other cgroups nice cannot outweigh)
 # leaves it 95 % of a CPU: where other tasks cut its time into slices, any
-# sampler's samples fall at random points of its CPU time, and 4 s of them
-# spread some 3.5 points.
+# sampler's samples fall at random points of its CPU time.  Each run is
+# 12 s: 4 s runs (some 380 samples) spread 1.4 points here and up to 4 on
+# a loaded machine; 12 s runs spread 0.3 points here.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 
@@ -26,12 +27,12 @@ alpha_share() {
 		     END { if (t["alpha:"] + t["beta:"] > 0) printf "%.2f\n", 100 * t["alpha:"] / (t["alpha:"] + t["beta:"]) }'
 }
 
-# record_periodic NAME SAMPLING [PREFIX...]: the whole of a 4 s run at -F 100.
+# record_periodic NAME SAMPLING [PREFIX...]: the whole of a 12 s run at -F 100.
 record_periodic() {
 	local name=$1 sampling=$2
 	shift 2
 	"$LLMPROF" record -F 100 --sampling "$sampling" --unwind fp -o "$WORK/$name.folded" \
-		-- chrt -f 1 "$@" "$FIXTURES/periodic" 4 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+		-- chrt -f 1 "$@" "$FIXTURES/periodic" 12 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
 		fail "record ($sampling) failed: $(cat "$WORK/$name.err")"
 	grep -q "at 100 Hz ($sampling intervals)" "$WORK/$name.err" ||
 		fail "the summary does not say $sampling intervals: $(grep profiled "$WORK/$name.err")"
