@@ -103,6 +103,39 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 	return n;
 }
 
+/* Resolves every user address of every raw stack, process by process and
+ * in each module by module, so that no more than one module's debug
+ * information is held at a time; symbolize_stack() then finds each in its
+ * symbolizer's cache. */
+static int resolve_addresses(struct session *s, struct profile *p)
+{
+	struct symbol_request *requests = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	for (size_t proc = 0; proc < s->processes.nr && !err; proc++) {
+		struct symbolizer *symbolizer = s->processes.processes[proc].symbolizer;
+		size_t n = 0;
+
+		if (!symbolizer)
+			continue;
+		for (size_t i = 0; i < s->nr_raw_stacks && !err; i++) {
+			const struct raw_stack *r = &s->raw_stacks[i];
+
+			if (r->process != proc)
+				continue;
+			err = array__grow((void **)&requests, &cap, n + r->nr_user,
+					  sizeof(*requests));
+			for (size_t k = 0; k < r->nr_user && !err; k++)
+				requests[n++] = (struct symbol_request){r->addrs[k], k != 0, 0};
+		}
+		if (!err)
+			err = symbolizer__resolve_all(symbolizer, p, requests, n);
+	}
+	free(requests);
+	return err;
+}
+
 /* The weight of a sample in the profile's unit: a count of CPU samples, or
  * microseconds when off-CPU time is in the profile. */
 static uint64_t sample_weight(const struct session *s, const struct raw_sample *sample)
@@ -228,6 +261,9 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 			python_reader__read_thread_names(s->processes.processes[i].python);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		stack_of_raw[i] = -1;
+	err = resolve_addresses(s, p);
+	if (err)
+		goto cleanup;
 
 	for (size_t i = 0; i < s->nr_samples; i++) {
 		const struct raw_sample *sample = &s->samples[i];

@@ -52,7 +52,8 @@ struct symbolizer {
 	size_t nr_modules, cap_modules;
 
 	Dwfl *dwfl;
-	bool dwfl_reported; /* modules reported since the last refresh */
+	uint64_t dwfl_generation; /* how many times dwfl was begun */
+	bool dwfl_reported;	  /* modules reported since the last refresh */
 
 	struct kernel_symbol *kernel_symbols;
 	size_t nr_kernel_symbols;
@@ -66,9 +67,53 @@ struct symbolizer {
 	size_t nr_pool, cap_pool;
 };
 
+/* Whether a file named by a .gnu_debuglink exists where libdwfl's standard
+ * search looks: beside the file, in its .debug/, or under /usr/lib/debug. */
+static bool debuglink_exists(const char *file_name, const char *debuglink)
+{
+	char path[4096];
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int dir_len = slash ? (int)(slash - file_name) : 0;
+	static const char *const formats[] = {"%.*s/%s", "%.*s/.debug/%s",
+					      "/usr/lib/debug%.*s/%s"};
+
+	if (!debuglink || !slash)
+		return false;
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		snprintf(path, sizeof(path), formats[i], dir_len, file_name, debuglink);
+		if (strcmp(path, file_name) && access(path, R_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * libdwfl's standard search, but libdebuginfod only where DEBUGINFOD_URLS
+ * asks for it: the standard search loads libdebuginfod (and with it curl,
+ * gnutls, krb5 and libcrypto, some 10 MB) for every file without local
+ * debug information, even with no server to ask.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	int fd;
+
+	if ((urls && *urls) || debuglink_exists(file_name, debuglink_file))
+		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+						    debuglink_file, debuglink_crc,
+						    debuginfo_file_name);
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	if (fd < 0)
+		errno = ENOENT;
+	return fd;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
     .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo,
     .section_address = dwfl_offline_section_address,
 };
 
@@ -464,36 +509,68 @@ char *symbolizer__demangle(const char *name)
 	return cplus_demangle(name, DMGL_NO_OPTS);
 }
 
-/* Reports every known module to libdwfl at its load bias. */
-static int report_modules(struct symbolizer *s)
+/* Reports module m to libdwfl at its load bias, once; between
+ * dwfl_report_begin_add() and dwfl_report_end(). */
+static void report_module(struct symbolizer *s, struct module *m)
 {
-	if (s->dwfl_reported)
-		return 0;
+	int fd;
+
+	if (m->dwfl_module || m->dwfl_tried || m->fd < 0 || !m->bias_known)
+		return;
+	m->dwfl_tried = true;
+	fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	/* libdwfl owns fd from here on. */
+	m->dwfl_module = dwfl_report_elf(s->dwfl, m->name, m->path, fd, m->bias, true);
+	if (!m->dwfl_module)
+		report__debug("libdwfl rejected %s: %s", m->path, dwfl_errmsg(-1));
+}
+
+static int dwfl_open(struct symbolizer *s)
+{
 	if (!s->dwfl) {
 		s->dwfl = dwfl_begin(&dwfl_callbacks);
-		if (!s->dwfl)
-			return -ENOMEM;
+		s->dwfl_generation++;
 	}
-	dwfl_report_begin_add(s->dwfl);
-	for (size_t i = 0; i < s->nr_modules; i++) {
-		struct module *m = &s->modules[i];
-		int fd;
+	return s->dwfl ? 0 : -ENOMEM;
+}
 
-		if (m->dwfl_module || m->fd < 0 || !m->bias_known)
-			continue;
-		fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
-			continue;
-		/* libdwfl owns fd from here on. */
-		m->dwfl_module = dwfl_report_elf(s->dwfl, m->name, m->path, fd, m->bias, true);
-		if (!m->dwfl_module) {
-			report__debug("libdwfl rejected %s: %s", m->path, dwfl_errmsg(-1));
-			m->bias_known = false;
-		}
-	}
+/* Reports every known module, as the unwinder needs: a stack crosses them. */
+static int report_modules(struct symbolizer *s)
+{
+	int err;
+
+	if (s->dwfl_reported)
+		return 0;
+	err = dwfl_open(s);
+	if (err)
+		return err;
+	dwfl_report_begin_add(s->dwfl);
+	for (size_t i = 0; i < s->nr_modules; i++)
+		report_module(s, &s->modules[i]);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	s->dwfl_reported = true;
 	return 0;
+}
+
+/* The module of an address to symbolize, reported when first needed: a
+ * process maps hundreds of files (a torch process 320) that no sample
+ * reaches, and each reported file costs its headers', build-id's and
+ * symbol tables' pages. */
+static Dwfl_Module *symbolize_module(struct symbolizer *s, struct module *m)
+{
+	if (!m->dwfl_module && !m->dwfl_tried && dwfl_open(s) == 0) {
+		dwfl_report_begin_add(s->dwfl);
+		report_module(s, m);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+	}
+	return m->dwfl_module;
+}
+
+uint64_t symbolizer__dwfl_generation(const struct symbolizer *s)
+{
+	return s->dwfl_generation;
 }
 
 int symbolizer__dwfl(struct symbolizer *s, struct Dwfl **dwfl)
@@ -720,11 +797,8 @@ static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t 
 		leaf_first[0] = id;
 		return 1;
 	}
-	if (mapping) {
-		struct module *m = &s->modules[mapping->module];
-
-		mod = m->dwfl_module;
-	}
+	if (mapping)
+		mod = symbolize_module(s, &s->modules[mapping->module]);
 	if (mod) {
 		GElf_Off offset;
 		GElf_Sym sym;
@@ -798,9 +872,6 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 	if (!entry)
 		return -ENOMEM;
 	if (!found) {
-		err = report_modules(s);
-		if (err)
-			return err;
 		n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
 		if (n < 0)
 			return n;
@@ -811,8 +882,8 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 			leaf_first[i] = leaf_first[n - 1 - i];
 			leaf_first[n - 1 - i] = t;
 		}
-		/* report_modules() may have grown nothing, but the slot pointer
-		 * is only stable until the next insert: look it up again. */
+		/* The slot pointer is only stable until the next insert: look
+		 * it up again. */
 		entry = cache_slot(&s->user_cache, pc, &found);
 		if (!entry)
 			return -ENOMEM;
@@ -827,6 +898,61 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 	n = entry->count < max ? entry->count : max;
 	memcpy(frames, s->pool + entry->first, n * sizeof(*frames));
 	return n;
+}
+
+void symbolizer__release_debuginfo(struct symbolizer *s)
+{
+	if (!s->dwfl)
+		return;
+	dwfl_end(s->dwfl);
+	s->dwfl = NULL;
+	s->dwfl_reported = false;
+	for (size_t i = 0; i < s->nr_modules; i++) {
+		s->modules[i].dwfl_module = NULL;
+		s->modules[i].dwfl_tried = false;
+	}
+}
+
+/* By module (addresses in no file, JIT code, last), then address. */
+static int compare_requests(const void *a, const void *b)
+{
+	const struct symbol_request *x = a, *y = b;
+
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int symbolizer__resolve_all(struct symbolizer *s, struct profile *profile,
+			    struct symbol_request *requests, size_t n)
+{
+	uint32_t frames[MAX_INLINE_DEPTH];
+	uint32_t module = UINT32_MAX;
+
+	/* What the unwinder reported, all at once, goes first. */
+	symbolizer__release_debuginfo(s);
+	for (size_t i = 0; i < n; i++) {
+		struct symbol_request *r = &requests[i];
+		const struct mapping *m =
+		    mapping_of(s, r->return_address && r->addr ? r->addr - 1 : r->addr);
+
+		r->module = m ? m->module : UINT32_MAX;
+	}
+	qsort(requests, n, sizeof(*requests), compare_requests);
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (requests[i].module != module) {
+			symbolizer__release_debuginfo(s);
+			module = requests[i].module;
+		}
+		err = symbolizer__user_frames(s, profile, requests[i].addr,
+					      requests[i].return_address, frames, MAX_INLINE_DEPTH);
+		if (err < 0)
+			return err;
+	}
+	symbolizer__release_debuginfo(s);
+	return 0;
 }
 
 static int compare_kernel_symbols(const void *a, const void *b)

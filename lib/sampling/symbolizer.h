@@ -34,6 +34,7 @@ struct module {
 	uint64_t map_base; /* its start - offset: one file loaded twice (exec, dlopen
 			    * after dlclose) is two modules */
 	bool bias_known;
+	bool dwfl_tried;   /* reported to libdwfl, or refused */
 	void *dwfl_module; /* Dwfl_Module *, once reported */
 };
 
@@ -56,6 +57,23 @@ int symbolizer__read_perf_map(struct symbolizer *symbolizer);
  */
 int symbolizer__user_frames(struct symbolizer *symbolizer, struct profile *profile, uint64_t addr,
 			    bool return_address, uint32_t *frames, size_t max);
+/*
+ * Resolves many user addresses at once into the cache that
+ * symbolizer__user_frames() reads, module by module, and lets each module's
+ * debug information go once its addresses are done: a profile's peak
+ * memory is then that of its largest module, not of all of them.  addrs
+ * holds n addresses; return_address[i] as for symbolizer__user_frames().
+ * addrs is reordered.  0 or -errno.
+ */
+struct symbol_request {
+	uint64_t addr;
+	bool return_address;
+	uint32_t module; /* set by symbolizer__resolve_all() */
+};
+int symbolizer__resolve_all(struct symbolizer *symbolizer, struct profile *profile,
+			    struct symbol_request *requests, size_t n);
+/* Lets go of every module's debug information (reread when next needed). */
+void symbolizer__release_debuginfo(struct symbolizer *symbolizer);
 /* Kernel address to one frame id, or -errno. */
 int64_t symbolizer__kernel_frame(struct symbolizer *symbolizer, struct profile *profile,
 				 uint64_t addr, bool return_address);
@@ -65,6 +83,8 @@ int64_t symbolizer__kernel_frame(struct symbolizer *symbolizer, struct profile *
  * very files that symbolization reads.  0 or -errno. */
 struct Dwfl;
 int symbolizer__dwfl(struct symbolizer *symbolizer, struct Dwfl **dwfl);
+/* Changes whenever symbolizer__dwfl() would give a new session. */
+uint64_t symbolizer__dwfl_generation(const struct symbolizer *symbolizer);
 
 /* The module and offset an address falls in, or NULL. */
 const struct module *symbolizer__module_of(const struct symbolizer *symbolizer, uint64_t addr,

@@ -19,6 +19,7 @@ struct unwinder {
 	pid_t pid;
 	bool complete_with_fp;
 	Dwfl *dwfl; /* the symbolizer's, once attached to our callbacks */
+	uint64_t dwfl_generation; /* of the symbolizer session attached to */
 	bool attach_failed;
 
 	/* The sample being unwound. */
@@ -158,8 +159,11 @@ static int attach(struct unwinder *u)
 	err = symbolizer__dwfl(u->symbolizer, &dwfl);
 	if (err)
 		return err;
-	if (u->dwfl)
+	/* The symbolizer begins a new session after letting the debug
+	 * information go (symbolizer__release_debuginfo()). */
+	if (u->dwfl && u->dwfl_generation == symbolizer__dwfl_generation(u->symbolizer))
 		return 0;
+	u->dwfl = NULL;
 	if (!dwfl_attach_state(dwfl, NULL, u->pid, &thread_callbacks, u)) {
 		report__warn("cannot unwind with libdwfl: %s; using frame pointers",
 			     dwfl_errmsg(-1));
@@ -167,6 +171,7 @@ static int attach(struct unwinder *u)
 		return -ENOEXEC;
 	}
 	u->dwfl = dwfl;
+	u->dwfl_generation = symbolizer__dwfl_generation(u->symbolizer);
 	return 0;
 }
 
