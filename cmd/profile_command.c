@@ -146,10 +146,10 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "      --no-nccl          do not probe libnccl (probed by default where the\n"
 	    "                         target maps it: collectives by stack and size)\n"
 	    "      --unwind MODE[,BYTES]\n"
-	    "                         user stacks by fp (frame pointers), dwarf (CFI\n"
-	    "                         over a BYTES copy of the stack, default 16384) or\n"
-	    "                         auto (dwarf, completed by frame pointers; default)\n"
-	    "                         or ehframe (in BPF, by each binary's .eh_frame)\n"
+	    "                         user stacks by auto or ehframe (in BPF, by each\n"
+	    "                         binary's .eh_frame; default), fp (frame pointers),\n"
+	    "                         dwarf (CFI over a BYTES copy of the stack, default\n"
+	    "                         16384, completed by frame pointers),\n"
 	    "                         or compare (ehframe, each stack checked against\n"
 	    "                         dwarf's on the same sample; -v says how many agree)\n"
 	    "      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
@@ -167,9 +167,8 @@ static void usage(enum profile_mode mode, FILE *out)
 #define MIN_STACK_COPY 512
 #define DEFAULT_OFF_CPU_MIN_US 10
 
-/* "fp", "ehframe", "compare", "dwarf" or "auto", the last three optionally
- * ",BYTES" as perf's
- * --call-graph dwarf,SIZE.  0 or -EINVAL. */
+/* "auto", "ehframe", "fp", "dwarf" or "compare", the last two optionally
+ * ",BYTES" as perf's --call-graph dwarf,SIZE.  0 or -EINVAL. */
 static int parse_unwind(const char *text, struct session_options *options)
 {
 	static const struct {
@@ -177,7 +176,7 @@ static int parse_unwind(const char *text, struct session_options *options)
 		enum unwind_mode mode;
 	} modes[] = {{"fp", UNWIND_FP},
 		     {"dwarf", UNWIND_DWARF},
-		     {"auto", UNWIND_AUTO},
+		     {"auto", UNWIND_EHFRAME},
 		     {"ehframe", UNWIND_EHFRAME},
 		     {"compare", UNWIND_COMPARE}};
 	size_t len = strcspn(text, ",");
@@ -187,7 +186,7 @@ static int parse_unwind(const char *text, struct session_options *options)
 		if (strlen(modes[i].name) != len || strncmp(text, modes[i].name, len))
 			continue;
 		if (text[len]) {
-			if (modes[i].mode == UNWIND_FP || modes[i].mode == UNWIND_EHFRAME ||
+			if ((modes[i].mode != UNWIND_DWARF && modes[i].mode != UNWIND_COMPARE) ||
 			    parse_long(text + len + 1, MIN_STACK_COPY, MAX_STACK_COPY, &bytes))
 				return -EINVAL;
 		}
@@ -442,10 +441,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->session)) {
 				report__error(
-				    "invalid unwind mode '%s' for --unwind: expected fp, "
-				    "ehframe, compare, dwarf or auto, the last three optionally "
-				    "with ,BYTES "
-				    "of stack (%d to %d)",
+				    "invalid unwind mode '%s' for --unwind: expected auto, "
+				    "ehframe, fp, dwarf or compare, the last two optionally "
+				    "with ,BYTES of stack (%d to %d)",
 				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
 				return EXIT_USAGE;
 			}

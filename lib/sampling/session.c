@@ -110,6 +110,7 @@ int session__open(struct session **out, const struct session_options *options)
 	struct session *s = calloc(1, sizeof(*s));
 	size_t ring_bytes, record_bytes = sizeof(struct sample_event);
 	bool in_bpf = options->unwind == UNWIND_EHFRAME || options->unwind == UNWIND_COMPARE;
+	bool copy = options->unwind == UNWIND_DWARF || options->unwind == UNWIND_COMPARE;
 	int err;
 
 	if (!s)
@@ -130,7 +131,7 @@ int session__open(struct session **out, const struct session_options *options)
 		s->skel->rodata->unwind_in_bpf = true;
 		record_bytes += sizeof(struct unwind_frames);
 	}
-	if (options->unwind != UNWIND_FP && options->unwind != UNWIND_EHFRAME) {
+	if (copy) {
 		s->skel->rodata->stack_copy_bytes =
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
@@ -170,9 +171,8 @@ int session__open(struct session **out, const struct session_options *options)
 	}
 	process_table__init(&s->processes,
 			    &(struct process_table_options){
-				.unwind = options->unwind != UNWIND_FP &&
-					  options->unwind != UNWIND_EHFRAME,
-				.complete_with_fp = options->unwind == UNWIND_AUTO,
+				.unwind = copy,
+				.complete_with_fp = options->unwind == UNWIND_DWARF,
 				.python = options->python,
 				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
 			    });

@@ -22,12 +22,15 @@
 struct bpf_object;
 
 enum unwind_mode {
-	UNWIND_AUTO = 0,
+	/* the default (auto): in BPF, by rows compiled from .eh_frame,
+	 * frame pointers where a file has no rows (yet) */
+	UNWIND_EHFRAME = 0,
 	UNWIND_FP,
+	/* a copy of the stack unwound with libdw, completed from the
+	 * frame-pointer chain where the copy runs out */
 	UNWIND_DWARF,
-	UNWIND_EHFRAME, /* in BPF, by rows compiled from .eh_frame */
-	/* ehframe, each sample checked against dwarf's unwind of a stack
-	 * copy taken with it; the profile has the BPF stacks */
+	/* ehframe, each sample checked against libdw's unwind of a stack
+	 * copy taken with it (not completed); the profile has the BPF stacks */
 	UNWIND_COMPARE,
 };
 
@@ -54,7 +57,7 @@ struct session_options {
 	bool per_thread;	/* thread frames under the process frame */
 	bool python;		/* Python frames (off with --no-python) */
 	enum unwind_mode unwind;
-	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, auto); 0: 16 KiB */
+	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, compare); 0: 16 KiB */
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 	bool bursts;		 /* a probe family records in bursts (GPU memory) */
