@@ -17,6 +17,7 @@
 
 #include <demangle.h>
 
+#include "array.h"
 #include "status.h"
 #include "sampling/proc_files.h"
 #include "sampling/symbolizer.h"
@@ -36,8 +37,19 @@ struct address_cache {
 
 struct kernel_symbol {
 	uint64_t addr;
-	char *name;
+	uint32_t name; /* offset in kernel.names */
 };
+
+/* /proc/kallsyms' text symbols, read once for all the symbolizers alive
+ * (some 150,000: 5 MB; a job's every process has a symbolizer). */
+static struct {
+	struct kernel_symbol *symbols;
+	size_t nr;
+	char *names;
+	size_t names_len, names_cap;
+	bool loaded;
+	unsigned int users;
+} kernel;
 
 struct jit_symbol {
 	uint64_t start, end;
@@ -55,9 +67,6 @@ struct symbolizer {
 	uint64_t dwfl_generation; /* how many times dwfl was begun */
 	bool dwfl_reported;	  /* modules reported since the last refresh */
 
-	struct kernel_symbol *kernel_symbols;
-	size_t nr_kernel_symbols;
-	bool kernel_loaded;
 
 	struct jit_symbol *jit_symbols;
 	size_t nr_jit_symbols;
@@ -124,6 +133,7 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
+	kernel.users++;
 	*out = s;
 	return 0;
 }
@@ -140,11 +150,13 @@ void symbolizer__free(struct symbolizer *s)
 		if (s->modules[i].fd >= 0)
 			close(s->modules[i].fd);
 	}
-	for (size_t i = 0; i < s->nr_kernel_symbols; i++)
-		free(s->kernel_symbols[i].name);
+	if (!--kernel.users) {
+		free(kernel.symbols);
+		free(kernel.names);
+		memset(&kernel, 0, sizeof(kernel));
+	}
 	for (size_t i = 0; i < s->nr_jit_symbols; i++)
 		free(s->jit_symbols[i].name);
-	free(s->kernel_symbols);
 	free(s->jit_symbols);
 	free(s->modules);
 	free(s->mappings);
@@ -961,41 +973,38 @@ static int compare_kernel_symbols(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return strcmp(kernel.names + x->name, kernel.names + y->name);
 }
 
-static int load_kallsyms(struct symbolizer *s)
+static int load_kallsyms(void)
 {
 	struct kernel_symbol *symbols = NULL;
 	size_t nr = 0, cap = 0;
 	char line[512];
 	FILE *file;
 
-	s->kernel_loaded = true;
+	kernel.loaded = true;
 	file = fopen("/proc/kallsyms", "re");
 	if (!file)
 		return -errno;
 	while (fgets(line, sizeof(line), file)) {
 		unsigned long long addr;
 		char type, name[256];
+		size_t len;
 
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
 			continue;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
-		if (nr == cap) {
-			void *p;
-
-			cap = cap ? cap * 2 : 65536;
-			p = realloc(symbols, cap * sizeof(*symbols));
-			if (!p)
-				break;
-			symbols = p;
-		}
-		symbols[nr].addr = addr;
-		symbols[nr].name = strdup(name);
-		if (!symbols[nr].name)
+		len = strlen(name) + 1;
+		if (array__grow((void **)&symbols, &cap, nr + 1, sizeof(*symbols)) ||
+		    array__grow((void **)&kernel.names, &kernel.names_cap, kernel.names_len + len, 1) ||
+		    kernel.names_len + len > UINT32_MAX)
 			break;
+		symbols[nr].addr = addr;
+		symbols[nr].name = kernel.names_len;
+		memcpy(kernel.names + kernel.names_len, name, len);
+		kernel.names_len += len;
 		nr++;
 	}
 	fclose(file);
@@ -1003,8 +1012,8 @@ static int load_kallsyms(struct symbolizer *s)
 		report__warn(
 		    "no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
 	qsort(symbols, nr, sizeof(*symbols), compare_kernel_symbols);
-	s->kernel_symbols = symbols;
-	s->nr_kernel_symbols = nr;
+	kernel.symbols = symbols;
+	kernel.nr = nr;
 	return 0;
 }
 
@@ -1022,19 +1031,19 @@ int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, 
 		return -ENOMEM;
 	if (found)
 		return entry->first;
-	if (!s->kernel_loaded)
-		load_kallsyms(s);
-	hi = s->nr_kernel_symbols;
+	if (!kernel.loaded)
+		load_kallsyms();
+	hi = kernel.nr;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (s->kernel_symbols[mid].addr <= pc)
+		if (kernel.symbols[mid].addr <= pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	if (lo) {
-		id = profile__intern_frame(profile, s->kernel_symbols[lo - 1].name, NULL, 0,
+		id = profile__intern_frame(profile, kernel.names + kernel.symbols[lo - 1].name, NULL, 0,
 					   FRAME_KERNEL);
 	} else {
 		char unknown[64];
