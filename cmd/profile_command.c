@@ -513,6 +513,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		return EXIT_USAGE;
 	}
 	if (env->mode == MODE_ATTACH) {
+		env->session.warm_up = true;
 		if (optind < argc) {
 			report__error("unexpected argument '%s' (attach takes -p PID)",
 				      argv[optind]);

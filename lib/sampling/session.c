@@ -349,6 +349,11 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		proc->refreshed_for_unknown = true;
 		refresh_modules(s, proc, e->time_ns);
 	}
+	/* Warming up: the stack has named the files to build rules for. */
+	if (e->kind == SAMPLE_KIND_CPU && (s->warming_up || e->time_ns < s->start_ns)) {
+		s->warm_up_dropped++;
+		return 0;
+	}
 	/* A stack copy, where the sample has one, gives the user stack by the
 	 * unwind information of each binary; under --unwind compare (a copy
 	 * after the BPF walk), the reference that the walk is checked against. */
@@ -589,7 +594,32 @@ int session__start(struct session *s)
 	if (!opened)
 		return -ENODEV;
 	s->attached = true;
+	if (s->unwind_tables && s->options.warm_up && s->options.mode == SESSION_MODE_CPU) {
+		s->warming_up = true;
+		s->warm_up_began_ns = s->start_ns;
+	}
 	return 0;
+}
+
+#define WARM_UP_MIN_NS 100000000ULL /* a drain's worth of samples */
+#define WARM_UP_MAX_NS 1000000000ULL
+
+/* Ends the warm-up once the files its samples ran through have rules, or
+ * after a second: the profile starts now. */
+static int end_warm_up(struct session *s, unsigned long long now)
+{
+	if (now < s->warm_up_began_ns + WARM_UP_MIN_NS)
+		return 0;
+	if (now < s->warm_up_began_ns + WARM_UP_MAX_NS &&
+	    unwind_tables__pending_sampled(s->unwind_tables))
+		return 0;
+	s->warming_up = false;
+	s->start_ns = now;
+	memset(&s->bpf_unwind, 0, sizeof(s->bpf_unwind));
+	report__debug("warm-up: %llu samples in %.2f s named the files to build unwind rules "
+		      "for first; the profile starts with those ready",
+		      s->warm_up_dropped, (now - s->warm_up_began_ns) / 1e9);
+	return unwind_tables__poll(s->unwind_tables);
 }
 
 int session__add_poll_fd(struct session *s, int fd, int (*handler)(void *ctx), void *ctx)
@@ -653,15 +683,17 @@ static bool others_alive(const struct session *s)
 
 int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_end *end)
 {
-	unsigned long long deadline = 0;
 	int err;
 
-	if (s->options.duration > 0)
-		deadline = s->start_ns + (unsigned long long)(s->options.duration * 1e9);
 	for (;;) {
 		struct epoll_event events[MAX_POLL_FDS + 2];
-		unsigned long long now = monotonic_ns();
+		unsigned long long now = monotonic_ns(), deadline = 0;
 		int timeout = DRAIN_INTERVAL_MS, n;
+
+		/* From the start of the profile, after any warm-up. */
+		if (s->options.duration > 0)
+			deadline = s->start_ns + (unsigned long long)(s->options.duration * 1e9) +
+				   (s->warming_up ? WARM_UP_MAX_NS : 0);
 
 		if (*stop) {
 			*end = SESSION_END_STOPPED;
@@ -704,6 +736,8 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		/* The BPF side wakes us only when its buffer fills; drain on
 		 * every tick either way. */
 		err = drain(s);
+		if (!err && s->warming_up)
+			err = end_warm_up(s, monotonic_ns());
 		if (err)
 			return err;
 		load_gate_expire(s, false);

@@ -61,6 +61,10 @@ struct session_options {
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 	bool bursts;		 /* a probe family records in bursts (GPU memory) */
+	/* attach: the first CPU samples (a second at most) only say which
+	 * files' unwind rules to build first, and the profile starts once
+	 * those are ready, so that its stacks are whole from the start. */
+	bool warm_up;
 	/* Called by session__run() after each drain (about every 100 ms),
 	 * e.g. to show progress with session__progress(); may be NULL. */
 	void (*tick)(void *ctx, const struct session *session);

@@ -92,6 +92,9 @@ struct session {
 
 	unsigned long long start_ns, end_ns;
 	bool attached;
+	/* options.warm_up: samples dropped until warm_up_end_ns at the latest */
+	bool warming_up;
+	unsigned long long warm_up_began_ns, warm_up_dropped;
 
 	struct raw_stack *raw_stacks;
 	size_t nr_raw_stacks, cap_raw_stacks;

@@ -231,7 +231,9 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	p->frequency = s->options.frequency;
 	p->stack_limit = s->unwind_tables ? UNWIND_MAX_FRAMES : MAX_STACK_DEPTH;
 	p->random_intervals = s->clock.random;
-	p->samples_taken = counters[COUNTER_SAMPLES];
+	p->samples_taken = counters[COUNTER_SAMPLES] > s->warm_up_dropped
+			       ? counters[COUNTER_SAMPLES] - s->warm_up_dropped
+			       : 0;
 	p->samples_lost = counters[COUNTER_LOST_RINGBUF];
 	p->stack_errors = counters[COUNTER_USER_STACK_ERROR] + counters[COUNTER_KERNEL_STACK_ERROR];
 	p->off_cpu_intervals = counters[COUNTER_OFFCPU];

@@ -75,6 +75,8 @@ int unwind_tables__poll(struct unwind_tables *tables);
  * program's own and libc's, and those samples ran through), then loads
  * them.  0 or -errno. */
 int unwind_tables__wait(struct unwind_tables *tables, unsigned int timeout_ms);
+/* Files that samples ran through whose rows are not ready yet. */
+size_t unwind_tables__pending_sampled(struct unwind_tables *tables);
 /* One debug line: files, rows, time to build. */
 void unwind_tables__report(struct unwind_tables *tables);
 

@@ -638,6 +638,16 @@ int unwind_tables__poll(struct unwind_tables *t)
 	return err;
 }
 
+size_t unwind_tables__pending_sampled(struct unwind_tables *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = wanted(t, true);
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
 {
 	struct timespec deadline;
