@@ -349,8 +349,8 @@ static int handle_sample(void *ctx, void *data, size_t size)
 		proc->refreshed_for_unknown = true;
 		refresh_modules(s, proc, e->time_ns);
 	}
-	/* Warming up: the stack has named the files to build rules for. */
-	if (e->kind == SAMPLE_KIND_CPU && (s->warming_up || e->time_ns < s->start_ns)) {
+	/* Taken during a warm-up that has ended (see end_warm_up()). */
+	if (e->kind == SAMPLE_KIND_CPU && e->time_ns < s->start_ns) {
 		s->warm_up_dropped++;
 		return 0;
 	}
@@ -613,9 +613,14 @@ static int end_warm_up(struct session *s, unsigned long long now)
 	if (now < s->warm_up_began_ns + WARM_UP_MAX_NS &&
 	    unwind_tables__pending_sampled(s->unwind_tables))
 		return 0;
+	/* Its samples have named the files; a target that exits while
+	 * warming up keeps them, the rest of the time they are dropped. */
 	s->warming_up = false;
 	s->start_ns = now;
+	s->warm_up_dropped += s->nr_samples;
+	s->nr_samples = 0;
 	memset(&s->bpf_unwind, 0, sizeof(s->bpf_unwind));
+	memset(&s->unwind_compare, 0, sizeof(s->unwind_compare));
 	report__debug("warm-up: %llu samples in %.2f s named the files to build unwind rules "
 		      "for first; the profile starts with those ready",
 		      s->warm_up_dropped, (now - s->warm_up_began_ns) / 1e9);

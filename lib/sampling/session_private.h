@@ -92,7 +92,7 @@ struct session {
 
 	unsigned long long start_ns, end_ns;
 	bool attached;
-	/* options.warm_up: samples dropped until warm_up_end_ns at the latest */
+	/* options.warm_up: the CPU samples before start_ns are dropped */
 	bool warming_up;
 	unsigned long long warm_up_began_ns, warm_up_dropped;
 
