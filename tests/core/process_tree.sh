@@ -3,7 +3,9 @@
 # Whole jobs: record follows the processes a command starts; attach -C
 # catches a child forked after attach; -p takes several processes; ranks
 # are named and written one file each with -o '%r', and report --by-process
-# names the straggler; a hundred 20 ms children are caught.
+# names the straggler (rank 2 does twice the work of each step, 60 steps:
+# enough that the ranks' equal start-ups, which a loaded machine slows, do
+# not hide it); a hundred 20 ms children are caught.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 
@@ -63,7 +65,7 @@ expect_status 2 "$LLMPROF" attach -p $$ -o 'out-%q.folded' -d 1
 
 # Ranks: one file per rank, and the straggler named.
 "$LLMPROF" record -F 499 -o "$WORK/r-%r.folded" -- sh "$TESTS_SOURCE/core/fixtures/launcher.sh" \
-	/usr/bin/python3 "$TESTS_SOURCE/core/fixtures/rank.py" 20 >/dev/null 2>"$WORK/ranks.err" ||
+	/usr/bin/python3 "$TESTS_SOURCE/core/fixtures/rank.py" 60 >/dev/null 2>"$WORK/ranks.err" ||
 	fail "record of the launcher failed: $(cat "$WORK/ranks.err")"
 for r in 0 1 2; do
 	[ -s "$WORK/r-$r.folded" ] || fail "no profile for rank $r: $(ls "$WORK")"
