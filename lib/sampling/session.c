@@ -611,7 +611,7 @@ static int end_warm_up(struct session *s, unsigned long long now)
 	if (now < s->warm_up_began_ns + WARM_UP_MIN_NS)
 		return 0;
 	if (now < s->warm_up_began_ns + WARM_UP_MAX_NS &&
-	    unwind_tables__pending_sampled(s->unwind_tables))
+	    unwind_tables__pending(s->unwind_tables, true))
 		return 0;
 	/* Its samples have named the files; a target that exits while
 	 * warming up keeps them, the rest of the time they are dropped. */
@@ -941,7 +941,14 @@ void session__load_handled(struct session *s, pid_t pid)
 		}
 		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, monotonic_ns()};
 	}
-	if (++s->load_waits[i].handled >= s->load_stoppers)
+	if (++s->load_waits[i].handled < s->load_stoppers)
+		return;
+	/* The libraries just mapped get their unwind rules before they run
+	 * (their constructors, the first allocations), within the gate's
+	 * time: load_gate_expire() lets the process go once they are ready. */
+	if (s->unwind_tables && unwind_tables__pending(s->unwind_tables, false))
+		s->load_waits[i].answered = true;
+	else
 		load_continue(s, i);
 }
 
@@ -951,8 +958,14 @@ static void load_gate_expire(struct session *s, bool all)
 	uint64_t now = monotonic_ns();
 
 	for (int i = s->nr_load_waits; i-- > 0;)
-		if (all || now - s->load_waits[i].since_ns > LOAD_GATE_TIMEOUT_MS * 1000000ULL)
+		if (all || now - s->load_waits[i].since_ns > LOAD_GATE_TIMEOUT_MS * 1000000ULL) {
 			load_continue(s, i);
+		} else if (s->load_waits[i].answered &&
+			   !unwind_tables__pending(s->unwind_tables, false)) {
+			/* The rows into BPF first, then the process runs on. */
+			unwind_tables__poll(s->unwind_tables);
+			load_continue(s, i);
+		}
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

@@ -120,6 +120,7 @@ struct session {
 		pid_t pid;
 		int handled;
 		uint64_t since_ns;
+		bool answered; /* by every family; waits for unwind rules */
 	} load_waits[MAX_LOAD_WAITS];
 	int nr_load_waits;
 };

@@ -75,8 +75,9 @@ int unwind_tables__poll(struct unwind_tables *tables);
  * program's own and libc's, and those samples ran through), then loads
  * them.  0 or -errno. */
 int unwind_tables__wait(struct unwind_tables *tables, unsigned int timeout_ms);
-/* Files that samples ran through whose rows are not ready yet. */
-size_t unwind_tables__pending_sampled(struct unwind_tables *tables);
+/* Files queued whose rows are not ready yet: those that samples ran
+ * through (sampled), or all. */
+size_t unwind_tables__pending(struct unwind_tables *tables, bool sampled);
 /* One debug line: files, rows, time to build. */
 void unwind_tables__report(struct unwind_tables *tables);
 

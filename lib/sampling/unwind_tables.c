@@ -638,12 +638,12 @@ int unwind_tables__poll(struct unwind_tables *t)
 	return err;
 }
 
-size_t unwind_tables__pending_sampled(struct unwind_tables *t)
+size_t unwind_tables__pending(struct unwind_tables *t, bool sampled)
 {
 	size_t n;
 
 	pthread_mutex_lock(&t->lock);
-	n = wanted(t, true);
+	n = wanted(t, sampled);
 	pthread_mutex_unlock(&t->lock);
 	return n;
 }
