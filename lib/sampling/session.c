@@ -38,14 +38,6 @@
 #define DRAIN_INTERVAL_MS 100
 #define REFRESH_INTERVAL_NS 200000000ULL
 
-static unsigned long long monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
 {
 	if (level == LIBBPF_DEBUG || report__level() < REPORT_VERBOSE)
@@ -655,7 +647,6 @@ static int drain(struct session *s)
 	return n < 0 ? n : 0;
 }
 
-static void load_gate_expire(struct session *s, bool all);
 
 /* Whether a process is alive and not a zombie. */
 static bool process_alive(pid_t pid)
@@ -745,7 +736,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 			err = end_warm_up(s, monotonic_ns());
 		if (err)
 			return err;
-		load_gate_expire(s, false);
+		session__load_gate_expire(s, false);
 		if (s->options.tick)
 			s->options.tick(s->options.tick_ctx, s);
 		if (s->main_exited && !others_alive(s)) {
@@ -760,7 +751,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 
 static void detach(struct session *s)
 {
-	load_gate_expire(s, true);
+	session__load_gate_expire(s, true);
 	offcpu__detach(s->offcpu);
 	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(s->process_links[i]);
@@ -915,57 +906,6 @@ void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
 		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
-}
-
-void session__add_load_stopper(struct session *s)
-{
-	s->load_stoppers++;
-}
-
-static void load_continue(struct session *s, int i)
-{
-	kill(s->load_waits[i].pid, SIGCONT);
-	s->load_waits[i] = s->load_waits[--s->nr_load_waits];
-}
-
-void session__load_handled(struct session *s, pid_t pid)
-{
-	int i = 0;
-
-	while (i < s->nr_load_waits && s->load_waits[i].pid != pid)
-		i++;
-	if (i == s->nr_load_waits) {
-		if (s->nr_load_waits == MAX_LOAD_WAITS) {
-			kill(pid, SIGCONT);
-			return;
-		}
-		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, monotonic_ns()};
-	}
-	if (++s->load_waits[i].handled < s->load_stoppers)
-		return;
-	/* The libraries just mapped get their unwind rules before they run
-	 * (their constructors, the first allocations), within the gate's
-	 * time: load_gate_expire() lets the process go once they are ready. */
-	if (s->unwind_tables && unwind_tables__pending(s->unwind_tables, false))
-		s->load_waits[i].answered = true;
-	else
-		load_continue(s, i);
-}
-
-/* A process one family never answered for (its record lost) goes on. */
-static void load_gate_expire(struct session *s, bool all)
-{
-	uint64_t now = monotonic_ns();
-
-	for (int i = s->nr_load_waits; i-- > 0;)
-		if (all || now - s->load_waits[i].since_ns > LOAD_GATE_TIMEOUT_MS * 1000000ULL) {
-			load_continue(s, i);
-		} else if (s->load_waits[i].answered &&
-			   !unwind_tables__pending(s->unwind_tables, false)) {
-			/* The rows into BPF first, then the process runs on. */
-			unwind_tables__poll(s->unwind_tables);
-			load_continue(s, i);
-		}
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

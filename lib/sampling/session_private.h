@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "sampler.h"
 #include "sampling/process_table.h"
@@ -22,6 +23,15 @@
 #define MAX_LOAD_WAITS 64
 
 /* A distinct pair of raw stacks; samples refer to it by index. */
+/* The clock of samples' time_ns (bpf_ktime_get_ns()). */
+static inline unsigned long long monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 struct raw_stack {
 	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
 	uint16_t nr_user, nr_kernel;
@@ -128,5 +138,11 @@ struct session {
 /* Builds the finished session's profile from its raw samples and the
  * counters BPF kept.  0 or -errno. */
 int session_profile__build(struct session *s, const uint64_t *counters, struct profile **out);
+
+/* Lets go on the processes stopped at a library load whose families have
+ * all answered and whose new libraries have unwind rules, those stopped
+ * past LOAD_GATE_TIMEOUT_MS (a family never answered: its record lost), or
+ * all of them. */
+void session__load_gate_expire(struct session *session, bool all);
 
 #endif /* LLMPROF_SESSION_PRIVATE_H */

@@ -106,33 +106,42 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 /* Resolves every user address of every raw stack, process by process and
  * in each module by module, so that no more than one module's debug
  * information is held at a time; symbolize_stack() then finds each in its
- * symbolizer's cache. */
+ * symbolizer's cache.  The lookup addresses of all processes go into one
+ * array, grouped by process (a counting sort over the raw stacks). */
 static int resolve_addresses(struct session *s, struct profile *p)
 {
-	struct symbol_request *requests = NULL;
-	size_t cap = 0;
+	size_t nr = s->processes.nr, total = 0, *start = calloc(nr + 1, sizeof(*start));
+	uint64_t *pcs;
 	int err = 0;
 
-	for (size_t proc = 0; proc < s->processes.nr && !err; proc++) {
-		struct symbolizer *symbolizer = s->processes.processes[proc].symbolizer;
-		size_t n = 0;
-
-		if (!symbolizer)
-			continue;
-		for (size_t i = 0; i < s->nr_raw_stacks && !err; i++) {
-			const struct raw_stack *r = &s->raw_stacks[i];
-
-			if (r->process != proc)
-				continue;
-			err = array__grow((void **)&requests, &cap, n + r->nr_user,
-					  sizeof(*requests));
-			for (size_t k = 0; k < r->nr_user && !err; k++)
-				requests[n++] = (struct symbol_request){r->addrs[k], k != 0, 0};
-		}
-		if (!err)
-			err = symbolizer__resolve_all(symbolizer, p, requests, n);
+	if (!start)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nr_raw_stacks; i++)
+		start[s->raw_stacks[i].process + 1] += s->raw_stacks[i].nr_user;
+	for (size_t proc = 0; proc < nr; proc++)
+		start[proc + 1] += start[proc];
+	total = start[nr];
+	pcs = malloc((total ? total : 1) * sizeof(*pcs));
+	if (!pcs) {
+		free(start);
+		return -ENOMEM;
 	}
-	free(requests);
+	for (size_t i = 0; i < s->nr_raw_stacks; i++) {
+		const struct raw_stack *r = &s->raw_stacks[i];
+
+		/* Every frame but the leaf is a return address. */
+		for (size_t k = 0; k < r->nr_user; k++)
+			pcs[start[r->process]++] = k && r->addrs[k] ? r->addrs[k] - 1 : r->addrs[k];
+	}
+	/* start[proc] is now where proc's addresses end. */
+	for (size_t proc = 0, from = 0; proc < nr && !err; from = start[proc++]) {
+		struct symbolizer *symbolizer = s->processes.processes[proc].symbolizer;
+
+		if (symbolizer && start[proc] > from)
+			err = symbolizer__resolve_all(symbolizer, p, pcs + from, start[proc] - from);
+	}
+	free(pcs);
+	free(start);
 	return err;
 }
 

@@ -17,8 +17,8 @@
 
 #include <demangle.h>
 
-#include "array.h"
 #include "status.h"
+#include "sampling/kernel_symbols.h"
 #include "sampling/proc_files.h"
 #include "sampling/symbolizer.h"
 
@@ -35,22 +35,6 @@ struct address_cache {
 	size_t cap, used;
 };
 
-struct kernel_symbol {
-	uint64_t addr;
-	uint32_t name; /* offset in kernel.names */
-};
-
-/* /proc/kallsyms' text symbols, read once for all the symbolizers alive
- * (some 150,000: 5 MB; a job's every process has a symbolizer). */
-static struct {
-	struct kernel_symbol *symbols;
-	size_t nr;
-	char *names;
-	size_t names_len, names_cap;
-	bool loaded;
-	unsigned int users;
-} kernel;
-
 struct jit_symbol {
 	uint64_t start, end;
 	char *name;
@@ -66,7 +50,6 @@ struct symbolizer {
 	Dwfl *dwfl;
 	uint64_t dwfl_generation; /* how many times dwfl was begun */
 	bool dwfl_reported;	  /* modules reported since the last refresh */
-
 
 	struct jit_symbol *jit_symbols;
 	size_t nr_jit_symbols;
@@ -133,7 +116,7 @@ int symbolizer__new(pid_t pid, struct symbolizer **out)
 	if (!s)
 		return -ENOMEM;
 	s->pid = pid;
-	kernel.users++;
+	kernel_symbols__hold();
 	*out = s;
 	return 0;
 }
@@ -150,11 +133,7 @@ void symbolizer__free(struct symbolizer *s)
 		if (s->modules[i].fd >= 0)
 			close(s->modules[i].fd);
 	}
-	if (!--kernel.users) {
-		free(kernel.symbols);
-		free(kernel.names);
-		memset(&kernel, 0, sizeof(kernel));
-	}
+	kernel_symbols__put();
 	for (size_t i = 0; i < s->nr_jit_symbols; i++)
 		free(s->jit_symbols[i].name);
 	free(s->jit_symbols);
@@ -912,7 +891,8 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 	return n;
 }
 
-void symbolizer__release_debuginfo(struct symbolizer *s)
+/* Lets go of every module's debug information (reread when next needed). */
+static void release_debuginfo(struct symbolizer *s)
 {
 	if (!s->dwfl)
 		return;
@@ -925,95 +905,41 @@ void symbolizer__release_debuginfo(struct symbolizer *s)
 	}
 }
 
-/* By module (addresses in no file, JIT code, last), then address. */
-static int compare_requests(const void *a, const void *b)
+static int compare_pcs(const void *a, const void *b)
 {
-	const struct symbol_request *x = a, *y = b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (x->module != y->module)
-		return x->module < y->module ? -1 : 1;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return x < y ? -1 : x > y;
 }
 
-int symbolizer__resolve_all(struct symbolizer *s, struct profile *profile,
-			    struct symbol_request *requests, size_t n)
+int symbolizer__resolve_all(struct symbolizer *s, struct profile *profile, uint64_t *pcs,
+			    size_t n)
 {
 	uint32_t frames[MAX_INLINE_DEPTH];
-	uint32_t module = UINT32_MAX;
+	int64_t module = -1;
 
 	/* What the unwinder reported, all at once, goes first. */
-	symbolizer__release_debuginfo(s);
+	release_debuginfo(s);
+	/* In address order a module's addresses come together: its
+	 * mappings lie side by side. */
+	qsort(pcs, n, sizeof(*pcs), compare_pcs);
 	for (size_t i = 0; i < n; i++) {
-		struct symbol_request *r = &requests[i];
-		const struct mapping *m =
-		    mapping_of(s, r->return_address && r->addr ? r->addr - 1 : r->addr);
-
-		r->module = m ? m->module : UINT32_MAX;
-	}
-	qsort(requests, n, sizeof(*requests), compare_requests);
-	for (size_t i = 0; i < n; i++) {
+		const struct mapping *m;
 		int err;
 
-		if (requests[i].module != module) {
-			symbolizer__release_debuginfo(s);
-			module = requests[i].module;
+		if (i && pcs[i] == pcs[i - 1])
+			continue;
+		m = mapping_of(s, pcs[i]);
+		if (m && m->module != module) {
+			release_debuginfo(s);
+			module = m->module;
 		}
-		err = symbolizer__user_frames(s, profile, requests[i].addr,
-					      requests[i].return_address, frames, MAX_INLINE_DEPTH);
+		/* The lookup address as it is: a leaf. */
+		err = symbolizer__user_frames(s, profile, pcs[i], false, frames, MAX_INLINE_DEPTH);
 		if (err < 0)
 			return err;
 	}
-	symbolizer__release_debuginfo(s);
-	return 0;
-}
-
-static int compare_kernel_symbols(const void *a, const void *b)
-{
-	const struct kernel_symbol *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return strcmp(kernel.names + x->name, kernel.names + y->name);
-}
-
-static int load_kallsyms(void)
-{
-	struct kernel_symbol *symbols = NULL;
-	size_t nr = 0, cap = 0;
-	char line[512];
-	FILE *file;
-
-	kernel.loaded = true;
-	file = fopen("/proc/kallsyms", "re");
-	if (!file)
-		return -errno;
-	while (fgets(line, sizeof(line), file)) {
-		unsigned long long addr;
-		char type, name[256];
-		size_t len;
-
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
-			continue;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		len = strlen(name) + 1;
-		if (array__grow((void **)&symbols, &cap, nr + 1, sizeof(*symbols)) ||
-		    array__grow((void **)&kernel.names, &kernel.names_cap, kernel.names_len + len, 1) ||
-		    kernel.names_len + len > UINT32_MAX)
-			break;
-		symbols[nr].addr = addr;
-		symbols[nr].name = kernel.names_len;
-		memcpy(kernel.names + kernel.names_len, name, len);
-		kernel.names_len += len;
-		nr++;
-	}
-	fclose(file);
-	if (!nr)
-		report__warn(
-		    "no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
-	qsort(symbols, nr, sizeof(*symbols), compare_kernel_symbols);
-	kernel.symbols = symbols;
-	kernel.nr = nr;
+	release_debuginfo(s);
 	return 0;
 }
 
@@ -1022,7 +948,7 @@ int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, 
 {
 	uint64_t pc = return_address && addr ? addr - 1 : addr;
 	struct address_entry *entry;
-	size_t lo = 0, hi;
+	const char *name;
 	int64_t id;
 	bool found;
 
@@ -1031,20 +957,9 @@ int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, 
 		return -ENOMEM;
 	if (found)
 		return entry->first;
-	if (!kernel.loaded)
-		load_kallsyms();
-	hi = kernel.nr;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (kernel.symbols[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo) {
-		id = profile__intern_frame(profile, kernel.names + kernel.symbols[lo - 1].name, NULL, 0,
-					   FRAME_KERNEL);
+	name = kernel_symbols__name(pc);
+	if (name) {
+		id = profile__intern_frame(profile, name, NULL, 0, FRAME_KERNEL);
 	} else {
 		char unknown[64];
 

@@ -61,19 +61,12 @@ int symbolizer__user_frames(struct symbolizer *symbolizer, struct profile *profi
  * Resolves many user addresses at once into the cache that
  * symbolizer__user_frames() reads, module by module, and lets each module's
  * debug information go once its addresses are done: a profile's peak
- * memory is then that of its largest module, not of all of them.  addrs
- * holds n addresses; return_address[i] as for symbolizer__user_frames().
- * addrs is reordered.  0 or -errno.
+ * memory is then that of its largest module, not of all of them.  pcs are
+ * lookup addresses (a return address less one, as symbolizer__user_frames()
+ * takes it); they are sorted in place, repeats allowed.  0 or -errno.
  */
-struct symbol_request {
-	uint64_t addr;
-	bool return_address;
-	uint32_t module; /* set by symbolizer__resolve_all() */
-};
 int symbolizer__resolve_all(struct symbolizer *symbolizer, struct profile *profile,
-			    struct symbol_request *requests, size_t n);
-/* Lets go of every module's debug information (reread when next needed). */
-void symbolizer__release_debuginfo(struct symbolizer *symbolizer);
+			    uint64_t *pcs, size_t n);
 /* Kernel address to one frame id, or -errno. */
 int64_t symbolizer__kernel_frame(struct symbolizer *symbolizer, struct profile *profile,
 				 uint64_t addr, bool return_address);

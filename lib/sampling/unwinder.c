@@ -160,7 +160,7 @@ static int attach(struct unwinder *u)
 	if (err)
 		return err;
 	/* The symbolizer begins a new session after letting the debug
-	 * information go (symbolizer__release_debuginfo()). */
+	 * information go (symbolizer__resolve_all()). */
 	if (u->dwfl && u->dwfl_generation == symbolizer__dwfl_generation(u->symbolizer))
 		return 0;
 	u->dwfl = NULL;
