@@ -19,6 +19,7 @@
 
 #include "status.h"
 #include "sampling/kernel_symbols.h"
+#include "sampling/module_symbols.h"
 #include "sampling/proc_files.h"
 #include "sampling/symbolizer.h"
 
@@ -128,6 +129,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	for (size_t i = 0; i < s->nr_modules; i++) {
+		module_symbols__free(s->modules[i].symbols);
 		free(s->modules[i].path);
 		free(s->modules[i].name);
 		if (s->modules[i].fd >= 0)
@@ -791,13 +793,19 @@ static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t 
 	if (mapping)
 		mod = symbolize_module(s, &s->modules[mapping->module]);
 	if (mod) {
-		GElf_Off offset;
-		GElf_Sym sym;
+		struct module *m = &s->modules[mapping->module];
 		Dwfl_Line *src;
 		Dwarf_Addr bias;
 		Dwarf_Die *cudie;
+		uint64_t start;
 
-		symbol = dwfl_module_addrinfo(mod, pc, &offset, &sym, NULL, NULL, NULL);
+		if (!m->symbols) {
+			int err = module_symbols__build(mod, &m->symbols);
+
+			if (err)
+				return err;
+		}
+		symbol = module_symbols__lookup(m->symbols, pc, &start);
 		src = dwfl_module_getsrc(mod, pc);
 		if (src) {
 			int lineno = 0;
@@ -900,6 +908,8 @@ static void release_debuginfo(struct symbolizer *s)
 	s->dwfl = NULL;
 	s->dwfl_reported = false;
 	for (size_t i = 0; i < s->nr_modules; i++) {
+		module_symbols__free(s->modules[i].symbols);
+		s->modules[i].symbols = NULL;
 		s->modules[i].dwfl_module = NULL;
 		s->modules[i].dwfl_tried = false;
 	}

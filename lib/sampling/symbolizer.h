@@ -36,6 +36,7 @@ struct module {
 	bool bias_known;
 	bool dwfl_tried;   /* reported to libdwfl, or refused */
 	void *dwfl_module; /* Dwfl_Module *, once reported */
+	struct module_symbols *symbols; /* its sorted symbols, as long as dwfl_module */
 };
 
 int symbolizer__new(pid_t pid, struct symbolizer **out);
