@@ -2,16 +2,23 @@
 /*
  * The capabilities llmprof's features need.  Root has them all; a copy of
  * llmprof given them as file capabilities runs for an unprivileged user:
- *   CAP_BPF + CAP_PERFMON  CPU sampling, off-CPU waits, uprobes (GPU memory,
- *                          NCCL, the dynamic loader's probe)
+ *   CAP_BPF + CAP_PERFMON  CPU sampling, off-CPU waits
+ *   CAP_SYS_ADMIN          uprobes (GPU memory, NCCL, GPU launch stacks, the
+ *                          dynamic loader's probe): the kernel's uprobe
+ *                          perf events answer EACCES to CAP_PERFMON alone
  *   CAP_SYS_PTRACE         GPU capture injected into a running process, and
  *                          the files of a process that is not dumpable
  *   CAP_SYSLOG             kernel frames' names (/proc/kallsyms addresses,
- *                          unless kernel.kptr_restrict is 0)
+ *                          unless kernel.kptr_restrict is 0 and
+ *                          kernel.perf_event_paranoid at most 1)
  * CAP_SYS_ADMIN stands for CAP_BPF and CAP_PERFMON on every kernel.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,17 +35,45 @@ static bool have(int capability)
 	return data[capability / 32].effective & (1u << (capability % 32));
 }
 
+static int read_sysctl(const char *path, int otherwise)
+{
+	FILE *f = fopen(path, "re");
+	int value;
+
+	if (!f)
+		return otherwise;
+	if (fscanf(f, "%d", &value) != 1)
+		value = otherwise;
+	fclose(f);
+	return value;
+}
+
+/* As the kernel's kallsyms_show_value() decides for our credentials. */
 static bool kernel_names_hidden(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/kptr_restrict", "re");
-	int restrict_level = 1;
+	if (have(CAP_SYSLOG))
+		return false;
+	return read_sysctl("/proc/sys/kernel/kptr_restrict", 1) > 0 ||
+	       read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+}
 
-	if (f) {
-		if (fscanf(f, "%d", &restrict_level) != 1)
-			restrict_level = 1;
-		fclose(f);
-	}
-	return restrict_level > 0 && !have(CAP_SYSLOG);
+/* Whether the kernel lets us create a uprobe perf event: a disabled one
+ * on our own executable, closed at once. */
+static bool uprobes_allowed(void)
+{
+	struct perf_event_attr attr = {.size = sizeof(attr), .disabled = 1};
+	const char *path = "/proc/self/exe";
+	int type = read_sysctl("/sys/bus/event_source/devices/uprobe/type", -1), fd;
+
+	if (have(CAP_SYS_ADMIN) || type < 0)
+		return true;
+	attr.type = type;
+	attr.config1 = (unsigned long)path;
+	attr.config2 = 0;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || (errno != EACCES && errno != EPERM);
 }
 
 /* CAP_BPF and CAP_PERFMON, or the one that stood for them before 5.8. */
@@ -53,7 +88,7 @@ static const char *missing_for_sampling(void)
 	return NULL;
 }
 
-int privilege__check_profile(bool off_cpu, bool gpu_injection)
+int privilege__check_profile(bool off_cpu, bool uprobes, bool gpu_injection)
 {
 	const char *missing = missing_for_sampling();
 
@@ -64,11 +99,14 @@ int privilege__check_profile(bool off_cpu, bool gpu_injection)
 			      missing, off_cpu ? "off-CPU profiling" : "CPU sampling");
 		return -1;
 	}
+	if (uprobes && !uprobes_allowed())
+		report__warn("missing CAP_SYS_ADMIN: uprobes (GPU memory, NCCL, GPU launch "
+			     "stacks, the dynamic loader's probe) need it on this kernel");
 	if (gpu_injection && !have(CAP_SYS_PTRACE))
 		report__warn("missing CAP_SYS_PTRACE: GPU capture in a running process needs it");
 	if (kernel_names_hidden())
 		report__warn("missing CAP_SYSLOG: kernel frames are not named "
-			     "(kernel.kptr_restrict hides their addresses)");
+			     "(/proc/kallsyms hides their addresses)");
 	return 0;
 }
 
@@ -80,6 +118,10 @@ void privilege__warn_missing(void)
 		report__warn("missing %s: the profile tool's CPU sampling needs CAP_BPF and "
 			     "CAP_PERFMON",
 			     missing);
+	if (!uprobes_allowed())
+		report__warn("missing CAP_SYS_ADMIN: the profile tool's uprobes (GPU memory, "
+			     "NCCL, GPU launch stacks, the dynamic loader's probe) need it on "
+			     "this kernel");
 	if (!have(CAP_SYS_PTRACE))
 		report__warn("missing CAP_SYS_PTRACE: the profile tool's GPU capture in a "
 			     "running process needs it");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -592,15 +593,25 @@ static int start_child(char **command, const struct run_as *run_as, struct child
 {
 	/* Built before the fork: the child only drops privileges and execs. */
 	char **envp = run_as ? run_as__environment(run_as) : NULL;
-	int go[2], status[2];
+	int go[2], status[2], dumpable;
 	pid_t pid;
 
 	if (run_as && !envp)
 		return -ENOMEM;
-	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
+	/* An llmprof with file capabilities is not dumpable, nor would its
+	 * fork be: the fork's /proc files would be root's, and the loader's
+	 * probe and the maps scan refused until the exec.  The fork is made
+	 * dumpable from its start; the capabilities it holds until the exec
+	 * still keep the user from ptracing it. */
+	dumpable = prctl(PR_GET_DUMPABLE);
+	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
 		pid = -1;
-	else
+	} else {
+		prctl(PR_SET_DUMPABLE, 1);
 		pid = fork();
+		if (pid)
+			prctl(PR_SET_DUMPABLE, dumpable);
+	}
 	if (pid < 0) {
 		pid = -errno;
 		run_as__free_environment(envp);
@@ -793,6 +804,7 @@ static int run_profile(struct profile_env *env)
 
 	install_signal_handlers();
 	if (privilege__check_profile(env->session.mode != SESSION_MODE_CPU,
+				     env->gpu || env->gpu_memory || env->nccl,
 				     env->gpu && env->mode == MODE_ATTACH))
 		return EXIT_RUNTIME;
 	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
