@@ -113,7 +113,7 @@ static json_t *call_tool(struct mcp_server *s, json_t *params, int *code, char *
 int mcp__handle(struct mcp_server *s, const char *line, size_t len)
 {
 	json_error_t parse_error;
-	json_t *message = json_loadb(line, len, JSON_REJECT_DUPLICATES, &parse_error);
+	json_t *message = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &parse_error);
 	json_t *id, *params, *result = NULL;
 	const char *method;
 	char why[512] = "";
