@@ -89,7 +89,8 @@ for (let i = 0; i < 100 && loaded.length === 0; i++) {
   loaded = [...programs()].filter((id) => !before.has(id));
 }
 check(loaded.length > 0, "the profile loaded no BPF program");
-await new Promise((r) => setTimeout(r, 500));
+await new Promise((r) => setTimeout(r, 1500));
+loaded = [...programs()].filter((id) => !before.has(id));
 const hungUp = Date.now();
 server.stdin.end();
 const code = await new Promise((resolve) => server.on("close", resolve));
