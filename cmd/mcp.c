@@ -68,7 +68,8 @@ static int find_user(struct mcp_server *s, const char *user)
 		err = run_as__resolve(user, &s->user);
 		if (err)
 			return command_usage_error("mcp", "invalid user '%s' for --user", user);
-	} else if (geteuid() == 0 && sudo_uid && sudo_gid && !parse_long(sudo_uid, 0, INT_MAX, &uid) &&
+	} else if (geteuid() == 0 && sudo_uid && sudo_gid &&
+		   !parse_long(sudo_uid, 0, INT_MAX, &uid) &&
 		   !parse_long(sudo_gid, 0, INT_MAX, &gid)) {
 		err = run_as__resolve_ids(uid, gid, &s->user);
 	} else {
@@ -193,11 +194,11 @@ int do_mcp(int argc, char **argv)
 			break;
 		case OPT_ALLOW_PID:
 			if (parse_long(optarg, 1, INT_MAX, &pid))
-				return command_usage_error("mcp", "invalid PID '%s' for --allow-pid",
-							   optarg);
+				return command_usage_error(
+				    "mcp", "invalid PID '%s' for --allow-pid", optarg);
 			if (s->nr_allowed_pids == MCP_MAX_PIDS)
-				return command_usage_error("mcp", "too many --allow-pid, at most %s",
-							   "64");
+				return command_usage_error(
+				    "mcp", "too many --allow-pid, at most %s", "64");
 			s->allowed_pids[s->nr_allowed_pids++] = pid;
 			break;
 		case OPT_ANY_PROCESS:

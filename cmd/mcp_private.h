@@ -33,15 +33,15 @@ struct mcp_server {
 	/* Our effective ids are not the user's (root serving a user): files
 	 * are opened with the user's ids switched in, children drop to them. */
 	bool switch_ids;
-	bool any_process; /* --any-process */
+	bool any_process;		  /* --any-process */
 	pid_t allowed_pids[MCP_MAX_PIDS]; /* --allow-pid */
 	int nr_allowed_pids;
 	struct mcp_root roots[MCP_MAX_ROOTS];
 	int nr_roots;
-	char cwd[PATH_MAX]; /* where relative paths start */
-	FILE *out;	    /* replies */
-	int in_fd;	    /* requests; watched for a hang-up while a tool runs */
-	bool client_gone;   /* it hung up while a tool ran */
+	char cwd[PATH_MAX];	    /* where relative paths start */
+	FILE *out;		    /* replies */
+	int in_fd;		    /* requests; watched for a hang-up while a tool runs */
+	bool client_gone;	    /* it hung up while a tool ran */
 	char session_dir[PATH_MAX]; /* profiles with no output named */
 	unsigned nr_profiles;
 };

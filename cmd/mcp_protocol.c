@@ -84,7 +84,8 @@ int mcp__send_error(struct mcp_server *s, json_t *id, int code, const char *mess
 /* tools/call: a result, or NULL with a protocol error in *code and why. */
 static json_t *call_tool(struct mcp_server *s, json_t *params, int *code, char *why, size_t size)
 {
-	json_t *name = json_object_get(params, "name"), *args = json_object_get(params, "arguments");
+	json_t *name = json_object_get(params, "name"),
+	       *args = json_object_get(params, "arguments");
 	json_t *empty, *result;
 	mcp_tool_fn tool;
 
@@ -113,7 +114,8 @@ static json_t *call_tool(struct mcp_server *s, json_t *params, int *code, char *
 int mcp__handle(struct mcp_server *s, const char *line, size_t len)
 {
 	json_error_t parse_error;
-	json_t *message = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &parse_error);
+	json_t *message =
+	    json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &parse_error);
 	json_t *id, *params, *result = NULL;
 	const char *method;
 	char why[512] = "";
@@ -132,9 +134,10 @@ int mcp__handle(struct mcp_server *s, const char *line, size_t len)
 	params = json_object_get(message, "params");
 	if (!method) {
 		/* A response to us (we send no requests), or garbage. */
-		err = id && !json_object_get(message, "result") && !json_object_get(message, "error")
-			  ? mcp__send_error(s, id, JSONRPC_INVALID_REQUEST, "no method")
-			  : 0;
+		err =
+		    id && !json_object_get(message, "result") && !json_object_get(message, "error")
+			? mcp__send_error(s, id, JSONRPC_INVALID_REQUEST, "no method")
+			: 0;
 		json_decref(message);
 		return err;
 	}
@@ -145,8 +148,9 @@ int mcp__handle(struct mcp_server *s, const char *line, size_t len)
 		return err;
 	}
 	if (params && !json_is_object(params)) {
-		err = id ? mcp__send_error(s, id, JSONRPC_INVALID_PARAMS, "params must be an object")
-			 : 0;
+		err =
+		    id ? mcp__send_error(s, id, JSONRPC_INVALID_PARAMS, "params must be an object")
+		       : 0;
 		json_decref(message);
 		return err;
 	}

@@ -36,8 +36,8 @@ struct child_result {
 };
 
 struct child_spec {
-	char **argv;	   /* argv[0] unused */
-	const int *fds;	   /* become 3, 4, ... in the child */
+	char **argv;	/* argv[0] unused */
+	const int *fds; /* become 3, 4, ... in the child */
 	int nr_fds;
 	int stdout_fd;	   /* -1: captured */
 	bool as_user;	   /* with the user's ids */
@@ -83,8 +83,8 @@ static void child_main(struct mcp_server *s, const struct child_spec *spec, int 
 {
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), high[MAX_FDS], err;
 
-	if (null < 0 || dup2(null, 0) < 0 || dup2(spec->stdout_fd >= 0 ? spec->stdout_fd : out_fd, 1) < 0 ||
-	    dup2(err_fd, 2) < 0)
+	if (null < 0 || dup2(null, 0) < 0 ||
+	    dup2(spec->stdout_fd >= 0 ? spec->stdout_fd : out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
 		_exit(127);
 	/* Out of the way first, so that dup2 onto 3, 4 never meets itself
 	 * (which would leave close-on-exec set). */
@@ -183,16 +183,18 @@ static char *name_inputs(const char *text, const char *const *paths, int n)
 
 	for (int i = 0; result && i < n; i++) {
 		char from[16], *at, *next;
-		size_t from_len, to_len = strlen(paths[i]);
+		size_t from_len = snprintf(from, sizeof(from), "/dev/fd/%d", 3 + i);
+		size_t done = 0;
 
-		from_len = snprintf(from, sizeof(from), "/dev/fd/%d", 3 + i);
-		while (result && (at = strstr(result, from))) {
+		/* From where the last replacement ended: a path may itself
+		 * hold "/dev/fd/3". */
+		while (result && (at = strstr(result + done, from))) {
 			if (asprintf(&next, "%.*s%s%s", (int)(at - result), result, paths[i],
 				     at + from_len) < 0)
 				next = NULL;
+			done = at - result + strlen(paths[i]);
 			free(result);
 			result = next;
-			(void)to_len;
 		}
 	}
 	return result;
@@ -272,7 +274,8 @@ json_t *mcp_run__report(struct mcp_server *s, enum mcp_report_kind kind, char **
 		goto cleanup;
 	}
 	if (asprintf(&text, "%s\n%s",
-		     r.status ? "REGRESSION: a share grew past the threshold and beyond sampling noise (listed with !)"
+		     r.status ? "REGRESSION: a share grew past the threshold and beyond sampling "
+				"noise (listed with !)"
 			      : "no regression: no share grew past the threshold",
 		     named) < 0)
 		text = NULL;
@@ -355,8 +358,7 @@ static int create_outputs(struct mcp_server *s, const char *output, int dirfd, c
 	if (getrandom(random, sizeof(random), 0) != sizeof(random))
 		memset(random, 0, sizeof(random));
 	if (snprintf(temp, NAME_MAX + 1, ".%s.llmprof-tmp-%02x%02x%02x%02x%02x%02x", name,
-		     random[0], random[1], random[2], random[3], random[4],
-		     random[5]) > NAME_MAX)
+		     random[0], random[1], random[2], random[3], random[4], random[5]) > NAME_MAX)
 		snprintf(temp, NAME_MAX + 1, ".llmprof-tmp-%02x%02x%02x%02x%02x%02x", random[0],
 			 random[1], random[2], random[3], random[4], random[5]);
 	*temp_fd = openat(dirfd, temp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -368,19 +370,21 @@ static int create_outputs(struct mcp_server *s, const char *output, int dirfd, c
 		goto fail;
 	}
 	if (command) {
-		if (snprintf(command_name, sizeof(command_name), "%s.command.out", name) > NAME_MAX) {
+		if (snprintf(command_name, sizeof(command_name), "%s.command.out", name) >
+		    NAME_MAX) {
 			snprintf(why, MCP_WHY_SIZE, "'%.200s.command.out': %s", output,
 				 strerror(ENAMETOOLONG));
 			goto fail;
 		}
-		*command_fd = openat(dirfd, command_name,
-				     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
-				     0644);
+		*command_fd = openat(
+		    dirfd, command_name,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 		if (*command_fd < 0 || fstat(*command_fd, &st) || !S_ISREG(st.st_mode)) {
-			snprintf(why, MCP_WHY_SIZE,
-				 "refused: '%.200s.command.out' is not a regular file the command's "
-				 "output may go to",
-				 output);
+			snprintf(
+			    why, MCP_WHY_SIZE,
+			    "refused: '%.200s.command.out' is not a regular file the command's "
+			    "output may go to",
+			    output);
 			goto fail;
 		}
 	}
@@ -398,8 +402,7 @@ fail:
 	return -1;
 }
 
-static json_t *profile_result(const struct child_result *r, const char *output,
-			      bool command)
+static json_t *profile_result(const struct child_result *r, const char *output, bool command)
 {
 	const char *const paths[] = {output};
 	char extra[2 * PATH_MAX + 128];
