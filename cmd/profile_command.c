@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,7 +24,9 @@
 #include "gpu/gpu_memory.h"
 #include "gpu/nccl_probe.h"
 #include "profile/output.h"
+#include "privilege.h"
 #include "progress.h"
+#include "run_as.h"
 #include "status.h"
 #include "sampling/proc_files.h"
 #include "sampling/session.h"
@@ -53,6 +56,7 @@ struct profile_env {
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
 	bool no_children;
 	bool python_lines; /* --lines */
+	struct run_as *run_as; /* record --run-as: the command's user */
 };
 
 enum {
@@ -72,6 +76,7 @@ enum {
 	OPT_SAMPLING,
 	OPT_NO_NCCL,
 	OPT_LINES,
+	OPT_RUN_AS,
 };
 
 static const struct option long_options[] = {
@@ -85,6 +90,7 @@ static const struct option long_options[] = {
     {"per-thread", no_argument, NULL, OPT_PER_THREAD},
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"lines", no_argument, NULL, OPT_LINES},
+    {"run-as", required_argument, NULL, OPT_RUN_AS},
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
@@ -117,7 +123,10 @@ static void usage(enum profile_mode mode, FILE *out)
 			"Run COMMAND and profile it, and every process it starts, until it\n"
 			"exits.\n\n"
 			"  -C, --children         follow the processes COMMAND starts (default)\n"
-			"      --no-children      COMMAND's own process only\n");
+			"      --no-children      COMMAND's own process only\n"
+			"      --run-as USER      run COMMAND as USER (a name or a uid): its uid,\n"
+			"                         gid, groups, HOME and USER; llmprof keeps its own\n"
+			"                         privileges to profile\n");
 	fprintf(
 	    out,
 	    "  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
@@ -405,6 +414,24 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case OPT_LINES:
 			env->python_lines = true;
 			break;
+		case OPT_RUN_AS: {
+			static struct run_as user;
+			int err;
+
+			if (env->mode != MODE_RECORD) {
+				report__error("--run-as is for 'llmprof record'; attach profiles "
+					      "a process as it runs");
+				return EXIT_USAGE;
+			}
+			err = run_as__resolve(optarg, &user);
+			if (err) {
+				report__error("invalid user '%s' for --run-as: %s", optarg,
+					      err == -ENOMEM ? strerror(ENOMEM) : "no such user");
+				return EXIT_USAGE;
+			}
+			env->run_as = &user;
+			break;
+		}
 		case OPT_VIEW:
 			view_given = true;
 			env->memory_view_set = false;
@@ -562,16 +589,34 @@ struct child {
 	int status_fd; /* carries errno if exec fails; EOF on success */
 };
 
-static int start_child(char **command, struct child *child)
+static int start_child(char **command, const struct run_as *run_as, struct child *child)
 {
-	int go[2], status[2];
+	/* Built before the fork: the child only drops privileges and execs. */
+	char **envp = run_as ? run_as__environment(run_as) : NULL;
+	int go[2], status[2], dumpable;
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (run_as && !envp)
+		return -ENOMEM;
+	/* An llmprof with file capabilities is not dumpable, nor would its
+	 * fork be: the fork's /proc files would be root's, and the loader's
+	 * probe and the maps scan refused until the exec.  The fork is made
+	 * dumpable from its start; the capabilities it holds until the exec
+	 * still keep the user from ptracing it. */
+	dumpable = prctl(PR_GET_DUMPABLE);
+	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
+		pid = -1;
+	} else {
+		prctl(PR_SET_DUMPABLE, 1);
+		pid = fork();
+		if (pid)
+			prctl(PR_SET_DUMPABLE, dumpable);
+	}
+	if (pid < 0) {
+		pid = -errno;
+		run_as__free_environment(envp);
+		return pid;
+	}
 	if (pid == 0) {
 		char byte;
 		int err;
@@ -581,12 +626,19 @@ static int start_child(char **command, struct child *child)
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &byte, 1) != 1)
 			_exit(127);
-		execvp(command[0], command);
-		err = errno;
+		err = run_as ? -run_as__enter(run_as) : 0;
+		if (!err) {
+			if (envp)
+				execvpe(command[0], command, envp);
+			else
+				execvp(command[0], command);
+			err = errno;
+		}
 		if (write(status[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
 	}
+	run_as__free_environment(envp);
 	close(go[0]);
 	close(status[1]);
 	child->pid = pid;
@@ -654,7 +706,7 @@ static uid_t target_uid(const struct profile_env *env)
 	struct stat st;
 
 	if (env->mode == MODE_RECORD)
-		return getuid();
+		return env->run_as ? env->run_as->uid : getuid();
 	snprintf(path, sizeof(path), "/proc/%d", env->session.pid);
 	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
 }
@@ -751,6 +803,10 @@ static int run_profile(struct profile_env *env)
 	int status = EXIT_RUNTIME, err;
 
 	install_signal_handlers();
+	if (privilege__check_profile(env->session.mode != SESSION_MODE_CPU,
+				     env->gpu || env->gpu_memory || env->nccl,
+				     env->gpu && env->mode == MODE_ATTACH))
+		return EXIT_RUNTIME;
 	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
 		report__error("no process with PID %d", env->session.pid);
 		return EXIT_RUNTIME;
@@ -774,7 +830,7 @@ static int run_profile(struct profile_env *env)
 		}
 	}
 	if (env->mode == MODE_RECORD) {
-		err = start_child(env->command, &child);
+		err = start_child(env->command, env->run_as, &child);
 		if (err) {
 			report__error("cannot start '%s': %s", env->command[0], strerror(-err));
 			goto cleanup;

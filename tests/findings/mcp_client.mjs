@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 // Drives `llmprof mcp` with the official MCP SDK client: initialise, list
 // the tools, profile a ground-truth process (its 50/30/20 shares must be in
-// the reply), diff two profiles, and check that an unknown tool, a pid that
-// does not exist and malformed requests are JSON-RPC errors after which the
-// server keeps serving.
+// the reply), diff two profiles, and check that an unknown tool and
+// malformed requests are JSON-RPC errors, and a pid that does not exist or a
+// bad argument a tool result with isError, after which the server keeps
+// serving.  The server runs as root for root (--allow-root-commands);
+// tests/mcp/ checks it acting for another user.
 // argv: SDK_DIR LLMPROF GROUND_TRUTH_PID BASE_PROFILE NEW_PROFILE
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -35,7 +37,8 @@ async function expectError(promise, code, pattern, what) {
 }
 
 const client = new Client({ name: "llmprof-test", version: "1.0.0" });
-const transport = new StdioClientTransport({ command: llmprof, args: ["mcp"], stderr: "inherit" });
+const serverArgs = ["mcp", "--allow-root-commands", "--root", "/"];
+const transport = new StdioClientTransport({ command: llmprof, args: serverArgs, stderr: "inherit" });
 await client.connect(transport);
 check(client.getServerVersion().name === "llmprof", "server name");
 // The SDK rejects a version it does not speak, so connecting proves it.
@@ -77,22 +80,30 @@ check(/REGRESSION/.test(diffed.content[0].text) && /slow_escape/.test(diffed.con
 const same = await client.callTool({ name: "diff", arguments: { base, new: base } });
 check(same.structuredContent.regression === false, "a profile against itself");
 
-// Errors are JSON-RPC errors; the server goes on serving.
+// An unknown tool is a JSON-RPC error; a tool that fails is a result with
+// isError and one line saying why.  The server goes on serving.
 await expectError(client.callTool({ name: "no_such_tool", arguments: {} }), -32602, /unknown tool/,
   "unknown tool");
-await expectError(client.callTool({ name: "profile", arguments: { pid: 2147483000, duration: 1 } }),
-  -32602, /no process with PID 2147483000/, "missing pid");
-await expectError(client.callTool({ name: "profile", arguments: { pid: 1, command: ["true"] } }),
-  -32602, /either 'pid' or 'command'/, "pid and command");
-await expectError(client.callTool({ name: "report", arguments: { path: "/nonexistent/x.folded" } }),
-  -32000, /nonexistent/, "missing file");
-await expectError(client.callTool({ name: "report", arguments: { path: written[1], bogus: 1 } }),
-  -32602, /unknown argument 'bogus'/, "unknown argument");
+async function expectToolError(args, pattern, what) {
+  const r = await client.callTool(args);
+  check(r.isError === true, `${what}: isError ${r.isError}`);
+  check(pattern.test(r.content[0].text), `${what}: '${r.content[0].text}'`);
+}
+await expectToolError({ name: "profile", arguments: { pid: 2147483000, duration: 1 } },
+  /no process with PID 2147483000/, "missing pid");
+await expectToolError({ name: "profile", arguments: { pid: 1, command: ["true"] } },
+  /either 'pid' or 'command'/, "pid and command");
+await expectToolError({ name: "report", arguments: { path: "/nonexistent/x.folded" } },
+  /nonexistent.*No such file/, "missing file");
+await expectToolError({ name: "report", arguments: { path: written[1], bogus: 1 } },
+  /unknown argument 'bogus'/, "unknown argument");
+await expectToolError({ name: "report", arguments: { path: "/etc/passwd" } },
+  /passwd/, "not a profile");
 await client.ping();
 await client.close();
 
 // Malformed messages, sent raw: each gets its error, then a ping works.
-const raw = spawn(llmprof, ["mcp"], { stdio: ["pipe", "pipe", "inherit"] });
+const raw = spawn(llmprof, serverArgs, { stdio: ["pipe", "pipe", "inherit"] });
 let out = "";
 raw.stdout.on("data", (d) => (out += d));
 raw.stdin.write("this is not json\n");
