@@ -19,6 +19,13 @@
  * driver call made inside a runtime call on the same thread carries the
  * runtime call's correlation id; MOCK_CUPTI_NESTED_CORRELATION=distinct gives
  * it an id of its own.
+ *
+ * MOCK_CUPTI_VERSION=N reports API version N.  With 130000 (CUDA 13.0 GA,
+ * CUPTI 13.0.48) the mock has that release's faults, fixed in 13.0 Update 1
+ * (130001): cuptiActivityDisable(CONCURRENT_KERNEL) while another thread
+ * launches deadlocks (the disabling thread never returns and every later
+ * API call waits for it: the job hangs), and cuptiActivityFlushAll while
+ * another thread launches crashes the process.
  */
 #include <cupti.h>
 
@@ -30,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mock_cuda.h"
 
@@ -39,6 +48,10 @@
 #define MAX_KIND 64
 #define MAX_PENDING 64
 #define MAX_IN_FLIGHT 8192
+/* CUPTI 13.0 GA's API version, and how recent another thread's API call
+ * must be for its disable and flush faults to strike. */
+#define VERSION_13_0_GA 130000
+#define FAULT_WINDOW_NS 100000000ull
 
 struct CUpti_Subscriber_st {
 	const char *name;
@@ -75,6 +88,10 @@ static struct {
 	_Atomic bool kinds[MAX_KIND];
 	bool activity_ever_enabled;
 	_Atomic uint32_t correlation;
+	/* The last API call's thread and time, for 13.0 GA's faults. */
+	_Atomic uint64_t last_call_ns;
+	_Atomic pid_t last_call_tid;
+	pthread_mutex_t ga_driver_lock; /* held forever by a deadlocked disable */
 
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
@@ -92,6 +109,7 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 	.deliver_lock = PTHREAD_MUTEX_INITIALIZER,
+	.ga_driver_lock = PTHREAD_MUTEX_INITIALIZER,
 	.subscriber_storage = {"mock"},
 };
 
@@ -153,6 +171,18 @@ static int64_t cupti_clock_offset(void)
 	return offset;
 }
 
+static bool is_13_0_ga(void)
+{
+	return cupti.version == VERSION_13_0_GA;
+}
+
+/* Another thread is inside or just left a CUDA call. */
+static bool other_thread_launching(void)
+{
+	return atomic_load(&cupti.last_call_tid) != (pid_t)syscall(SYS_gettid) &&
+	       clock_ns(CLOCK_MONOTONIC) - atomic_load(&cupti.last_call_ns) < FAULT_WINDOW_NS;
+}
+
 static bool callback_enabled(int domain, uint32_t cbid)
 {
 	if (domain <= 0 || domain >= CUPTI_CB_DOMAIN_SIZE)
@@ -200,6 +230,13 @@ static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, 
 {
 	uint32_t correlation;
 
+	if (is_13_0_ga()) {
+		/* Waits here while a deadlocked disable holds the lock. */
+		pthread_mutex_lock(&cupti.ga_driver_lock);
+		pthread_mutex_unlock(&cupti.ga_driver_lock);
+		atomic_store(&cupti.last_call_tid, (pid_t)syscall(SYS_gettid));
+		atomic_store(&cupti.last_call_ns, clock_ns(CLOCK_MONOTONIC));
+	}
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_open && !nested_distinct())
 		correlation = runtime_open;
 	else
@@ -618,6 +655,14 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (kind <= 0 || kind >= MAX_KIND)
 		return CUPTI_ERROR_INVALID_KIND;
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && is_13_0_ga() &&
+	    other_thread_launching()) {
+		trace("activity disable concurrent kernel on 13.0 GA while another thread "
+		      "launches: deadlock");
+		pthread_mutex_lock(&cupti.ga_driver_lock);
+		for (;;)
+			pause();
+	}
 	atomic_store(&cupti.kinds[kind], false);
 	return CUPTI_SUCCESS;
 }
@@ -701,6 +746,10 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	if (ready())
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	trace("flush%s", forced ? " forced" : "");
+	if (is_13_0_ga() && other_thread_launching()) {
+		trace("flush on 13.0 GA while another thread launches: crash");
+		abort();
+	}
 	pthread_mutex_lock(&cupti.deliver_lock);
 	for (;;) {
 		struct pending p;

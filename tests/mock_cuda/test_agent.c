@@ -6,7 +6,7 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, probe_rate, api_coverage, bench
+ * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -616,6 +616,65 @@ static int scenario_attach(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * An attach to a job on CUPTI 13.0 GA (API 130000), whose
+ * cuptiActivityDisable(CONCURRENT_KERNEL) deadlocks and cuptiActivityFlushAll
+ * crashes while other threads launch, as the mock's do: the agent says why it
+ * takes no GPU data and touches nothing of CUPTI's; the job runs on unharmed
+ * and in its own time.
+ */
+static int scenario_cupti_13_0_ga(void)
+{
+	const char *args[] = {"--seconds", "3", "--attach-agent", agent_lib, NULL};
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1",
+			     "MOCK_CUPTI_VERSION=130000", NULL};
+	char *reference = reference_checksum(), *out, *err;
+	const struct gpu_agent_info *a;
+	struct gpu_session *gs;
+	int status = 0;
+	bool exited = false;
+	uint64_t begin;
+	pid_t pid;
+
+	if (gpu_session__open(&gs, NULL))
+		return 1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	begin = monotonic_ns();
+	pid = spawn(args, env);
+	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
+		exited = pump(gs, 50, pid, &status);
+	if (!exited)
+		exited = pump(gs, 1000, pid, &status);
+	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
+	/* Three seconds of work; a hung job is killed after ten. */
+	if (!exited && !pump(gs, 10000, pid, &status)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		EXPECT(0, "the job hung");
+	}
+	out = slurp(out_path);
+	err = slurp(err_path);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out, reference);
+	EXPECT(gpu_session__nr_agents(gs) == 1, "%zu agents", gpu_session__nr_agents(gs));
+	a = gpu_session__agent(gs, 0);
+	EXPECT(a && a->hello && a->cupti_version == 130000, "hello with CUPTI version %u",
+	       a ? a->cupti_version : 0);
+	EXPECT(a && a->error && strstr(a->error, "CUPTI 13.0") && strstr(a->error, "deadlock"),
+	       "reason: %s", a && a->error ? a->error : "(none)");
+	EXPECT(gpu_session__nr_records(gs) == 0, "%zu records", gpu_session__nr_records(gs));
+	EXPECT(!strstr(err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
+	EXPECT(!strstr(err, "mock_cupti: activity"), "the agent touched CUPTI 13.0 GA's activity");
+	gpu_session__close(gs);
+	free(out);
+	free(err);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -760,6 +819,8 @@ int main(int argc, char **argv)
 		failures += scenario_api_coverage();
 	else if (!strcmp(scenario, "bench"))
 		failures += scenario_bench();
+	else if (!strcmp(scenario, "cupti_13_0_ga"))
+		failures += scenario_cupti_13_0_ga();
 	else
 		return 2;
 	if (failures)

@@ -161,6 +161,7 @@ void packet_add(struct packet *p, uint32_t type, const void *body, size_t body_l
 void send_message(uint32_t type, const void *body, size_t body_len, const char *text);
 const char *cupti_error(CUptiResult result);
 void send_error(int error, CUptiResult result, const char *what);
+void send_refusal(const char *reason);
 int socket_connect(const char *name);
 
 /* agent_activity.c */

@@ -501,6 +501,15 @@ static void enable_launch_callbacks(uint32_t enable)
  */
 #define CUPTI_VERSION_SAFE_FINALIZE 24
 
+/*
+ * CUPTI of CUDA 13.0 GA (13.0.48, API version 130000; what PyTorch's cu130
+ * wheels pin) can deadlock in cuptiActivityDisable(CONCURRENT_KERNEL) while
+ * other threads launch, and crash in cuptiActivityFlushAll: both fixed in
+ * 13.0 Update 1 (API 130001).  Every session ends with both calls while the
+ * job runs, so on that release the agent does not start at all.
+ */
+#define CUPTI_VERSION_13_0_GA 130000
+
 static void finalize_in_callback(void)
 {
 	int expected = STATE_DETACHING;
@@ -812,6 +821,14 @@ static int session_setup(void)
 		send_hello();
 		send_error(err, 0, why);
 		return err;
+	}
+	if (agent.cupti.version == CUPTI_VERSION_13_0_GA) {
+		agent.clock_mode = 0;
+		send_hello();
+		send_refusal("CUPTI 13.0 GA (13.0.48, API 130000) can deadlock or crash when GPU "
+			     "capture stops while the job launches (fixed in CUDA 13.0 Update 1): "
+			     "CUPTI left alone");
+		return -ENOTSUP;
 	}
 	/* Subscribe first: CUPTI's global settings are not ours to touch
 	 * while another tool holds it. */
