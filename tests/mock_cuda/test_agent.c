@@ -6,7 +6,8 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga
+ * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
+ * profiler_window
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -675,6 +676,72 @@ static int scenario_cupti_13_0_ga(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * An attach while the application's own profiler (Kineto-like: its own
+ * buffer callbacks and kinds, no subscription) runs a window from 0.5 s to
+ * 6.5 s; llmprof stops about 5 s after the agent started, inside it.  The agent notices
+ * that its records stopped, says so, and at stop leaves CUPTI's activity
+ * alone: the application's profiler gets every kernel of its window.
+ */
+static int scenario_profiler_window(void)
+{
+	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib,
+			      "--profiler-window", "0.5:6.5", NULL};
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1", NULL};
+	char *reference = reference_checksum(), *out, *err;
+	const struct gpu_agent_info *a;
+	unsigned long got = 0, launched = 0;
+	struct gpu_session *gs;
+	const char *line;
+	int status = 0;
+	bool exited = false;
+	uint64_t begin;
+	pid_t pid;
+
+	if (gpu_session__open(&gs, NULL))
+		return 1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	begin = monotonic_ns();
+	pid = spawn(args, env);
+	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
+		exited = pump(gs, 50, pid, &status);
+	if (!exited)
+		exited = pump(gs, 5000, pid, &status);
+	EXPECT(!exited, "mock_app ended before the stop");
+	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
+	if (!exited && !pump(gs, 15000, pid, &status)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		EXPECT(0, "the job hung");
+	}
+	out = slurp(out_path);
+	err = slurp(err_path);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out, reference);
+	line = strstr(err, "profiler kernels ");
+	EXPECT(line && sscanf(line, "profiler kernels %lu of %lu", &got, &launched) == 2,
+	       "the application's profiler did not report");
+	EXPECT(launched > 0 && got == launched,
+	       "the application's profiler got %lu of the %lu kernels of its window", got,
+	       launched);
+	a = gpu_session__agent(gs, 0);
+	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
+	EXPECT(a && a->error && strstr(a->error, "another CUPTI client"), "reason: %s",
+	       a && a->error ? a->error : "(none)");
+	EXPECT(!strstr(err, "mock_cupti: finalize"),
+	       "the agent finalized CUPTI under the application's profiler");
+	fprintf(stderr, "application's profiler: %lu of %lu kernels; llmprof: %zu records\n", got,
+		launched, gpu_session__nr_records(gs));
+	gpu_session__close(gs);
+	free(out);
+	free(err);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -821,6 +888,8 @@ int main(int argc, char **argv)
 		failures += scenario_bench();
 	else if (!strcmp(scenario, "cupti_13_0_ga"))
 		failures += scenario_cupti_13_0_ga();
+	else if (!strcmp(scenario, "profiler_window"))
+		failures += scenario_profiler_window();
 	else
 		return 2;
 	if (failures)

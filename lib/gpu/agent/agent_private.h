@@ -45,6 +45,10 @@
 /* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
  * otherwise (0: every launch). */
 #define PROBE_RATE_DEFAULT 10000
+/* Flush intervals in a row in which launches older than an interval got no
+ * record back, though flushed every tick in the second: another client
+ * took the records. */
+#define RECORDS_TAKEN_INTERVALS 2
 #define PROBE_BURST 64
 
 enum agent_state {
@@ -140,6 +144,9 @@ struct agent {
 	 * records come back: what is still in flight at stop. */
 	_Atomic uint64_t launched_work, finished_work;
 	_Atomic uint32_t first_counted; /* correlation id of the first, 0 none yet */
+	/* Another CUPTI client took the activity records (its own buffer
+	 * callbacks, or it disabled the kinds): CUPTI's activity is its now. */
+	_Atomic bool records_taken;
 };
 
 extern struct agent agent;
