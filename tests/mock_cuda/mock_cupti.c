@@ -26,6 +26,13 @@
  * launches deadlocks (the disabling thread never returns and every later
  * API call waits for it: the job hangs), and cuptiActivityFlushAll while
  * another thread launches crashes the process.
+ *
+ * MOCK_CUPTI_CLOCK_SETTLE=MS:OFFSET_MS: CUPTI's clock (cuptiGetTimestamp and
+ * the records' times) runs OFFSET_MS off until MS after the first subscribe,
+ * then settles, as the real one's GPU-CPU calibration can once the
+ * process's CUDA stack is fully up.  MOCK_CUPTI_BUFFER_RECORDS=N completes a
+ * buffer after N records, so buffers come back often, as the real one's
+ * per-stream buffers do.
  */
 #include <cupti.h>
 
@@ -77,6 +84,11 @@ static struct {
 	bool hooked;
 	bool trace;
 	uint32_t version;  /* MOCK_CUPTI_VERSION, else CUPTI_API_VERSION */
+	/* MOCK_CUPTI_CLOCK_SETTLE: off by settle_offset until settle_at. */
+	int64_t settle_offset;
+	uint64_t settle_ms;
+	size_t buffer_records; /* MOCK_CUPTI_BUFFER_RECORDS, 0: the client's limit */
+	_Atomic uint64_t settle_at; /* CLOCK_MONOTONIC, 0 before the first subscribe */
 	bool finalized;	   /* cuptiFinalize has run once */
 
 	struct CUpti_Subscriber_st subscriber_storage;
@@ -146,7 +158,13 @@ static uint64_t cupti_now(void)
 {
 	CUpti_TimestampCallbackFunc timestamp = atomic_load(&cupti.timestamp);
 
-	return timestamp ? timestamp() : clock_ns(CLOCK_REALTIME);
+	uint64_t settle_at = atomic_load(&cupti.settle_at);
+
+	if (timestamp)
+		return timestamp();
+	if (settle_at && clock_ns(CLOCK_MONOTONIC) < settle_at)
+		return clock_ns(CLOCK_REALTIME) + cupti.settle_offset;
+	return clock_ns(CLOCK_REALTIME);
 }
 
 /* From the mock's GPU clock (monotonic) to CUPTI's, mapped at the time of
@@ -338,7 +356,7 @@ static void append(const void *record, size_t size, uint64_t token)
 	    (struct in_flight){.token = token, .buffer = cupti.buffer, .offset = cupti.used};
 	cupti.incomplete++;
 	cupti.used += size;
-	if (++cupti.records == cupti.max_records)
+	if (++cupti.records == cupti.max_records || cupti.records == cupti.buffer_records)
 		complete_buffer();
 cleanup:
 	pthread_mutex_unlock(&cupti.lock);
@@ -525,6 +543,14 @@ static void mock_init(void)
 	pthread_t thread;
 
 	cupti.trace = getenv("MOCK_CUPTI_TRACE") != NULL;
+	if (getenv("MOCK_CUPTI_BUFFER_RECORDS"))
+		cupti.buffer_records = strtoul(getenv("MOCK_CUPTI_BUFFER_RECORDS"), NULL, 10);
+	if (getenv("MOCK_CUPTI_CLOCK_SETTLE")) {
+		char *end;
+
+		cupti.settle_ms = strtoull(getenv("MOCK_CUPTI_CLOCK_SETTLE"), &end, 10);
+		cupti.settle_offset = *end == ':' ? strtoll(end + 1, NULL, 10) * 1000000 : 0;
+	}
 	cupti.version = getenv("MOCK_CUPTI_VERSION") ? (uint32_t)atoi(getenv("MOCK_CUPTI_VERSION"))
 						      : CUPTI_API_VERSION;
 	register_tool =
@@ -571,6 +597,8 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 	}
 	cupti.subscriber_storage.name =
 	    params && params->subscriberName ? params->subscriberName : "a client";
+	if (cupti.settle_offset && !atomic_load(&cupti.settle_at))
+		atomic_store(&cupti.settle_at, clock_ns(CLOCK_MONOTONIC) + cupti.settle_ms * 1000000);
 	cupti.userdata = userdata;
 	atomic_store(&cupti.callback, callback);
 	atomic_store(&cupti.subscriber, &cupti.subscriber_storage);

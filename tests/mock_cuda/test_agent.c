@@ -7,7 +7,7 @@
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
- * profiler_window
+ * profiler_window, clock_settle
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -742,6 +742,64 @@ static int scenario_profiler_window(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * An attach (the offset clock) to a process whose CUPTI clock runs 50 ms
+ * ahead until 1.5 s after the subscribe, then settles, and whose buffers
+ * come back every 64 records: no kernel may start before the launch that
+ * made it.
+ */
+static int scenario_clock_settle(void)
+{
+	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, NULL};
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_CLOCK_SETTLE=1500:50",
+			     "MOCK_CUPTI_BUFFER_RECORDS=64", NULL};
+	size_t kernels = 0, early = 0;
+	uint64_t begin, worst = 0;
+	struct gpu_session *gs;
+	int status = 0;
+	bool exited = false;
+	pid_t pid;
+
+	if (gpu_session__open(&gs, NULL))
+		return 1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	begin = monotonic_ns();
+	pid = spawn(args, env);
+	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
+		exited = pump(gs, 50, pid, &status);
+	if (!exited)
+		exited = pump(gs, 3000, pid, &status);
+	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
+	if (!exited && !pump(gs, 15000, pid, &status)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		EXPECT(0, "the job hung");
+	}
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
+		const struct gpu_record *r = gpu_session__record(gs, i);
+		const struct gpu_launch_record *l = gpu_session__launch(gs, 0, r->correlation);
+
+		if (r->kind != GPU_KERNEL || !l)
+			continue;
+		kernels++;
+		if (r->start_ns < l->time_ns) {
+			early++;
+			if (l->time_ns - r->start_ns > worst)
+				worst = l->time_ns - r->start_ns;
+		}
+	}
+	EXPECT(kernels > 100, "%zu kernels with launches", kernels);
+	EXPECT(!early, "%zu of %zu kernels start before their launch, by up to %.3f ms", early,
+	       kernels, worst / 1e6);
+	fprintf(stderr, "clock settling: %zu of %zu kernels before their launch\n", early, kernels);
+	gpu_session__close(gs);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -890,6 +948,8 @@ int main(int argc, char **argv)
 		failures += scenario_cupti_13_0_ga();
 	else if (!strcmp(scenario, "profiler_window"))
 		failures += scenario_profiler_window();
+	else if (!strcmp(scenario, "clock_settle"))
+		failures += scenario_clock_settle();
 	else
 		return 2;
 	if (failures)

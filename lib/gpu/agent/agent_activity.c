@@ -226,6 +226,9 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buff
 	if ((state != STATE_ACTIVE && state != STATE_STOPPING) || atomic_load(&agent.dead))
 		goto cleanup;
 	pthread_mutex_lock(&agent.completion_lock);
+	/* The clock checked for every buffer: about a microsecond. */
+	if (agent.clock_mode == GPU_CLOCK_OFFSET)
+		measure_offset();
 	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
 		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
 		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;

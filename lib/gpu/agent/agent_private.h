@@ -171,6 +171,9 @@ void send_error(int error, CUptiResult result, const char *what);
 void send_refusal(const char *reason);
 int socket_connect(const char *name);
 
+/* cupti_agent.c */
+void measure_offset(void);
+
 /* agent_activity.c */
 void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
 void buffer_release(uint8_t *buffer);

@@ -660,8 +660,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 /* Activity buffers. */
 
 /* The offset from CUPTI's clock to CLOCK_MONOTONIC, from the pair with the
- * shortest round trip. */
-static void measure_offset(void)
+ * shortest round trip.  Measured at subscribe, every flush interval and
+ * before each buffer's records are converted: CUPTI's clock may settle
+ * only once the process's CUDA stack is fully up, and records must never
+ * land before their launches. */
+void measure_offset(void)
 {
 	uint64_t best = UINT64_MAX;
 	int64_t offset = 0;
