@@ -11,6 +11,8 @@
  * and finalizes CUPTI from the next API exit callback (or, if the
  * process makes no CUDA call within two seconds, unsubscribes), so the
  * process runs on as before and a later llmprof_agent_start() works.
+ * Where that cannot be safe it says why and leaves CUPTI alone: on CUPTI
+ * 13.0 GA, and once another CUPTI client took the activity records.
  *
  * Environment of the target: LLMPROF_AGENT_SOCKET (record mode: the socket);
  * LLMPROF_CUPTI_LIBRARY (a libcupti to use when none is mapped);
