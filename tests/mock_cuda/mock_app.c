@@ -10,7 +10,7 @@
  * mock_app [--seconds S] [--until FILE] [--iterations N] [--subscribe-first]
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
- *          [--profiler-window START:END]
+ *          [--profiler-window START:END] [--foreign-clock START]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -30,6 +30,8 @@
  * buffer callbacks and enables kernel, memcpy and memset records, and at the
  * end synchronizes, flushes and disables those kinds; it prints how many
  * kernel records it got of the kernels the loop launched in its window.
+ * --foreign-clock registers, START seconds into the loop, a CUPTI timestamp
+ * callback that returns TSC cycles (of a 3 GHz TSC), as Kineto does.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -478,6 +480,35 @@ static void profiler_step(double elapsed)
 	}
 }
 
+static double foreign_clock_at = -1;
+
+static uint64_t CUPTIAPI tsc_cycles(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (ts.tv_sec * 1000000000ull + ts.tv_nsec) * 3;
+}
+
+static void foreign_clock_step(double elapsed)
+{
+	const char *path = getenv("LLMPROF_CUPTI_LIBRARY");
+	__typeof__(cuptiActivityRegisterTimestampCallback) *register_timestamp;
+	void *handle;
+
+	if (foreign_clock_at < 0 || elapsed < foreign_clock_at)
+		return;
+	foreign_clock_at = -1;
+	handle = dlopen(path ? path : "libcupti.so", RTLD_NOW);
+	register_timestamp = handle ? (__typeof__(register_timestamp))dlsym(
+					  handle, "cuptiActivityRegisterTimestampCallback")
+				    : NULL;
+	if (!register_timestamp || register_timestamp(tsc_cycles) != CUPTI_SUCCESS) {
+		fprintf(stderr, "mock_app: cannot register a timestamp callback\n");
+		exit(1);
+	}
+}
+
 /* The injector's part: load the agent and start it, again each time the
  * previous session has ended. */
 static const char *attach_library;
@@ -598,6 +629,15 @@ int main(int argc, char **argv)
 			coverage = true;
 		} else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench_launches = parse_number(argv[++i], "--bench");
+		} else if (!strcmp(argv[i], "--foreign-clock") && i + 1 < argc) {
+			char *end;
+
+			foreign_clock_at = strtod(argv[++i], &end);
+			if (*end || end == argv[i] || foreign_clock_at < 0) {
+				fprintf(stderr, "mock_app: bad value for --foreign-clock: %s\n",
+					argv[i]);
+				return 2;
+			}
 		} else if (!strcmp(argv[i], "--profiler-window") && i + 1 < argc) {
 			profiler_setup(argv[++i]);
 		} else {
@@ -605,7 +645,8 @@ int main(int argc, char **argv)
 				"usage: mock_app [--seconds S] [--until FILE] [--iterations N] "
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
-				"[--api-coverage] [--profiler-window START:END]\n");
+				"[--api-coverage] [--profiler-window START:END] "
+				"[--foreign-clock START]\n");
 			return 2;
 		}
 	}
@@ -645,6 +686,7 @@ int main(int argc, char **argv)
 		while (iterations ? done < iterations
 				  : now_seconds() < deadline && (!until || access(until, F_OK))) {
 			profiler_step(now_seconds() - loop_start);
+			foreign_clock_step(now_seconds() - loop_start);
 			train_step();
 			/* gemm, softmax, attention and the graph's three */
 			profiler.launched += profiler.on ? 6 : 0;

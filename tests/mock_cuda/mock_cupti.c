@@ -12,7 +12,9 @@
  * was registered before any activity was enabled.
  *
  * Environment: MOCK_CUPTI_TRACE=1 logs calls on stderr;
- * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks;
+ * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks, =replace
+ * takes one even after activity was enabled, replacing the clock of every
+ * later time (as the real one does: pytorch/pytorch#192021);
  * MOCK_CUPTI_KERNEL_CORRELATION=driver gives kernels the nested driver
  * call's correlation id instead of the runtime call's (with
  * MOCK_CUPTI_NESTED_CORRELATION=distinct).  By default, as real CUPTI does, a
@@ -723,7 +725,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 	pthread_mutex_lock(&cupti.lock);
 	late = cupti.activity_ever_enabled;
 	pthread_mutex_unlock(&cupti.lock);
-	if (late) {
+	if (late && !(env && !strcmp(env, "replace"))) {
 		trace("timestamp callback refused: activity enabled already");
 		return CUPTI_ERROR_INVALID_OPERATION;
 	}

@@ -7,7 +7,7 @@
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
- * profiler_window, clock_settle
+ * profiler_window, clock_settle, foreign_clock
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -800,6 +800,40 @@ static int scenario_clock_settle(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * A record run (the agent's timestamp callback) in which the application
+ * registers a timestamp callback of its own that returns TSC cycles, 1 s
+ * into its loop, as Kineto does: no record may leave the run's window, and
+ * the agent says why its GPU data ends.
+ */
+static int scenario_foreign_clock(void)
+{
+	const char *args[] = {"--seconds", "2.5", "--foreign-clock", "1", NULL};
+	const char *env[] = {"MOCK_CUPTI_TIMESTAMP_CALLBACK=replace", NULL};
+	const struct gpu_agent_info *a;
+	size_t kernels = 0, outside = 0;
+	struct run r;
+
+	run_recorded(&r, args, env);
+	check_app(&r, r.out);
+	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+
+		kernels += rec->kind == GPU_KERNEL;
+		outside += rec->start_ns < r.begin || rec->end_ns > r.end;
+	}
+	a = gpu_session__agent(r.gs, 0);
+	EXPECT(kernels > 100, "%zu kernels", kernels);
+	EXPECT(!outside, "%zu of %zu records outside the run", outside,
+	       gpu_session__nr_records(r.gs));
+	EXPECT(a && a->error && strstr(a->error, "timestamp"), "reason: %s",
+	       a && a->error ? a->error : "(none)");
+	fprintf(stderr, "foreign clock: %zu of %zu records outside the run\n", outside,
+		gpu_session__nr_records(r.gs));
+	run_free(&r);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -950,6 +984,8 @@ int main(int argc, char **argv)
 		failures += scenario_profiler_window();
 	else if (!strcmp(scenario, "clock_settle"))
 		failures += scenario_clock_settle();
+	else if (!strcmp(scenario, "foreign_clock"))
+		failures += scenario_foreign_clock();
 	else
 		return 2;
 	if (failures)

@@ -49,6 +49,9 @@
  * record back, though flushed every tick in the second: another client
  * took the records. */
 #define RECORDS_TAKEN_INTERVALS 2
+/* How far CUPTI's clock may be from ours while our timestamp callback is
+ * its clock (the two reads are microseconds apart). */
+#define CLOCK_CALLBACK_SLACK_NS 10000000ull
 #define PROBE_BURST 64
 
 enum agent_state {
@@ -147,6 +150,12 @@ struct agent {
 	/* Another CUPTI client took the activity records (its own buffer
 	 * callbacks, or it disabled the kinds): CUPTI's activity is its now. */
 	_Atomic bool records_taken;
+	/* CUPTI's clock is no longer our timestamp callback: another client
+	 * registered its own (Kineto's returns TSC cycles). */
+	_Atomic bool foreign_clock;
+	/* With a foreign clock, the latest time a record on ours can have (the
+	 * buffer's arrival); 0: no limit.  Under completion_lock. */
+	uint64_t our_clock_until;
 };
 
 extern struct agent agent;

@@ -884,6 +884,7 @@ static int session_setup(void)
 	}
 	agent.probe_interval_ns = probe_interval();
 	atomic_store(&agent.records_taken, false);
+	atomic_store(&agent.foreign_clock, false);
 	memset(&record_watch, 0, sizeof(record_watch));
 	atomic_fetch_add(&agent.generation, 1);
 	/* Activity before callbacks: every launch counted for the drain at
@@ -931,11 +932,19 @@ static void records_taken(void)
 	atomic_store(&agent.records_taken, true);
 	activity_shared = true;
 	enable_launch_callbacks(0);
-	snprintf(text, sizeof(text),
-		 "another CUPTI client in this process (torch.profiler?) took CUPTI's activity "
-		 "records: none came back after %.1f s into the session, CUPTI left to it",
-		 ((record_watch.progress_ns ? record_watch.progress_ns : agent.start_ns) -
-		  agent.start_ns) / 1e9);
+	if (atomic_load(&agent.foreign_clock))
+		snprintf(text, sizeof(text),
+			 "another CUPTI client in this process (torch.profiler?) replaced the "
+			 "timestamp callback (seen %.1f s into the session): no GPU records on its "
+			 "clock, CUPTI left to it",
+			 (monotonic_ns() - agent.start_ns) / 1e9);
+	else
+		snprintf(text, sizeof(text),
+			 "another CUPTI client in this process (torch.profiler?) took CUPTI's "
+			 "activity records: none came back after %.1f s into the session, CUPTI "
+			 "left to it",
+			 ((record_watch.progress_ns ? record_watch.progress_ns : agent.start_ns) -
+			  agent.start_ns) / 1e9);
 	send_refusal(text);
 }
 
@@ -1009,6 +1018,8 @@ static void session_teardown(bool graceful)
 		return;
 	if (!graceful)
 		atomic_store(&agent.dead, true); /* nobody to parse records for */
+	if (atomic_load(&agent.foreign_clock) && !atomic_load(&agent.records_taken))
+		records_taken();
 	if (atomic_load(&agent.records_taken)) {
 		teardown_taken(graceful);
 		atomic_store(&agent.state, STATE_FINALIZING);
@@ -1099,6 +1110,10 @@ static void *agent_thread(void *arg)
 		pthread_mutex_unlock(&agent.drain_lock);
 		if (atomic_load(&agent.records_taken))
 			continue;
+		if (atomic_load(&agent.foreign_clock)) {
+			records_taken();
+			continue;
+		}
 		/* Records overdue: flush every tick, so that a buffer whose work
 		 * is all done comes back whenever the GPU has a moment idle. */
 		if (record_watch.stalled)
@@ -1132,6 +1147,8 @@ static void on_exit_flush(void)
 
 	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_STOPPING))
 		return;
+	if (atomic_load(&agent.foreign_clock) && !atomic_load(&agent.records_taken))
+		records_taken();
 	if (atomic_load(&agent.records_taken)) {
 		teardown_taken(true);
 		return;
