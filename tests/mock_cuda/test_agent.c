@@ -618,6 +618,55 @@ static int scenario_attach(void)
 }
 
 /*
+ * mock_app with ARGS (which attach the agent once) and EXTRA_ENV: waits for
+ * the agent, records for ms, stops it, then waits at most 15 s for mock_app
+ * to end (a hung job is killed and fails).  Fills r as run_recorded does;
+ * r->exited_early says mock_app ended before the stop.
+ */
+struct attached_run {
+	struct run run;
+	bool exited_early;
+};
+
+static void run_attached(struct attached_run *ar, const char *const *args,
+			 const char *const *extra_env, int ms)
+{
+	static char socket_env[160], cupti_env[512];
+	const char *env[16] = {socket_env, cupti_env};
+	struct run *r = &ar->run;
+	bool exited = false;
+	int n = 2;
+
+	memset(ar, 0, sizeof(*ar));
+	if (gpu_session__open(&r->gs, NULL)) {
+		fprintf(stderr, "FAIL: gpu_session__open\n");
+		exit(1);
+	}
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(r->gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	for (; extra_env && *extra_env && n < 15; extra_env++)
+		env[n++] = *extra_env;
+	r->begin = monotonic_ns();
+	r->pid = spawn(args, env);
+	while (!gpu_session__nr_agents(r->gs) && !exited &&
+	       monotonic_ns() - r->begin < 10000000000ull)
+		exited = pump(r->gs, 50, r->pid, &r->status);
+	if (!exited)
+		exited = pump(r->gs, ms, r->pid, &r->status);
+	ar->exited_early = exited;
+	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
+	r->end = monotonic_ns();
+	if (!exited && !pump(r->gs, 15000, r->pid, &r->status)) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, &r->status, 0);
+		EXPECT(0, "the job hung");
+	}
+	r->out = slurp(out_path);
+	r->err = slurp(err_path);
+}
+
+/*
  * An attach to a job on CUPTI 13.0 GA (API 130000), whose
  * cuptiActivityDisable(CONCURRENT_KERNEL) deadlocks and cuptiActivityFlushAll
  * crashes while other threads launch, as the mock's do: the agent says why it
@@ -627,51 +676,25 @@ static int scenario_attach(void)
 static int scenario_cupti_13_0_ga(void)
 {
 	const char *args[] = {"--seconds", "3", "--attach-agent", agent_lib, NULL};
-	static char socket_env[160], cupti_env[512];
-	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1",
-			     "MOCK_CUPTI_VERSION=130000", NULL};
-	char *reference = reference_checksum(), *out, *err;
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", "MOCK_CUPTI_VERSION=130000", NULL};
+	char *reference = reference_checksum();
 	const struct gpu_agent_info *a;
-	struct gpu_session *gs;
-	int status = 0;
-	bool exited = false;
-	uint64_t begin;
-	pid_t pid;
+	struct attached_run ar;
+	struct run *r = &ar.run;
 
-	if (gpu_session__open(&gs, NULL))
-		return 1;
-	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(gs));
-	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
-	begin = monotonic_ns();
-	pid = spawn(args, env);
-	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
-		exited = pump(gs, 50, pid, &status);
-	if (!exited)
-		exited = pump(gs, 1000, pid, &status);
-	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
-	/* Three seconds of work; a hung job is killed after ten. */
-	if (!exited && !pump(gs, 10000, pid, &status)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		EXPECT(0, "the job hung");
-	}
-	out = slurp(out_path);
-	err = slurp(err_path);
-	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
-	EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out, reference);
-	EXPECT(gpu_session__nr_agents(gs) == 1, "%zu agents", gpu_session__nr_agents(gs));
-	a = gpu_session__agent(gs, 0);
+	run_attached(&ar, args, env, 1000);
+	check_app(r, reference);
+	EXPECT(gpu_session__nr_agents(r->gs) == 1, "%zu agents", gpu_session__nr_agents(r->gs));
+	a = gpu_session__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->cupti_version == 130000, "hello with CUPTI version %u",
 	       a ? a->cupti_version : 0);
 	EXPECT(a && a->error && strstr(a->error, "CUPTI 13.0") && strstr(a->error, "deadlock"),
 	       "reason: %s", a && a->error ? a->error : "(none)");
-	EXPECT(gpu_session__nr_records(gs) == 0, "%zu records", gpu_session__nr_records(gs));
-	EXPECT(!strstr(err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
-	EXPECT(!strstr(err, "mock_cupti: activity"), "the agent touched CUPTI 13.0 GA's activity");
-	gpu_session__close(gs);
-	free(out);
-	free(err);
+	EXPECT(gpu_session__nr_records(r->gs) == 0, "%zu records", gpu_session__nr_records(r->gs));
+	EXPECT(!strstr(r->err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
+	EXPECT(!strstr(r->err, "mock_cupti: activity"),
+	       "the agent touched CUPTI 13.0 GA's activity");
+	run_free(r);
 	free(reference);
 	return failures ? 1 : 0;
 }
@@ -687,57 +710,32 @@ static int scenario_profiler_window(void)
 {
 	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib,
 			      "--profiler-window", "0.5:6.5", NULL};
-	static char socket_env[160], cupti_env[512];
-	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1", NULL};
-	char *reference = reference_checksum(), *out, *err;
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
+	char *reference = reference_checksum();
 	const struct gpu_agent_info *a;
 	unsigned long got = 0, launched = 0;
-	struct gpu_session *gs;
+	struct attached_run ar;
+	struct run *r = &ar.run;
 	const char *line;
-	int status = 0;
-	bool exited = false;
-	uint64_t begin;
-	pid_t pid;
 
-	if (gpu_session__open(&gs, NULL))
-		return 1;
-	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(gs));
-	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
-	begin = monotonic_ns();
-	pid = spawn(args, env);
-	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
-		exited = pump(gs, 50, pid, &status);
-	if (!exited)
-		exited = pump(gs, 5000, pid, &status);
-	EXPECT(!exited, "mock_app ended before the stop");
-	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
-	if (!exited && !pump(gs, 15000, pid, &status)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		EXPECT(0, "the job hung");
-	}
-	out = slurp(out_path);
-	err = slurp(err_path);
-	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
-	EXPECT(!strcmp(out, reference), "output \"%s\", without agent \"%s\"", out, reference);
-	line = strstr(err, "profiler kernels ");
+	run_attached(&ar, args, env, 5000);
+	EXPECT(!ar.exited_early, "mock_app ended before the stop");
+	check_app(r, reference);
+	line = strstr(r->err, "profiler kernels ");
 	EXPECT(line && sscanf(line, "profiler kernels %lu of %lu", &got, &launched) == 2,
 	       "the application's profiler did not report");
 	EXPECT(launched > 0 && got == launched,
 	       "the application's profiler got %lu of the %lu kernels of its window", got,
 	       launched);
-	a = gpu_session__agent(gs, 0);
+	a = gpu_session__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
 	EXPECT(a && a->error && strstr(a->error, "another CUPTI client"), "reason: %s",
 	       a && a->error ? a->error : "(none)");
-	EXPECT(!strstr(err, "mock_cupti: finalize"),
+	EXPECT(!strstr(r->err, "mock_cupti: finalize"),
 	       "the agent finalized CUPTI under the application's profiler");
 	fprintf(stderr, "application's profiler: %lu of %lu kernels; llmprof: %zu records\n", got,
-		launched, gpu_session__nr_records(gs));
-	gpu_session__close(gs);
-	free(out);
-	free(err);
+		launched, gpu_session__nr_records(r->gs));
+	run_free(r);
 	free(reference);
 	return failures ? 1 : 0;
 }
@@ -751,52 +749,33 @@ static int scenario_profiler_window(void)
 static int scenario_clock_settle(void)
 {
 	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, NULL};
-	static char socket_env[160], cupti_env[512];
-	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_CLOCK_SETTLE=1500:50",
-			     "MOCK_CUPTI_BUFFER_RECORDS=64", NULL};
+	const char *env[] = {"MOCK_CUPTI_CLOCK_SETTLE=1500:50", "MOCK_CUPTI_BUFFER_RECORDS=64",
+			     NULL};
 	size_t kernels = 0, early = 0;
-	uint64_t begin, worst = 0;
-	struct gpu_session *gs;
-	int status = 0;
-	bool exited = false;
-	pid_t pid;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+	uint64_t worst = 0;
 
-	if (gpu_session__open(&gs, NULL))
-		return 1;
-	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(gs));
-	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
-	begin = monotonic_ns();
-	pid = spawn(args, env);
-	while (!gpu_session__nr_agents(gs) && !exited && monotonic_ns() - begin < 10000000000ull)
-		exited = pump(gs, 50, pid, &status);
-	if (!exited)
-		exited = pump(gs, 3000, pid, &status);
-	EXPECT(!gpu_session__stop(gs, 3000), "agent did not finish");
-	if (!exited && !pump(gs, 15000, pid, &status)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-		EXPECT(0, "the job hung");
-	}
-	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
-	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
-		const struct gpu_record *r = gpu_session__record(gs, i);
-		const struct gpu_launch_record *l = gpu_session__launch(gs, 0, r->correlation);
+	run_attached(&ar, args, env, 3000);
+	check_app(r, r->out);
+	for (size_t i = 0; i < gpu_session__nr_records(r->gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r->gs, i);
+		const struct gpu_launch_record *l = gpu_session__launch(r->gs, 0, rec->correlation);
 
-		if (r->kind != GPU_KERNEL || !l)
+		if (rec->kind != GPU_KERNEL || !l)
 			continue;
 		kernels++;
-		if (r->start_ns < l->time_ns) {
+		if (rec->start_ns < l->time_ns) {
 			early++;
-			if (l->time_ns - r->start_ns > worst)
-				worst = l->time_ns - r->start_ns;
+			if (l->time_ns - rec->start_ns > worst)
+				worst = l->time_ns - rec->start_ns;
 		}
 	}
 	EXPECT(kernels > 100, "%zu kernels with launches", kernels);
 	EXPECT(!early, "%zu of %zu kernels start before their launch, by up to %.3f ms", early,
 	       kernels, worst / 1e6);
 	fprintf(stderr, "clock settling: %zu of %zu kernels before their launch\n", early, kernels);
-	gpu_session__close(gs);
+	run_free(r);
 	return failures ? 1 : 0;
 }
 
