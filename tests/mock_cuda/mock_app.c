@@ -441,7 +441,8 @@ static void profiler_setup(const char *window)
 	profiler.flush_all = (__typeof__(profiler.flush_all))dlsym(handle, "cuptiActivityFlushAll");
 	profiler.next_record =
 	    (__typeof__(profiler.next_record))dlsym(handle, "cuptiActivityGetNextRecord");
-	profiler.get_timestamp = (__typeof__(profiler.get_timestamp))dlsym(handle, "cuptiGetTimestamp");
+	profiler.get_timestamp =
+	    (__typeof__(profiler.get_timestamp))dlsym(handle, "cuptiGetTimestamp");
 	if (!profiler.register_callbacks || !profiler.enable || !profiler.disable ||
 	    !profiler.flush_all || !profiler.next_record || !profiler.get_timestamp) {
 		fprintf(stderr, "mock_app: libcupti lacks the activity API\n");
@@ -450,9 +451,9 @@ static void profiler_setup(const char *window)
 }
 
 static const CUpti_ActivityKind profiler_kinds[] = {
-	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	CUPTI_ACTIVITY_KIND_MEMCPY,
-	CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
 /* Called between steps, with no work in flight. */
@@ -707,7 +708,8 @@ int main(int argc, char **argv)
 	if (own_callbacks)
 		fprintf(stderr, "own callbacks %lu\n", own_callbacks);
 	if (profiler.done)
-		fprintf(stderr, "profiler kernels %lu of %lu\n", profiler.kernels, profiler.launched);
+		fprintf(stderr, "profiler kernels %lu of %lu\n", profiler.kernels,
+			profiler.launched);
 	fprintf(stderr, "iterations %ld\n", done);
 	printf("checksum %08x\n", checksum());
 	return fflush(stdout) ? 1 : 0;

@@ -708,8 +708,8 @@ static int scenario_cupti_13_0_ga(void)
  */
 static int scenario_profiler_window(void)
 {
-	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib,
-			      "--profiler-window", "0.5:6.5", NULL};
+	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib, "--profiler-window",
+			      "0.5:6.5",   NULL};
 	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
 	char *reference = reference_checksum();
 	const struct gpu_agent_info *a;

@@ -910,7 +910,8 @@ static int session_setup(void)
 static bool records_taken_check(void)
 {
 	uint64_t launched = atomic_load(&agent.launched_work);
-	uint64_t finished = atomic_load(&agent.finished_work) + atomic_load(&agent.dropped_activity);
+	uint64_t finished =
+	    atomic_load(&agent.finished_work) + atomic_load(&agent.dropped_activity);
 
 	if (finished == record_watch.finished && record_watch.launched > finished) {
 		record_watch.stalled++;
@@ -927,6 +928,7 @@ static bool records_taken_check(void)
  * launch callbacks, and at stop no disable, flush or finalize. */
 static void records_taken(void)
 {
+	uint64_t last = record_watch.progress_ns ? record_watch.progress_ns : agent.start_ns;
 	char text[256];
 
 	atomic_store(&agent.records_taken, true);
@@ -943,8 +945,7 @@ static void records_taken(void)
 			 "another CUPTI client in this process (torch.profiler?) took CUPTI's "
 			 "activity records: none came back after %.1f s into the session, CUPTI "
 			 "left to it",
-			 ((record_watch.progress_ns ? record_watch.progress_ns : agent.start_ns) -
-			  agent.start_ns) / 1e9);
+			 (last - agent.start_ns) / 1e9);
 	send_refusal(text);
 }
 
