@@ -33,6 +33,11 @@
 # PATH or /usr/local/cuda/bin/nvcc), PYTHON (default python3),
 # LLMPROF_CUPTI_LIBRARY (a libcupti for the CUDA C program, else found
 # here), TOLERANCE (default 0.10), LAUNCH_BOUND_MS (default 1000).
+# Every step runs under timeout(1) (STEP_TIMEOUT seconds, default 300; the
+# 40 s attach target 180; probes of the tools 60), so a hung llmprof, target
+# or CUPTI (13.0 GA can deadlock at detach) fails that step and the script
+# goes on: it ends in well under an hour.  The first line after the GPU list
+# names the versions: driver, CUDA, CUPTI, torch, NCCL.
 # Exit status: 0 all checks ran and passed, 1 a check failed, 2 usage, 77
 # "cannot check: ...": no GPU, no nvcc or no PyTorch with CUDA, so some
 # check did not run (never "all checks passed" for a check not made).
@@ -57,6 +62,7 @@ mkdir -p -- "$WORK"
 PYTHON=${PYTHON:-python3}
 TOLERANCE=${TOLERANCE:-0.10}
 LAUNCH_BOUND_MS=${LAUNCH_BOUND_MS:-1000}
+STEP_TIMEOUT=${STEP_TIMEOUT:-300}
 failures=0
 cannot=()
 results=()
@@ -74,17 +80,60 @@ fail() { echo "FAIL: $*"; results+=("FAIL  $*"); failures=$((failures + 1)); }
 cannot_check() { echo "gpu-check: cannot check: $*" >&2; cannot+=("$*"); results+=("SKIP  cannot check: $*"); }
 note() { echo "gpu-check: $*" >&2; }
 
+# bounded SECONDS COMMAND...: COMMAND for at most SECONDS, then SIGTERM and
+# SIGKILL 10 s later; its status, 124 or 137 on a timeout, which it names.
+bounded() {
+	local seconds=$1 status=0
+	shift
+	timeout --kill-after=10 "$seconds" "$@" || status=$?
+	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+		note "timed out after $seconds s: $*"
+	fi
+	return "$status"
+}
+
+# print_versions: one line, so a failure can be tied to a cause.  Each
+# probe is bounded; what cannot be found is "none".
+print_versions() {
+	local driver cuda cupti torch nccl lib
+	driver=$(bounded 60 nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null |
+		head -1) || true
+	cuda=$(bounded 60 "$NVCC" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p') || true
+	lib=${LLMPROF_CUPTI_LIBRARY:-}
+	cupti=none
+	if [ -n "$lib" ] && [ -e "$lib" ]; then
+		cupti=$(basename -- "$(readlink -f -- "$lib")")
+	fi
+	# PyTorch's wheels bring their own libcupti (13.0.48 in cu130 wheels).
+	torch=$(bounded 120 "$PYTHON" - 2>/dev/null <<'PY'
+import importlib.metadata as m
+try:
+    import torch
+    nccl = ".".join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else "none"
+    print(torch.__version__, torch.version.cuda, nccl, end=" ")
+except Exception:
+    print("none none none", end=" ")
+wheels = [d.metadata["Name"] + "=" + d.version for d in m.distributions()
+          if (d.metadata["Name"] or "").startswith("nvidia-cuda-cupti")]
+print(",".join(sorted(wheels)) or "none")
+PY
+	) || torch="none none none none"
+	read -r torch_version torch_cuda nccl torch_cupti <<<"$torch"
+	echo "gpu-check: versions: driver ${driver:-none}, CUDA ${cuda:-none} (torch's ${torch_cuda:-none})," \
+		"CUPTI ${cupti} (torch's ${torch_cupti:-none}), torch ${torch_version:-none}, NCCL ${nccl:-none}"
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	note "run as root: llmprof needs BPF"
 	exit 2
 fi
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! bounded 60 nvidia-smi -L >/dev/null 2>&1; then
 	echo "gpu-check: cannot check: no GPU (nvidia-smi -L failed)" >&2
 	exit 77
 fi
 command -v "$PYTHON" >/dev/null 2>&1 || { note "$PYTHON not found"; exit 2; }
-nvidia-smi -L
-"$LLMPROF" --version
+bounded 60 nvidia-smi -L
+bounded 60 "$LLMPROF" --version
 
 # A libcupti for programs that map none themselves (PyTorch maps its own).
 if [ -z "${LLMPROF_CUPTI_LIBRARY:-}" ]; then
@@ -98,6 +147,8 @@ if [ -z "${LLMPROF_CUPTI_LIBRARY:-}" ]; then
 	done
 fi
 note "LLMPROF_CUPTI_LIBRARY=${LLMPROF_CUPTI_LIBRARY:-(none: the agent searches)}"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+print_versions
 
 # check_kernels FOLDED EVENTS MAPPING SUMMARY [TRACE]
 #   MAPPING: "EVENT:LEAF:LAUNCHER:PER[:TOLERANCE];..."; EVENT the program's
@@ -110,7 +161,7 @@ note "LLMPROF_CUPTI_LIBRARY=${LLMPROF_CUPTI_LIBRARY:-(none: the agent searches)}
 #   same program; else in the SUMMARY's top kernels) against COUNT x PER.
 #   Prints "FIGURE|..." lines for the table.
 check_kernels() {
-	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" "$4" "${5:-}" <<'PY'
+	bounded 120 "$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" "$4" "${5:-}" <<'PY'
 import json, re, sys
 folded, events, mapping, tolerance, summary, trace = sys.argv[1:7]
 tolerance = float(tolerance)
@@ -198,7 +249,7 @@ PY
 # GPU summary's first) against the number of matmuls (one more where the
 # warm-up matmul runs the same kernel).
 check_torch() {
-	"$PYTHON" - "$1" "$2" "$TOLERANCE" "$3" <<'PY'
+	bounded 120 "$PYTHON" - "$1" "$2" "$TOLERANCE" "$3" <<'PY'
 import re, sys
 folded, events, tolerance, summary = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 event_us = matmuls = None
@@ -251,7 +302,7 @@ PY
 # check_attach SPEEDSCOPE FOLDED EVENTS: mean GPU time per matmul in the
 # attached window against the script's CUDA-event mean.
 check_attach() {
-	"$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" <<'PY'
+	bounded 120 "$PYTHON" - "$1" "$2" "$3" "$TOLERANCE" <<'PY'
 import json, sys
 speedscope, folded, events, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 event_mean = None
@@ -312,13 +363,13 @@ PY
 # with cuBLAS where nvcc can link it (named_cublas=1), else without.
 build_named_kernels() {
 	local flags=(-O2 -g -Xcompiler "-fno-omit-frame-pointer,-fno-optimize-sibling-calls")
-	if "$NVCC" "${flags[@]}" -DWITH_CUBLAS -o "$WORK/named_kernels" \
+	if bounded "$STEP_TIMEOUT" "$NVCC" "${flags[@]}" -DWITH_CUBLAS -o "$WORK/named_kernels" \
 		"$SRC/tests/gpu/named_kernels.cu" -lcublas 2>"$WORK/named.build"; then
 		named_cublas=1
 		return 0
 	fi
 	note "no cuBLAS build: $(tail -1 "$WORK/named.build")"
-	"$NVCC" "${flags[@]}" -o "$WORK/named_kernels" "$SRC/tests/gpu/named_kernels.cu"
+	bounded "$STEP_TIMEOUT" "$NVCC" "${flags[@]}" -o "$WORK/named_kernels" "$SRC/tests/gpu/named_kernels.cu"
 }
 
 # check_timeline TRACE NAME TITLE [ARGS...]: tests/gpu/check_timeline.py on
@@ -327,7 +378,7 @@ build_named_kernels() {
 check_timeline() {
 	local trace=$1 name=$2 title=$3
 	shift 3
-	if "$PYTHON" "$SRC/tests/gpu/check_timeline.py" "$trace" --bound-ms "$LAUNCH_BOUND_MS" "$@" \
+	if bounded 120 "$PYTHON" "$SRC/tests/gpu/check_timeline.py" "$trace" --bound-ms "$LAUNCH_BOUND_MS" "$@" \
 		>"$WORK/$name.timeline" 2>&1; then
 		cat "$WORK/$name.timeline"
 		pass "$title"
@@ -355,7 +406,6 @@ print_figures() {
 
 # 1. CUDA C, record: named kernels, copies from pageable and pinned memory,
 # a CUDA graph, two launching threads and cuBLAS (driver-API launches).
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 if [ -x "$NVCC" ]; then
 	named_cublas=0
 	if build_named_kernels; then
@@ -373,9 +423,9 @@ if [ -x "$NVCC" ]; then
 		fi
 		# Launch stacks from the folded view; counts and the timeline from
 		# a Chrome trace of a second run.
-		if "$LLMPROF" record -o "$WORK/named.folded" -- "$WORK/named_kernels" 300 \
+		if bounded "$STEP_TIMEOUT" "$LLMPROF" record -o "$WORK/named.folded" -- "$WORK/named_kernels" 300 \
 			>"$WORK/named.events" 2>"$WORK/named.stderr" &&
-			"$LLMPROF" record -f chrome -o "$WORK/named.trace.json" -- \
+			bounded "$STEP_TIMEOUT" "$LLMPROF" record -f chrome -o "$WORK/named.trace.json" -- \
 				"$WORK/named_kernels" 300 >"$WORK/named2.events" 2>"$WORK/named2.stderr"; then
 			cat "$WORK/named.stderr" >&2
 			# record exits 0 whatever the command did: the program must
@@ -410,8 +460,8 @@ else
 fi
 
 # 2. PyTorch, record.
-if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-	if "$LLMPROF" record -o "$WORK/torch.folded" -- "$PYTHON" "$SRC/tests/gpu/torch_matmul.py" \
+if bounded 120 "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	if bounded "$STEP_TIMEOUT" "$LLMPROF" record -o "$WORK/torch.folded" -- "$PYTHON" "$SRC/tests/gpu/torch_matmul.py" \
 		--seconds 10 >"$WORK/torch.events" 2>"$WORK/torch.stderr"; then
 		cat "$WORK/torch.stderr" >&2
 		if check_torch "$WORK/torch.folded" "$WORK/torch.events" "$WORK/torch.stderr" |
@@ -426,31 +476,34 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 	fi
 
 	# 3. PyTorch, attach to a running loop.
-	"$PYTHON" "$SRC/tests/gpu/torch_matmul.py" --seconds 40 --ready \
+	# The target under timeout(1): llmprof attaches to timeout's child.
+	timeout --kill-after=10 180 "$PYTHON" "$SRC/tests/gpu/torch_matmul.py" --seconds 40 --ready \
 		>"$WORK/attach.events" 2>"$WORK/attach.target.stderr" &
 	background_pid=$!
+	target_pid=
 	for _ in $(seq 600); do
 		grep -q '^ready' "$WORK/attach.events" 2>/dev/null && break
 		kill -0 "$background_pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	if ! grep -q '^ready' "$WORK/attach.events"; then
+	target_pid=$(pgrep -P "$background_pid" | head -1) || true
+	if ! grep -q '^ready' "$WORK/attach.events" || [ -z "$target_pid" ]; then
 		fail "the PyTorch target did not get ready"
 	else
 		sleep 2
 		attach_ok=1
-		"$LLMPROF" attach -p "$background_pid" -d 10 -f speedscope -o "$WORK/attach.json" \
+		bounded 60 "$LLMPROF" attach -p "$target_pid" -d 10 -f speedscope -o "$WORK/attach.json" \
 			2>"$WORK/attach.stderr" || attach_ok=0
 		cat "$WORK/attach.stderr" >&2
 		# A second attach to the same process: the folded view, with launch
 		# stacks (speedscope's GPU streams carry kernels only), and proof
 		# that the agent starts again after the first llmprof is gone.
-		"$LLMPROF" attach -p "$background_pid" -d 5 -o "$WORK/attach.folded" \
+		bounded 60 "$LLMPROF" attach -p "$target_pid" -d 5 -o "$WORK/attach.folded" \
 			2>>"$WORK/attach.stderr" || attach_ok=0
 		# A third attach: the agent already loaded starts once more; its
 		# Chrome trace has the launches, so the timelines must agree, with
 		# one kernel record per launch.
-		if "$LLMPROF" attach -p "$background_pid" -d 3 -f chrome -o "$WORK/attach3.trace.json" \
+		if bounded 60 "$LLMPROF" attach -p "$target_pid" -d 3 -f chrome -o "$WORK/attach3.trace.json" \
 			2>"$WORK/attach3.stderr" && grep -q "GPU summary" "$WORK/attach3.stderr"; then
 			pass "third attach"
 			check_timeline "$WORK/attach3.trace.json" attach3 \
@@ -485,10 +538,10 @@ if "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 	# 4. GPU memory: the peak by allocating stack against what PyTorch's
 	# caching allocator says it reserved (it gets every segment from
 	# cudaMalloc and frees none without empty_cache()).
-	if "$LLMPROF" record --gpu-memory -o "$WORK/memory.folded" -- "$PYTHON" \
+	if bounded "$STEP_TIMEOUT" "$LLMPROF" record --gpu-memory -o "$WORK/memory.folded" -- "$PYTHON" \
 		"$SRC/tests/gpu/torch_memory.py" >"$WORK/memory.events" 2>"$WORK/memory.stderr"; then
 		cat "$WORK/memory.stderr" >&2
-		if "$PYTHON" - "$WORK/memory.folded" "$WORK/memory.events" <<'PY' | tee "$WORK/memory.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+		if bounded 120 "$PYTHON" - "$WORK/memory.folded" "$WORK/memory.events" <<'PY' | tee "$WORK/memory.check"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 import sys
 folded, events = sys.argv[1:3]
 reserved = next(int(l.split()[1]) for l in open(events) if l.startswith("reserved_peak "))
@@ -533,12 +586,12 @@ fi
 # stream named with its collective.
 check_nccl() {
 	local json=$WORK/nccl.json events=$WORK/nccl.events stderr=$WORK/nccl.stderr
-	if ! "$PYTHON" -c 'import sys, torch, torch.distributed as d
+	if ! bounded 120 "$PYTHON" -c 'import sys, torch, torch.distributed as d
 sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)' 2>/dev/null; then
 		cannot_check "no torch.distributed with NCCL ($PYTHON): NCCL collectives"
 		return
 	fi
-	if ! "$LLMPROF" record -f speedscope -o "$json" -- "$PYTHON" "$SRC/tests/gpu/torch_nccl.py" \
+	if ! bounded "$STEP_TIMEOUT" "$LLMPROF" record -f speedscope -o "$json" -- "$PYTHON" "$SRC/tests/gpu/torch_nccl.py" \
 		>"$events" 2>"$stderr"; then
 		cat "$stderr" >&2
 		fail "llmprof record of the torch.distributed script failed"
@@ -559,7 +612,7 @@ sys.exit(0 if torch.cuda.is_available() and d.is_nccl_available() else 1)' 2>/de
 # check_nccl_table SPEEDSCOPE EVENTS: llmprofNccl against the script's lines
 # "collective OPERATION BYTES_PER_CALL CALLS TOTAL_US".
 check_nccl_table() {
-	"$PYTHON" - "$1" "$2" "$TOLERANCE" <<'PY'
+	bounded 120 "$PYTHON" - "$1" "$2" "$TOLERANCE" <<'PY'
 import json, sys
 document, events, tolerance = json.load(open(sys.argv[1])), sys.argv[2], float(sys.argv[3])
 want = {}

@@ -323,8 +323,13 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 			return -EBADMSG;
 		free(info->error);
 		info->error = text_dup(body + sizeof(m), m.length);
-		report__warn("GPU agent in pid %u: %s", info->pid,
-			     info->error ? info->error : "error");
+		/* -ENOTSUP: the agent chose not to capture, and says why. */
+		if (m.error == -ENOTSUP)
+			report__warn("CPU only for pid %u: %s", info->pid,
+				     info->error ? info->error : "GPU capture not safe");
+		else
+			report__warn("GPU agent in pid %u: %s", info->pid,
+				     info->error ? info->error : "error");
 		break;
 	}
 	case GPU_MSG_GOODBYE: {

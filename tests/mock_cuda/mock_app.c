@@ -10,6 +10,7 @@
  * mock_app [--seconds S] [--until FILE] [--iterations N] [--subscribe-first]
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
+ *          [--profiler-window START:END] [--foreign-clock START]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -23,7 +24,14 @@
  * stdout; --api-coverage first calls, once each from a function of its own,
  * the other copy and launch entry points (2D, peer, to-symbol and batched
  * copies, the per-thread-stream launch, and the driver API's synchronous
- * copies and launchers).
+ * copies and launchers).  --profiler-window runs, from START to END seconds
+ * into the loop, a profiler of the application's own as torch.profiler's
+ * Kineto uses CUPTI: without subscribing, it registers its own activity
+ * buffer callbacks and enables kernel, memcpy and memset records, and at the
+ * end synchronizes, flushes and disables those kinds; it prints how many
+ * kernel records it got of the kernels the loop launched in its window.
+ * --foreign-clock registers, START seconds into the loop, a CUPTI timestamp
+ * callback that returns TSC cycles (of a 3 GHz TSC), as Kineto does.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -372,6 +380,136 @@ static void subscribe_first(void)
 	}
 }
 
+/* The application's own profiler, as Kineto drives CUPTI. */
+static struct {
+	__typeof__(cuptiActivityRegisterCallbacks) *register_callbacks;
+	__typeof__(cuptiActivityEnable) *enable;
+	__typeof__(cuptiActivityDisable) *disable;
+	__typeof__(cuptiActivityFlushAll) *flush_all;
+	__typeof__(cuptiActivityGetNextRecord) *next_record;
+	__typeof__(cuptiGetTimestamp) *get_timestamp;
+	double start, end;
+	bool on, done;
+	uint64_t since;		/* CUPTI time at the window's start */
+	unsigned long kernels;	/* records of kernels that started in the window */
+	unsigned long launched; /* kernels the loop launched in the window */
+} profiler = {.start = -1};
+
+static void CUPTIAPI profiler_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*size = 1 << 20;
+	*buffer = aligned_alloc(8, *size);
+	*max_records = 0;
+}
+
+static void CUPTIAPI profiler_buffer_completed(CUcontext context, uint32_t stream_id,
+					       uint8_t *buffer, size_t size, size_t valid)
+{
+	CUpti_Activity *record = NULL;
+
+	while (profiler.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
+
+		if ((record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		     record->kind == CUPTI_ACTIVITY_KIND_KERNEL) &&
+		    k->start >= profiler.since)
+			__atomic_add_fetch(&profiler.kernels, 1, __ATOMIC_RELAXED);
+	}
+	free(buffer);
+}
+
+static void profiler_setup(const char *window)
+{
+	const char *path = getenv("LLMPROF_CUPTI_LIBRARY");
+	void *handle = dlopen(path ? path : "libcupti.so", RTLD_NOW);
+	char *end;
+
+	profiler.start = strtod(window, &end);
+	if (*end != ':' || profiler.start < 0 ||
+	    (profiler.end = strtod(end + 1, &end)) <= profiler.start || *end) {
+		fprintf(stderr, "mock_app: bad value for --profiler-window: %s\n", window);
+		exit(2);
+	}
+	if (!handle) {
+		fprintf(stderr, "mock_app: %s\n", dlerror());
+		exit(1);
+	}
+	profiler.register_callbacks = (__typeof__(profiler.register_callbacks))dlsym(
+	    handle, "cuptiActivityRegisterCallbacks");
+	profiler.enable = (__typeof__(profiler.enable))dlsym(handle, "cuptiActivityEnable");
+	profiler.disable = (__typeof__(profiler.disable))dlsym(handle, "cuptiActivityDisable");
+	profiler.flush_all = (__typeof__(profiler.flush_all))dlsym(handle, "cuptiActivityFlushAll");
+	profiler.next_record =
+	    (__typeof__(profiler.next_record))dlsym(handle, "cuptiActivityGetNextRecord");
+	profiler.get_timestamp =
+	    (__typeof__(profiler.get_timestamp))dlsym(handle, "cuptiGetTimestamp");
+	if (!profiler.register_callbacks || !profiler.enable || !profiler.disable ||
+	    !profiler.flush_all || !profiler.next_record || !profiler.get_timestamp) {
+		fprintf(stderr, "mock_app: libcupti lacks the activity API\n");
+		exit(1);
+	}
+}
+
+static const CUpti_ActivityKind profiler_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
+/* Called between steps, with no work in flight. */
+static void profiler_step(double elapsed)
+{
+	if (profiler.start < 0 || profiler.done)
+		return;
+	if (!profiler.on && elapsed >= profiler.start) {
+		profiler.get_timestamp(&profiler.since);
+		if (profiler.register_callbacks(profiler_buffer_requested,
+						profiler_buffer_completed) != CUPTI_SUCCESS) {
+			fprintf(stderr, "mock_app: cannot register activity callbacks\n");
+			exit(1);
+		}
+		for (size_t i = 0; i < sizeof(profiler_kinds) / sizeof(profiler_kinds[0]); i++)
+			profiler.enable(profiler_kinds[i]);
+		profiler.on = true;
+	} else if (profiler.on && elapsed >= profiler.end) {
+		CHECK(cudaDeviceSynchronize());
+		profiler.flush_all(0);
+		for (size_t i = 0; i < sizeof(profiler_kinds) / sizeof(profiler_kinds[0]); i++)
+			profiler.disable(profiler_kinds[i]);
+		profiler.on = false;
+		profiler.done = true;
+	}
+}
+
+static double foreign_clock_at = -1;
+
+static uint64_t CUPTIAPI tsc_cycles(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (ts.tv_sec * 1000000000ull + ts.tv_nsec) * 3;
+}
+
+static void foreign_clock_step(double elapsed)
+{
+	const char *path = getenv("LLMPROF_CUPTI_LIBRARY");
+	__typeof__(cuptiActivityRegisterTimestampCallback) *register_timestamp;
+	void *handle;
+
+	if (foreign_clock_at < 0 || elapsed < foreign_clock_at)
+		return;
+	foreign_clock_at = -1;
+	handle = dlopen(path ? path : "libcupti.so", RTLD_NOW);
+	register_timestamp = handle ? (__typeof__(register_timestamp))dlsym(
+					  handle, "cuptiActivityRegisterTimestampCallback")
+				    : NULL;
+	if (!register_timestamp || register_timestamp(tsc_cycles) != CUPTI_SUCCESS) {
+		fprintf(stderr, "mock_app: cannot register a timestamp callback\n");
+		exit(1);
+	}
+}
+
 /* The injector's part: load the agent and start it, again each time the
  * previous session has ended. */
 static const char *attach_library;
@@ -492,12 +630,24 @@ int main(int argc, char **argv)
 			coverage = true;
 		} else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench_launches = parse_number(argv[++i], "--bench");
+		} else if (!strcmp(argv[i], "--foreign-clock") && i + 1 < argc) {
+			char *end;
+
+			foreign_clock_at = strtod(argv[++i], &end);
+			if (*end || end == argv[i] || foreign_clock_at < 0) {
+				fprintf(stderr, "mock_app: bad value for --foreign-clock: %s\n",
+					argv[i]);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "--profiler-window") && i + 1 < argc) {
+			profiler_setup(argv[++i]);
 		} else {
 			fprintf(stderr,
 				"usage: mock_app [--seconds S] [--until FILE] [--iterations N] "
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
-				"[--api-coverage]\n");
+				"[--api-coverage] [--profiler-window START:END] "
+				"[--foreign-clock START]\n");
 			return 2;
 		}
 	}
@@ -531,12 +681,20 @@ int main(int argc, char **argv)
 		build_graph();
 		if (coverage)
 			cover_apis();
-		deadline = now_seconds() + seconds;
+		double loop_start = now_seconds();
+
+		deadline = loop_start + seconds;
 		while (iterations ? done < iterations
 				  : now_seconds() < deadline && (!until || access(until, F_OK))) {
+			profiler_step(now_seconds() - loop_start);
+			foreign_clock_step(now_seconds() - loop_start);
 			train_step();
+			/* gemm, softmax, attention and the graph's three */
+			profiler.launched += profiler.on ? 6 : 0;
 			done++;
 		}
+		if (profiler.on)
+			profiler_step(profiler.end);
 	}
 	CHECK(cudaDeviceSynchronize());
 	if (child_pid > 0 && (waitpid(child_pid, &child_status, 0) != child_pid ||
@@ -549,6 +707,9 @@ int main(int argc, char **argv)
 			__atomic_load_n(&attach_starts, __ATOMIC_RELAXED));
 	if (own_callbacks)
 		fprintf(stderr, "own callbacks %lu\n", own_callbacks);
+	if (profiler.done)
+		fprintf(stderr, "profiler kernels %lu of %lu\n", profiler.kernels,
+			profiler.launched);
 	fprintf(stderr, "iterations %ld\n", done);
 	printf("checksum %08x\n", checksum());
 	return fflush(stdout) ? 1 : 0;

@@ -12,13 +12,29 @@
  * was registered before any activity was enabled.
  *
  * Environment: MOCK_CUPTI_TRACE=1 logs calls on stderr;
- * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks;
+ * MOCK_CUPTI_TIMESTAMP_CALLBACK=reject refuses timestamp callbacks, =replace
+ * takes one even after activity was enabled, replacing the clock of every
+ * later time (as the real one does: pytorch/pytorch#192021);
  * MOCK_CUPTI_KERNEL_CORRELATION=driver gives kernels the nested driver
  * call's correlation id instead of the runtime call's (with
  * MOCK_CUPTI_NESTED_CORRELATION=distinct).  By default, as real CUPTI does, a
  * driver call made inside a runtime call on the same thread carries the
  * runtime call's correlation id; MOCK_CUPTI_NESTED_CORRELATION=distinct gives
  * it an id of its own.
+ *
+ * MOCK_CUPTI_VERSION=N reports API version N.  With 130000 (CUDA 13.0 GA,
+ * CUPTI 13.0.48) the mock has that release's faults, fixed in 13.0 Update 1
+ * (130001): cuptiActivityDisable(CONCURRENT_KERNEL) while another thread
+ * launches deadlocks (the disabling thread never returns and every later
+ * API call waits for it: the job hangs), and cuptiActivityFlushAll while
+ * another thread launches crashes the process.
+ *
+ * MOCK_CUPTI_CLOCK_SETTLE=MS:OFFSET_MS: CUPTI's clock (cuptiGetTimestamp and
+ * the records' times) runs OFFSET_MS off until MS after the first subscribe,
+ * then settles, as the real one's GPU-CPU calibration can once the
+ * process's CUDA stack is fully up.  MOCK_CUPTI_BUFFER_RECORDS=N completes a
+ * buffer after N records, so buffers come back often, as the real one's
+ * per-stream buffers do.
  */
 #include <cupti.h>
 
@@ -30,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mock_cuda.h"
 
@@ -39,6 +57,10 @@
 #define MAX_KIND 64
 #define MAX_PENDING 64
 #define MAX_IN_FLIGHT 8192
+/* CUPTI 13.0 GA's API version, and how recent another thread's API call
+ * must be for its disable and flush faults to strike. */
+#define VERSION_13_0_GA 130000
+#define FAULT_WINDOW_NS 100000000ull
 
 struct CUpti_Subscriber_st {
 	const char *name;
@@ -64,6 +86,11 @@ static struct {
 	bool hooked;
 	bool trace;
 	uint32_t version;  /* MOCK_CUPTI_VERSION, else CUPTI_API_VERSION */
+	/* MOCK_CUPTI_CLOCK_SETTLE: off by settle_offset until settle_at. */
+	int64_t settle_offset;
+	uint64_t settle_ms;
+	size_t buffer_records; /* MOCK_CUPTI_BUFFER_RECORDS, 0: the client's limit */
+	_Atomic uint64_t settle_at; /* CLOCK_MONOTONIC, 0 before the first subscribe */
 	bool finalized;	   /* cuptiFinalize has run once */
 
 	struct CUpti_Subscriber_st subscriber_storage;
@@ -75,6 +102,10 @@ static struct {
 	_Atomic bool kinds[MAX_KIND];
 	bool activity_ever_enabled;
 	_Atomic uint32_t correlation;
+	/* The last API call's thread and time, for 13.0 GA's faults. */
+	_Atomic uint64_t last_call_ns;
+	_Atomic pid_t last_call_tid;
+	pthread_mutex_t ga_driver_lock; /* held forever by a deadlocked disable */
 
 	CUpti_BuffersCallbackRequestFunc requested;
 	CUpti_BuffersCallbackCompleteFunc completed;
@@ -92,6 +123,7 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.wake = PTHREAD_COND_INITIALIZER,
 	.deliver_lock = PTHREAD_MUTEX_INITIALIZER,
+	.ga_driver_lock = PTHREAD_MUTEX_INITIALIZER,
 	.subscriber_storage = {"mock"},
 };
 
@@ -128,7 +160,13 @@ static uint64_t cupti_now(void)
 {
 	CUpti_TimestampCallbackFunc timestamp = atomic_load(&cupti.timestamp);
 
-	return timestamp ? timestamp() : clock_ns(CLOCK_REALTIME);
+	uint64_t settle_at = atomic_load(&cupti.settle_at);
+
+	if (timestamp)
+		return timestamp();
+	if (settle_at && clock_ns(CLOCK_MONOTONIC) < settle_at)
+		return clock_ns(CLOCK_REALTIME) + cupti.settle_offset;
+	return clock_ns(CLOCK_REALTIME);
 }
 
 /* From the mock's GPU clock (monotonic) to CUPTI's, mapped at the time of
@@ -151,6 +189,18 @@ static int64_t cupti_clock_offset(void)
 		}
 	}
 	return offset;
+}
+
+static bool is_13_0_ga(void)
+{
+	return cupti.version == VERSION_13_0_GA;
+}
+
+/* Another thread is inside or just left a CUDA call. */
+static bool other_thread_launching(void)
+{
+	return atomic_load(&cupti.last_call_tid) != (pid_t)syscall(SYS_gettid) &&
+	       clock_ns(CLOCK_MONOTONIC) - atomic_load(&cupti.last_call_ns) < FAULT_WINDOW_NS;
 }
 
 static bool callback_enabled(int domain, uint32_t cbid)
@@ -200,6 +250,13 @@ static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, 
 {
 	uint32_t correlation;
 
+	if (is_13_0_ga()) {
+		/* Waits here while a deadlocked disable holds the lock. */
+		pthread_mutex_lock(&cupti.ga_driver_lock);
+		pthread_mutex_unlock(&cupti.ga_driver_lock);
+		atomic_store(&cupti.last_call_tid, (pid_t)syscall(SYS_gettid));
+		atomic_store(&cupti.last_call_ns, clock_ns(CLOCK_MONOTONIC));
+	}
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && runtime_open && !nested_distinct())
 		correlation = runtime_open;
 	else
@@ -301,7 +358,7 @@ static void append(const void *record, size_t size, uint64_t token)
 	    (struct in_flight){.token = token, .buffer = cupti.buffer, .offset = cupti.used};
 	cupti.incomplete++;
 	cupti.used += size;
-	if (++cupti.records == cupti.max_records)
+	if (++cupti.records == cupti.max_records || cupti.records == cupti.buffer_records)
 		complete_buffer();
 cleanup:
 	pthread_mutex_unlock(&cupti.lock);
@@ -488,6 +545,14 @@ static void mock_init(void)
 	pthread_t thread;
 
 	cupti.trace = getenv("MOCK_CUPTI_TRACE") != NULL;
+	if (getenv("MOCK_CUPTI_BUFFER_RECORDS"))
+		cupti.buffer_records = strtoul(getenv("MOCK_CUPTI_BUFFER_RECORDS"), NULL, 10);
+	if (getenv("MOCK_CUPTI_CLOCK_SETTLE")) {
+		char *end;
+
+		cupti.settle_ms = strtoull(getenv("MOCK_CUPTI_CLOCK_SETTLE"), &end, 10);
+		cupti.settle_offset = *end == ':' ? strtoll(end + 1, NULL, 10) * 1000000 : 0;
+	}
 	cupti.version = getenv("MOCK_CUPTI_VERSION") ? (uint32_t)atoi(getenv("MOCK_CUPTI_VERSION"))
 						      : CUPTI_API_VERSION;
 	register_tool =
@@ -534,6 +599,8 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 	}
 	cupti.subscriber_storage.name =
 	    params && params->subscriberName ? params->subscriberName : "a client";
+	if (cupti.settle_offset && !atomic_load(&cupti.settle_at))
+		atomic_store(&cupti.settle_at, clock_ns(CLOCK_MONOTONIC) + cupti.settle_ms * 1000000);
 	cupti.userdata = userdata;
 	atomic_store(&cupti.callback, callback);
 	atomic_store(&cupti.subscriber, &cupti.subscriber_storage);
@@ -618,6 +685,14 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (kind <= 0 || kind >= MAX_KIND)
 		return CUPTI_ERROR_INVALID_KIND;
+	if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && is_13_0_ga() &&
+	    other_thread_launching()) {
+		trace("activity disable concurrent kernel on 13.0 GA while another thread "
+		      "launches: deadlock");
+		pthread_mutex_lock(&cupti.ga_driver_lock);
+		for (;;)
+			pause();
+	}
 	atomic_store(&cupti.kinds[kind], false);
 	return CUPTI_SUCCESS;
 }
@@ -650,7 +725,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 	pthread_mutex_lock(&cupti.lock);
 	late = cupti.activity_ever_enabled;
 	pthread_mutex_unlock(&cupti.lock);
-	if (late) {
+	if (late && !(env && !strcmp(env, "replace"))) {
 		trace("timestamp callback refused: activity enabled already");
 		return CUPTI_ERROR_INVALID_OPERATION;
 	}
@@ -701,6 +776,10 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	if (ready())
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	trace("flush%s", forced ? " forced" : "");
+	if (is_13_0_ga() && other_thread_launching()) {
+		trace("flush on 13.0 GA while another thread launches: crash");
+		abort();
+	}
 	pthread_mutex_lock(&cupti.deliver_lock);
 	for (;;) {
 		struct pending p;

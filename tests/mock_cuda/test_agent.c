@@ -6,7 +6,8 @@
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
- * receiver_killed, attach, probe_rate, api_coverage, bench
+ * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
+ * profiler_window, clock_settle, foreign_clock
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -616,6 +617,202 @@ static int scenario_attach(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * mock_app with ARGS (which attach the agent once) and EXTRA_ENV: waits for
+ * the agent, records for ms, stops it, then waits at most 15 s for mock_app
+ * to end (a hung job is killed and fails).  Fills r as run_recorded does;
+ * r->exited_early says mock_app ended before the stop.
+ */
+struct attached_run {
+	struct run run;
+	bool exited_early;
+};
+
+static void run_attached(struct attached_run *ar, const char *const *args,
+			 const char *const *extra_env, int ms)
+{
+	static char socket_env[160], cupti_env[512];
+	const char *env[16] = {socket_env, cupti_env};
+	struct run *r = &ar->run;
+	bool exited = false;
+	int n = 2;
+
+	memset(ar, 0, sizeof(*ar));
+	if (gpu_session__open(&r->gs, NULL)) {
+		fprintf(stderr, "FAIL: gpu_session__open\n");
+		exit(1);
+	}
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(r->gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	for (; extra_env && *extra_env && n < 15; extra_env++)
+		env[n++] = *extra_env;
+	r->begin = monotonic_ns();
+	r->pid = spawn(args, env);
+	while (!gpu_session__nr_agents(r->gs) && !exited &&
+	       monotonic_ns() - r->begin < 10000000000ull)
+		exited = pump(r->gs, 50, r->pid, &r->status);
+	if (!exited)
+		exited = pump(r->gs, ms, r->pid, &r->status);
+	ar->exited_early = exited;
+	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
+	r->end = monotonic_ns();
+	if (!exited && !pump(r->gs, 15000, r->pid, &r->status)) {
+		kill(r->pid, SIGKILL);
+		waitpid(r->pid, &r->status, 0);
+		EXPECT(0, "the job hung");
+	}
+	r->out = slurp(out_path);
+	r->err = slurp(err_path);
+}
+
+/*
+ * An attach to a job on CUPTI 13.0 GA (API 130000), whose
+ * cuptiActivityDisable(CONCURRENT_KERNEL) deadlocks and cuptiActivityFlushAll
+ * crashes while other threads launch, as the mock's do: the agent says why it
+ * takes no GPU data and touches nothing of CUPTI's; the job runs on unharmed
+ * and in its own time.
+ */
+static int scenario_cupti_13_0_ga(void)
+{
+	const char *args[] = {"--seconds", "3", "--attach-agent", agent_lib, NULL};
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", "MOCK_CUPTI_VERSION=130000", NULL};
+	char *reference = reference_checksum();
+	const struct gpu_agent_info *a;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+
+	run_attached(&ar, args, env, 1000);
+	check_app(r, reference);
+	EXPECT(gpu_session__nr_agents(r->gs) == 1, "%zu agents", gpu_session__nr_agents(r->gs));
+	a = gpu_session__agent(r->gs, 0);
+	EXPECT(a && a->hello && a->cupti_version == 130000, "hello with CUPTI version %u",
+	       a ? a->cupti_version : 0);
+	EXPECT(a && a->error && strstr(a->error, "CUPTI 13.0") && strstr(a->error, "deadlock"),
+	       "reason: %s", a && a->error ? a->error : "(none)");
+	EXPECT(gpu_session__nr_records(r->gs) == 0, "%zu records", gpu_session__nr_records(r->gs));
+	EXPECT(!strstr(r->err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
+	EXPECT(!strstr(r->err, "mock_cupti: activity"),
+	       "the agent touched CUPTI 13.0 GA's activity");
+	run_free(r);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+/*
+ * An attach while the application's own profiler (Kineto-like: its own
+ * buffer callbacks and kinds, no subscription) runs a window from 0.5 s to
+ * 6.5 s; llmprof stops about 5 s after the agent started, inside it.  The agent notices
+ * that its records stopped, says so, and at stop leaves CUPTI's activity
+ * alone: the application's profiler gets every kernel of its window.
+ */
+static int scenario_profiler_window(void)
+{
+	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib, "--profiler-window",
+			      "0.5:6.5",   NULL};
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
+	char *reference = reference_checksum();
+	const struct gpu_agent_info *a;
+	unsigned long got = 0, launched = 0;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+	const char *line;
+
+	run_attached(&ar, args, env, 5000);
+	EXPECT(!ar.exited_early, "mock_app ended before the stop");
+	check_app(r, reference);
+	line = strstr(r->err, "profiler kernels ");
+	EXPECT(line && sscanf(line, "profiler kernels %lu of %lu", &got, &launched) == 2,
+	       "the application's profiler did not report");
+	EXPECT(launched > 0 && got == launched,
+	       "the application's profiler got %lu of the %lu kernels of its window", got,
+	       launched);
+	a = gpu_session__agent(r->gs, 0);
+	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
+	EXPECT(a && a->error && strstr(a->error, "another CUPTI client"), "reason: %s",
+	       a && a->error ? a->error : "(none)");
+	EXPECT(!strstr(r->err, "mock_cupti: finalize"),
+	       "the agent finalized CUPTI under the application's profiler");
+	fprintf(stderr, "application's profiler: %lu of %lu kernels; llmprof: %zu records\n", got,
+		launched, gpu_session__nr_records(r->gs));
+	run_free(r);
+	free(reference);
+	return failures ? 1 : 0;
+}
+
+/*
+ * An attach (the offset clock) to a process whose CUPTI clock runs 50 ms
+ * ahead until 1.5 s after the subscribe, then settles, and whose buffers
+ * come back every 64 records: no kernel may start before the launch that
+ * made it.
+ */
+static int scenario_clock_settle(void)
+{
+	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, NULL};
+	const char *env[] = {"MOCK_CUPTI_CLOCK_SETTLE=1500:50", "MOCK_CUPTI_BUFFER_RECORDS=64",
+			     NULL};
+	size_t kernels = 0, early = 0;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+	uint64_t worst = 0;
+
+	run_attached(&ar, args, env, 3000);
+	check_app(r, r->out);
+	for (size_t i = 0; i < gpu_session__nr_records(r->gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r->gs, i);
+		const struct gpu_launch_record *l = gpu_session__launch(r->gs, 0, rec->correlation);
+
+		if (rec->kind != GPU_KERNEL || !l)
+			continue;
+		kernels++;
+		if (rec->start_ns < l->time_ns) {
+			early++;
+			if (l->time_ns - rec->start_ns > worst)
+				worst = l->time_ns - rec->start_ns;
+		}
+	}
+	EXPECT(kernels > 100, "%zu kernels with launches", kernels);
+	EXPECT(!early, "%zu of %zu kernels start before their launch, by up to %.3f ms", early,
+	       kernels, worst / 1e6);
+	fprintf(stderr, "clock settling: %zu of %zu kernels before their launch\n", early, kernels);
+	run_free(r);
+	return failures ? 1 : 0;
+}
+
+/*
+ * A record run (the agent's timestamp callback) in which the application
+ * registers a timestamp callback of its own that returns TSC cycles, 1 s
+ * into its loop, as Kineto does: no record may leave the run's window, and
+ * the agent says why its GPU data ends.
+ */
+static int scenario_foreign_clock(void)
+{
+	const char *args[] = {"--seconds", "2.5", "--foreign-clock", "1", NULL};
+	const char *env[] = {"MOCK_CUPTI_TIMESTAMP_CALLBACK=replace", NULL};
+	const struct gpu_agent_info *a;
+	size_t kernels = 0, outside = 0;
+	struct run r;
+
+	run_recorded(&r, args, env);
+	check_app(&r, r.out);
+	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+
+		kernels += rec->kind == GPU_KERNEL;
+		outside += rec->start_ns < r.begin || rec->end_ns > r.end;
+	}
+	a = gpu_session__agent(r.gs, 0);
+	EXPECT(kernels > 100, "%zu kernels", kernels);
+	EXPECT(!outside, "%zu of %zu records outside the run", outside,
+	       gpu_session__nr_records(r.gs));
+	EXPECT(a && a->error && strstr(a->error, "timestamp"), "reason: %s",
+	       a && a->error ? a->error : "(none)");
+	fprintf(stderr, "foreign clock: %zu of %zu records outside the run\n", outside,
+		gpu_session__nr_records(r.gs));
+	run_free(&r);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -760,6 +957,14 @@ int main(int argc, char **argv)
 		failures += scenario_api_coverage();
 	else if (!strcmp(scenario, "bench"))
 		failures += scenario_bench();
+	else if (!strcmp(scenario, "cupti_13_0_ga"))
+		failures += scenario_cupti_13_0_ga();
+	else if (!strcmp(scenario, "profiler_window"))
+		failures += scenario_profiler_window();
+	else if (!strcmp(scenario, "clock_settle"))
+		failures += scenario_clock_settle();
+	else if (!strcmp(scenario, "foreign_clock"))
+		failures += scenario_foreign_clock();
 	else
 		return 2;
 	if (failures)

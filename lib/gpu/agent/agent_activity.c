@@ -120,7 +120,7 @@ void names_reset(void)
 
 bool times_valid(uint64_t start, uint64_t end)
 {
-	if (start && end >= start)
+	if (start && end >= start && (!agent.our_clock_until || end <= agent.our_clock_until))
 		return true;
 	atomic_fetch_add_explicit(&agent.incomplete, 1, memory_order_relaxed);
 	return false;
@@ -214,6 +214,18 @@ void work_finished(uint32_t graph_id, uint32_t correlation)
 		atomic_fetch_add_explicit(&agent.finished_work, 1, memory_order_relaxed);
 }
 
+/* Whether CUPTI's clock is still our timestamp callback. */
+static bool clock_is_ours(void)
+{
+	uint64_t cupti_now = 0, now;
+
+	if (agent.cupti.get_timestamp(&cupti_now) != CUPTI_SUCCESS)
+		return true;
+	now = monotonic_ns();
+	return cupti_now > now ? cupti_now - now < CLOCK_CALLBACK_SLACK_NS
+			       : now - cupti_now < CLOCK_CALLBACK_SLACK_NS;
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buffer, size_t size,
 			       size_t valid)
 {
@@ -225,7 +237,16 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t *buff
 		atomic_fetch_add(&agent.dropped_activity, dropped);
 	if ((state != STATE_ACTIVE && state != STATE_STOPPING) || atomic_load(&agent.dead))
 		goto cleanup;
+	/* The clock checked for every buffer: about a microsecond.  Records on
+	 * another client's clock (TSC cycles: far past now on ours) cannot be
+	 * placed: they are not sent. */
+	if (agent.clock_mode == GPU_CLOCK_CALLBACK && !clock_is_ours())
+		atomic_store(&agent.foreign_clock, true);
 	pthread_mutex_lock(&agent.completion_lock);
+	agent.our_clock_until =
+	    atomic_load(&agent.foreign_clock) ? monotonic_ns() + CLOCK_CALLBACK_SLACK_NS : 0;
+	if (agent.clock_mode == GPU_CLOCK_OFFSET)
+		measure_offset();
 	while (agent.cupti.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
 		const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)record;
 		const CUpti_ActivityMemcpy6 *c = (const CUpti_ActivityMemcpy6 *)record;

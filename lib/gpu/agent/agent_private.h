@@ -45,6 +45,13 @@
 /* Launch probes per second and thread, unless LLMPROF_AGENT_PROBE_RATE says
  * otherwise (0: every launch). */
 #define PROBE_RATE_DEFAULT 10000
+/* Flush intervals in a row in which launches older than an interval got no
+ * record back, though flushed every tick in the second: another client
+ * took the records. */
+#define RECORDS_TAKEN_INTERVALS 2
+/* How far CUPTI's clock may be from ours while our timestamp callback is
+ * its clock (the two reads are microseconds apart). */
+#define CLOCK_CALLBACK_SLACK_NS 10000000ull
 #define PROBE_BURST 64
 
 enum agent_state {
@@ -140,6 +147,15 @@ struct agent {
 	 * records come back: what is still in flight at stop. */
 	_Atomic uint64_t launched_work, finished_work;
 	_Atomic uint32_t first_counted; /* correlation id of the first, 0 none yet */
+	/* Another CUPTI client took the activity records (its own buffer
+	 * callbacks, or it disabled the kinds): CUPTI's activity is its now. */
+	_Atomic bool records_taken;
+	/* CUPTI's clock is no longer our timestamp callback: another client
+	 * registered its own (Kineto's returns TSC cycles). */
+	_Atomic bool foreign_clock;
+	/* With a foreign clock, the latest time a record on ours can have (the
+	 * buffer's arrival); 0: no limit.  Under completion_lock. */
+	uint64_t our_clock_until;
 };
 
 extern struct agent agent;
@@ -161,7 +177,11 @@ void packet_add(struct packet *p, uint32_t type, const void *body, size_t body_l
 void send_message(uint32_t type, const void *body, size_t body_len, const char *text);
 const char *cupti_error(CUptiResult result);
 void send_error(int error, CUptiResult result, const char *what);
+void send_refusal(const char *reason);
 int socket_connect(const char *name);
+
+/* cupti_agent.c */
+void measure_offset(void);
 
 /* agent_activity.c */
 void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);

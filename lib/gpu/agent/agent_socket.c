@@ -129,6 +129,15 @@ void send_error(int error, CUptiResult result, const char *what)
 	send_message(GPU_MSG_ERROR, &m, sizeof(m), text);
 }
 
+/* Why this process gives no GPU data although CUPTI works: llmprof says
+ * "CPU only" with the reason. */
+void send_refusal(const char *reason)
+{
+	struct gpu_error m = {.error = -ENOTSUP, .length = strlen(reason)};
+
+	send_message(GPU_MSG_ERROR, &m, sizeof(m), reason);
+}
+
 int socket_connect(const char *name)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};

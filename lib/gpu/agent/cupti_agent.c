@@ -11,6 +11,8 @@
  * and finalizes CUPTI from the next API exit callback (or, if the
  * process makes no CUDA call within two seconds, unsubscribes), so the
  * process runs on as before and a later llmprof_agent_start() works.
+ * Where that cannot be safe it says why and leaves CUPTI alone: on CUPTI
+ * 13.0 GA, and once another CUPTI client took the activity records.
  *
  * Environment of the target: LLMPROF_AGENT_SOCKET (record mode: the socket);
  * LLMPROF_CUPTI_LIBRARY (a libcupti to use when none is mapped);
@@ -54,6 +56,17 @@ struct agent agent = {
 
 static struct launch_slot launch_ring[LAUNCH_RING_SIZE];
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+/* Launches counted and records back at the last flush interval, and how
+ * many intervals in a row brought no record for older launches. */
+static struct {
+	uint64_t launched, finished;
+	uint64_t progress_ns; /* when a record last came back */
+	int stalled;
+} record_watch;
+/* Set once another client took CUPTI's activity in this process: later
+ * sessions leave CUPTI alone. */
+static bool activity_shared;
 
 static __thread struct {
 	uint32_t generation;
@@ -501,6 +514,15 @@ static void enable_launch_callbacks(uint32_t enable)
  */
 #define CUPTI_VERSION_SAFE_FINALIZE 24
 
+/*
+ * CUPTI of CUDA 13.0 GA (13.0.48, API version 130000; what PyTorch's cu130
+ * wheels pin) can deadlock in cuptiActivityDisable(CONCURRENT_KERNEL) while
+ * other threads launch, and crash in cuptiActivityFlushAll: both fixed in
+ * 13.0 Update 1 (API 130001).  Every session ends with both calls while the
+ * job runs, so on that release the agent does not start at all.
+ */
+#define CUPTI_VERSION_13_0_GA 130000
+
 static void finalize_in_callback(void)
 {
 	int expected = STATE_DETACHING;
@@ -640,8 +662,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 /* Activity buffers. */
 
 /* The offset from CUPTI's clock to CLOCK_MONOTONIC, from the pair with the
- * shortest round trip. */
-static void measure_offset(void)
+ * shortest round trip.  Measured at subscribe, every flush interval and
+ * before each buffer's records are converted: CUPTI's clock may settle
+ * only once the process's CUDA stack is fully up, and records must never
+ * land before their launches. */
+void measure_offset(void)
 {
 	uint64_t best = UINT64_MAX;
 	int64_t offset = 0;
@@ -813,6 +838,21 @@ static int session_setup(void)
 		send_error(err, 0, why);
 		return err;
 	}
+	if (activity_shared) {
+		agent.clock_mode = 0;
+		send_hello();
+		send_refusal("another CUPTI client in this process (torch.profiler?) took CUPTI's "
+			     "activity records in an earlier session: CUPTI left to it");
+		return -EBUSY;
+	}
+	if (agent.cupti.version == CUPTI_VERSION_13_0_GA) {
+		agent.clock_mode = 0;
+		send_hello();
+		send_refusal("CUPTI 13.0 GA (13.0.48, API 130000) can deadlock or crash when GPU "
+			     "capture stops while the job launches (fixed in CUDA 13.0 Update 1): "
+			     "CUPTI left alone");
+		return -ENOTSUP;
+	}
 	/* Subscribe first: CUPTI's global settings are not ours to touch
 	 * while another tool holds it. */
 	result = subscribe(other, sizeof(other));
@@ -843,6 +883,9 @@ static int session_setup(void)
 		return -EIO;
 	}
 	agent.probe_interval_ns = probe_interval();
+	atomic_store(&agent.records_taken, false);
+	atomic_store(&agent.foreign_clock, false);
+	memset(&record_watch, 0, sizeof(record_watch));
 	atomic_fetch_add(&agent.generation, 1);
 	/* Activity before callbacks: every launch counted for the drain at
 	 * stop then makes a record. */
@@ -853,6 +896,69 @@ static int session_setup(void)
 	atomic_store(&agent.state, STATE_ACTIVE);
 	enable_launch_callbacks(1);
 	return 0;
+}
+
+/*
+ * A second CUPTI client in the process (torch.profiler's Kineto) needs no
+ * subscription for activity: it registers its own buffer callbacks, which
+ * take every record from then on, and disables the kinds when its window
+ * ends.  Either way launches stop getting their records.  Called once per
+ * flush interval; true once launches older than an interval got no record
+ * back for RECORDS_TAKEN_INTERVALS intervals.  A GPU busy for seconds on
+ * one kernel looks the same: then the agent gives up GPU data, never more.
+ */
+static bool records_taken_check(void)
+{
+	uint64_t launched = atomic_load(&agent.launched_work);
+	uint64_t finished =
+	    atomic_load(&agent.finished_work) + atomic_load(&agent.dropped_activity);
+
+	if (finished == record_watch.finished && record_watch.launched > finished) {
+		record_watch.stalled++;
+	} else {
+		record_watch.stalled = 0;
+		record_watch.progress_ns = monotonic_ns();
+	}
+	record_watch.launched = launched;
+	record_watch.finished = finished;
+	return record_watch.stalled >= RECORDS_TAKEN_INTERVALS;
+}
+
+/* From now on CUPTI's activity belongs to the other client: no more
+ * launch callbacks, and at stop no disable, flush or finalize. */
+static void records_taken(void)
+{
+	uint64_t last = record_watch.progress_ns ? record_watch.progress_ns : agent.start_ns;
+	char text[256];
+
+	atomic_store(&agent.records_taken, true);
+	activity_shared = true;
+	enable_launch_callbacks(0);
+	if (atomic_load(&agent.foreign_clock))
+		snprintf(text, sizeof(text),
+			 "another CUPTI client in this process (torch.profiler?) replaced the "
+			 "timestamp callback (seen %.1f s into the session): no GPU records on its "
+			 "clock, CUPTI left to it",
+			 (monotonic_ns() - agent.start_ns) / 1e9);
+	else
+		snprintf(text, sizeof(text),
+			 "another CUPTI client in this process (torch.profiler?) took CUPTI's "
+			 "activity records: none came back after %.1f s into the session, CUPTI "
+			 "left to it",
+			 (last - agent.start_ns) / 1e9);
+	send_refusal(text);
+}
+
+/* The end of a session whose records another client took: its launches
+ * and goodbye, then only the subscription is given back. */
+static void teardown_taken(bool send)
+{
+	pthread_mutex_lock(&agent.drain_lock);
+	launch_ring_drain(send && !atomic_load(&agent.dead));
+	pthread_mutex_unlock(&agent.drain_lock);
+	if (send && !atomic_load(&agent.dead))
+		send_goodbye();
+	socket_close();
 }
 
 static void activity_disable(void)
@@ -913,6 +1019,16 @@ static void session_teardown(bool graceful)
 		return;
 	if (!graceful)
 		atomic_store(&agent.dead, true); /* nobody to parse records for */
+	if (atomic_load(&agent.foreign_clock) && !atomic_load(&agent.records_taken))
+		records_taken();
+	if (atomic_load(&agent.records_taken)) {
+		teardown_taken(graceful);
+		atomic_store(&agent.state, STATE_FINALIZING);
+		agent.cupti.unsubscribe(agent.subscriber);
+		agent.subscriber = NULL;
+		atomic_store(&agent.state, STATE_IDLE);
+		return;
+	}
 	activity_disable();
 	flush_everything(graceful);
 	enable_launch_callbacks(0);
@@ -993,11 +1109,25 @@ static void *agent_thread(void *arg)
 		pthread_mutex_lock(&agent.drain_lock);
 		launch_ring_drain(true);
 		pthread_mutex_unlock(&agent.drain_lock);
+		if (atomic_load(&agent.records_taken))
+			continue;
+		if (atomic_load(&agent.foreign_clock)) {
+			records_taken();
+			continue;
+		}
+		/* Records overdue: flush every tick, so that a buffer whose work
+		 * is all done comes back whenever the GPU has a moment idle. */
+		if (record_watch.stalled)
+			agent.cupti.flush_all(0);
 		now = monotonic_ns();
 		if (now < next_flush)
 			continue;
 		next_flush = now + FLUSH_INTERVAL_MS * 1000000ull;
 		agent.cupti.flush_all(0);
+		if (records_taken_check()) {
+			records_taken();
+			continue;
+		}
 		if (agent.clock_mode == GPU_CLOCK_OFFSET)
 			measure_offset();
 		dropped = atomic_load(&agent.dropped_activity) +
@@ -1018,6 +1148,12 @@ static void on_exit_flush(void)
 
 	if (!atomic_compare_exchange_strong(&agent.state, &expected, STATE_STOPPING))
 		return;
+	if (atomic_load(&agent.foreign_clock) && !atomic_load(&agent.records_taken))
+		records_taken();
+	if (atomic_load(&agent.records_taken)) {
+		teardown_taken(true);
+		return;
+	}
 	activity_disable();
 	flush_everything(true);
 	socket_close();
