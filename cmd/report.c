@@ -150,7 +150,8 @@ int do_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:o:hv", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED)
+			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED ||
+			    format == TEXT_FORMAT_SVG)
 				return usage_error("unknown format '%s' (expected text, json or "
 						   "markdown)",
 						   optarg);
