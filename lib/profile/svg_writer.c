@@ -47,9 +47,9 @@ static const struct {
 	const char *label;
 	unsigned char base[3], spread[3];
 } classes[CLASS_COUNT] = {
-    [CLASS_NATIVE] = {"native", {205, 60, 0}, {50, 150, 55}},
+    [CLASS_NATIVE] = {"native", {210, 40, 20}, {45, 110, 30}},
     [CLASS_PYTHON] = {"Python", {60, 170, 60}, {60, 60, 40}},
-    [CLASS_KERNEL] = {"kernel", {190, 110, 0}, {60, 50, 30}},
+    [CLASS_KERNEL] = {"kernel", {225, 190, 60}, {30, 40, 40}},
     [CLASS_GPU] = {"GPU kernel", {130, 80, 210}, {50, 40, 40}},
     [CLASS_OFF_CPU] = {"off-CPU wait", {50, 110, 200}, {40, 50, 50}},
     [CLASS_GPU_MEMORY] = {"GPU memory", {0, 160, 160}, {40, 50, 50}},
