@@ -430,7 +430,7 @@ static const char svg_script[] =
     "<script type=\"text/ecmascript\"><![CDATA[\n"
     "'use strict';\n"
     "(function () {\n"
-    "var svg = document.documentElement, ns = 'http://www.w3.org/2000/svg';\n"
+    "var svg = document.querySelector('svg[data-pad]'), ns = 'http://www.w3.org/2000/svg';\n"
     "var inverted = svg.getAttribute('data-inverted') === '1';\n"
     "var pad = +svg.getAttribute('data-pad'), full = +svg.getAttribute('width') - 2 * pad;\n"
     "var charWidth = +svg.getAttribute('data-char-width');\n"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// Opens one of llmprof's SVG flame graphs from file:// in headless Chromium
+// Opens one of llmprof's SVG flame graphs (or an HTML report) from file:// in headless Chromium
 // (playwright-core, the system's browser) and drives it as a user would:
 // zoom by a click, reset, search with the matched share, and a screenshot.
 // Usage: node flamegraph_browser.mjs PLAYWRIGHT_DIR CHROMIUM CHECKS.json
@@ -117,7 +117,8 @@ try {
 
 	// A full-page screenshot of an SVG document never completes: the
 	// viewport is made the drawing's size instead.
-	const height = await page.evaluate(() => +document.documentElement.getAttribute('height'));
+	const height = await page.evaluate(() => document.documentElement.tagName === 'svg'
+		? +document.documentElement.getAttribute('height') : document.documentElement.scrollHeight);
 	await page.setViewportSize({ width: 1220, height: Math.min(Math.ceil(height) + 10, 4000) });
 	await page.screenshot({ path: checks.screenshot });
 	console.log(`ok screenshot ${checks.screenshot}`);
