@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* llmprof convert: rewrites a profile as folded stacks, speedscope JSON, pprof or a
- * Chrome trace. */
+/* llmprof convert: rewrites a profile as folded stacks, speedscope JSON, pprof, a
+ * Chrome trace or an SVG flame graph. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 enum {
 	OPT_LENIENT = 256,
 	OPT_LINES,
+	OPT_INVERTED,
 };
 
 static const struct option long_options[] = {
@@ -20,6 +21,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "lenient", no_argument, NULL, OPT_LENIENT },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -30,17 +32,18 @@ static void usage(FILE *out)
 		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
 		"\n"
 		"Convert a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
-		"content) to folded stacks, speedscope JSON, pprof or a Chrome trace (which\n"
-		"needs an input with times: speedscope with timelines).  INPUT '-' is\n"
-		"standard input.\n"
+		"content) to folded stacks, speedscope JSON, pprof, a Chrome trace (which\n"
+		"needs an input with times: speedscope with timelines) or an interactive SVG\n"
+		"flame graph.  INPUT '-' is standard input.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded, speedscope, pprof or chrome (required)\n"
+		"  -f, --format FORMAT  folded, speedscope, pprof, chrome or svg (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lenient        skip malformed lines of folded input, and say how many\n"
 		"      --lines          speedscope: a frame per line of a Python function\n"
 		"                       (default: one per function)\n"
+		"      --inverted       svg: an icicle graph, roots at the top\n"
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -56,7 +59,7 @@ int do_convert(int argc, char **argv)
 	enum output_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
-	bool has_format = false, python_lines = false;
+	bool has_format = false, python_lines = false, inverted = false;
 	int c, err, status;
 
 	optind = 1;
@@ -66,7 +69,7 @@ int do_convert(int argc, char **argv)
 		case 'f':
 			if (output__parse_format(optarg, &format))
 				return usage_error("unknown format '%s' (expected folded, "
-						   "speedscope, pprof or chrome)",
+						   "speedscope, pprof, chrome or svg)",
 						   optarg);
 			has_format = true;
 			break;
@@ -79,6 +82,9 @@ int do_convert(int argc, char **argv)
 		case OPT_LINES:
 			python_lines = true;
 			break;
+		case OPT_INVERTED:
+			inverted = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -89,7 +95,12 @@ int do_convert(int argc, char **argv)
 		}
 	}
 	if (!has_format)
-		return usage_error("%s", "-f folded, -f speedscope, -f pprof or -f chrome is required");
+		return usage_error("%s", "-f folded, -f speedscope, -f pprof, -f chrome or -f svg is "
+				   "required");
+	if (inverted && format != FORMAT_SVG)
+		return usage_error("%s", "--inverted is for -f svg");
+	if (inverted)
+		format = FORMAT_SVG_INVERTED;
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 

@@ -54,8 +54,9 @@ static void usage(FILE *out)
 		"did, 2 on any error.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  text (default), json, markdown, or folded (lines of\n"
-		"                       \"stack BASE NEW\" for a differential flame graph)\n"
+		"  -f, --format FORMAT  text (default), json, markdown, folded (lines of\n"
+		"                       \"stack BASE NEW\" for a differential flame graph) or\n"
+		"                       svg (that flame graph: red grew, blue shrank)\n"
 		"  -o, --output FILE    write to FILE instead of standard output\n"
 		"      --threshold PCT  percentage points a share may grow by (default 1)\n"
 		"      --min-share PCT  ignore shares under PCT percent in both profiles\n"
@@ -99,7 +100,7 @@ int do_diff(int argc, char **argv)
 		case 'f':
 			if (text_format__parse(optarg, &format))
 				return usage_error("unknown format '%s' (expected text, json, "
-						   "markdown or folded)",
+						   "markdown, folded or svg)",
 						   optarg);
 			break;
 		case 'o':

@@ -20,6 +20,7 @@
 enum {
 	OPT_LENIENT = 256,
 	OPT_LABEL,
+	OPT_INVERTED,
 };
 
 static const struct option long_options[] = {
@@ -27,6 +28,7 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"label", required_argument, NULL, OPT_LABEL},
     {"lenient", no_argument, NULL, OPT_LENIENT},
+    {"inverted", no_argument, NULL, OPT_INVERTED},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -40,7 +42,9 @@ static void usage(FILE *out)
 		"apart by content) into one; they must weigh in the same unit.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded (default), speedscope or pprof\n"
+		"  -f, --format FORMAT  folded (default), speedscope, pprof or svg (a flame\n"
+		"                       graph)\n"
+		"      --inverted       svg: an icicle graph, roots at the top\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --label L1,L2,.. put each INPUT's stacks under a root frame of its own\n"
@@ -122,6 +126,7 @@ int do_merge(int argc, char **argv)
 	const char *output_path = NULL;
 	char *labels_text = NULL, *labels[4096];
 	size_t nr_labels = 0;
+	bool inverted = false;
 	struct profile *merged = NULL;
 	int c, err, status = EXIT_OK;
 
@@ -132,8 +137,8 @@ int do_merge(int argc, char **argv)
 		case 'f':
 			if (output__parse_format(optarg, &format))
 				return usage_error(
-				    "unknown format '%s' (expected folded, speedscope "
-				    "or pprof)",
+				    "unknown format '%s' (expected folded, speedscope, "
+				    "pprof or svg)",
 				    optarg);
 			if (format == FORMAT_CHROME)
 				return usage_error("%s", "-f chrome needs a timeline, and a "
@@ -148,6 +153,9 @@ int do_merge(int argc, char **argv)
 		case OPT_LENIENT:
 			read_options.lenient = true;
 			break;
+		case OPT_INVERTED:
+			inverted = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -159,6 +167,10 @@ int do_merge(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_error("%s", "expected one or more INPUTs");
+	if (inverted && format != FORMAT_SVG)
+		return usage_error("%s", "--inverted is for -f svg");
+	if (inverted)
+		format = FORMAT_SVG_INVERTED;
 	if (labels_text) {
 		char *save = NULL;
 

@@ -77,6 +77,7 @@ enum {
 	OPT_NO_NCCL,
 	OPT_LINES,
 	OPT_RUN_AS,
+	OPT_INVERTED,
 };
 
 static const struct option long_options[] = {
@@ -91,6 +92,7 @@ static const struct option long_options[] = {
     {"no-python", no_argument, NULL, OPT_NO_PYTHON},
     {"lines", no_argument, NULL, OPT_LINES},
     {"run-as", required_argument, NULL, OPT_RUN_AS},
+    {"inverted", no_argument, NULL, OPT_INVERTED},
     {"view", required_argument, NULL, OPT_VIEW},
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
@@ -135,8 +137,9 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
 	    "                         work cannot keep in step; default) or fixed (every\n"
 	    "                         1/HZ exactly, as perf does)\n"
-	    "  -f, --format FORMAT    folded, speedscope, pprof or chrome (a Chrome/Perfetto\n"
-	    "                         trace; default folded)\n"
+	    "  -f, --format FORMAT    folded, speedscope, pprof, chrome (a Chrome/Perfetto\n"
+	    "                         trace) or svg (a flame graph); default folded\n"
+	    "      --inverted         svg: an icicle graph, roots at the top\n"
 	    "  -o, --output FILE      write the profile to FILE (default stdout)\n"
 	    "      --no-kernel        user-space frames only\n"
 	    "      --per-thread       a frame per thread under the process\n"
@@ -319,7 +322,7 @@ static void check_delivered_rate(const struct profile *profile, unsigned int fre
 
 static int parse_options(int argc, char **argv, struct profile_env *env)
 {
-	bool view_given = false;
+	bool view_given = false, inverted = false;
 	long value;
 	int opt;
 
@@ -384,7 +387,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case 'f':
 			if (output__parse_format(optarg, &env->format)) {
 				report__error("invalid format '%s' for -f: expected folded, "
-					      "speedscope, pprof or chrome",
+					      "speedscope, pprof, chrome or svg",
 					      optarg);
 				return EXIT_USAGE;
 			}
@@ -432,6 +435,9 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			env->run_as = &user;
 			break;
 		}
+		case OPT_INVERTED:
+			inverted = true;
+			break;
 		case OPT_VIEW:
 			view_given = true;
 			env->memory_view_set = false;
@@ -526,6 +532,12 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			return EXIT_USAGE;
 		}
 	}
+	if (inverted && env->format != FORMAT_SVG) {
+		report__error("--inverted is for -f svg");
+		return EXIT_USAGE;
+	}
+	if (inverted)
+		env->format = FORMAT_SVG_INVERTED;
 	/* --gpu-memory writes the peak unless a view was asked for. */
 	if (env->gpu_memory && !view_given)
 		env->memory_view_set = true;

@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "findings/findings.h"
+#include "findings/html_report.h"
 #include "profile/output.h"
 #include "profile_input.h"
 #include "profile/process_report.h"
@@ -20,6 +21,7 @@ enum {
 	OPT_FINDINGS,
 	OPT_BY_PROCESS,
 	OPT_UNIT,
+	OPT_HTML,
 };
 
 static const struct option long_options[] = {
@@ -31,6 +33,7 @@ static const struct option long_options[] = {
     {"findings", no_argument, NULL, OPT_FINDINGS},
     {"verbose", no_argument, NULL, 'v'},
     {"by-process", no_argument, NULL, OPT_BY_PROCESS},
+    {"html", no_argument, NULL, OPT_HTML},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -59,6 +62,8 @@ static void usage(FILE *out)
 	    "  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
 	    "      --by-process     a row per process of the INPUTs (ranks, workers, files\n"
 	    "                       written with -o '%%r'), and the straggler named\n"
+	    "      --html           one self-contained HTML page: the flame graph, the\n"
+	    "                       findings, the per-process table and the report\n"
 	    "  -h, --help           show this help and exit\n");
 }
 
@@ -140,7 +145,7 @@ int do_report(int argc, char **argv)
 	struct output_file output = {0};
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
-	bool findings = false, verbose = false, by_process = false;
+	bool findings = false, verbose = false, by_process = false, html = false;
 	enum profile_unit folded_unit = UNIT_SAMPLES;
 	long top;
 	int c, err, status;
@@ -150,7 +155,8 @@ int do_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:o:hv", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED)
+			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED ||
+			    format == TEXT_FORMAT_SVG)
 				return usage_error("unknown format '%s' (expected text, json or "
 						   "markdown)",
 						   optarg);
@@ -183,6 +189,9 @@ int do_report(int argc, char **argv)
 		case OPT_BY_PROCESS:
 			by_process = true;
 			break;
+		case OPT_HTML:
+			html = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -194,7 +203,10 @@ int do_report(int argc, char **argv)
 	}
 	/* The findings read the timeline too: GPU activity with its times,
 	 * samples by thread. */
-	read_options.keep_timeline = findings;
+	read_options.keep_timeline = findings || html;
+	if (html && (by_process || findings))
+		return usage_error("%s", "--html holds the findings and the per-process table: "
+				   "drop --findings and --by-process");
 	if (by_process)
 		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
 					 format, output_path);
@@ -212,7 +224,9 @@ int do_report(int argc, char **argv)
 	profile_input__set_unit(profile, input_format, folded_unit);
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);
-	if (findings)
+	if (html)
+		err = html_report__write(profile, &options, output.stream);
+	else if (findings)
 		err = write_findings(profile, &options, verbose, format, output.stream);
 	else
 		err = profile_report__write(profile, &options, format, output.stream);

@@ -12,6 +12,7 @@ packages=(
 	python3 python3-jsonschema python3-torch libc6-dbg
 	linux-perf bpfcc-tools
 	golang-go golang-github-google-pprof-dev
+	chromium
 )
 
 missing=()

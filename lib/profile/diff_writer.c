@@ -15,6 +15,7 @@
 #include "profile/diff_private.h"
 #include "profile/profile_diff.h"
 #include "profile/share_test.h"
+#include "profile/svg_writer.h"
 #include "profile/text_output.h"
 
 /* ---- ordering for the tables ------------------------------------------ */
@@ -636,6 +637,9 @@ int profile_diff__write(const struct profile_diff *d, enum text_format format,
 		break;
 	case TEXT_FORMAT_FOLDED:
 		err = write_folded(d, out);
+		break;
+	case TEXT_FORMAT_SVG:
+		err = svg__write_diff(d, labels->base_name, labels->new_name, out);
 		break;
 	default:
 		err = write_text(d, labels, out);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile/output.h"
+#include "profile/svg_writer.h"
 
 struct folded_line {
 	char *text;
@@ -100,6 +101,8 @@ int output__parse_format(const char *text, enum output_format *format)
 		*format = FORMAT_PPROF;
 	else if (!strcmp(text, "chrome"))
 		*format = FORMAT_CHROME;
+	else if (!strcmp(text, "svg"))
+		*format = FORMAT_SVG;
 	else
 		return -EINVAL;
 	return 0;
@@ -114,6 +117,8 @@ int output__write(const struct profile *p, enum output_format format, enum outpu
 		return pprof__write(p, view, out);
 	if (format == FORMAT_CHROME)
 		return chrome__write(p, view, out);
+	if (format == FORMAT_SVG || format == FORMAT_SVG_INVERTED)
+		return svg__write(p, view, format == FORMAT_SVG_INVERTED, out);
 	return folded__write(p, view, out);
 }
 
@@ -126,6 +131,9 @@ const char *output_format__description(enum output_format format)
 		return "a pprof profile";
 	case FORMAT_CHROME:
 		return "a Chrome trace";
+	case FORMAT_SVG:
+	case FORMAT_SVG_INVERTED:
+		return "a flame graph";
 	default:
 		return "folded stacks";
 	}
@@ -140,6 +148,9 @@ const char *output_format__extension(enum output_format format)
 		return "pb.gz";
 	case FORMAT_CHROME:
 		return "trace.json";
+	case FORMAT_SVG:
+	case FORMAT_SVG_INVERTED:
+		return "svg";
 	default:
 		return "folded";
 	}

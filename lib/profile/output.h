@@ -16,6 +16,8 @@ enum output_format {
 	FORMAT_SPEEDSCOPE,
 	FORMAT_PPROF,
 	FORMAT_CHROME,
+	FORMAT_SVG,	     /* an interactive flame graph (svg_writer.h) */
+	FORMAT_SVG_INVERTED, /* the same as an icicle: -f svg --inverted */
 };
 
 /* Which stacks are written: CPU samples, GPU activity, or both. */
@@ -40,7 +42,7 @@ int chrome__write(const struct profile *profile, enum output_view view, FILE *ou
 bool chrome__has_timeline(const struct profile *profile);
 int output__write(const struct profile *profile, enum output_format format,
 		  enum output_view view, FILE *out);
-/* Parses "folded", "speedscope", "pprof" or "chrome"; returns 0 or -EINVAL. */
+/* Parses "folded", "speedscope", "pprof", "chrome" or "svg"; 0 or -EINVAL. */
 int output__parse_format(const char *text, enum output_format *format);
 /* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
 const char *output_format__description(enum output_format format);

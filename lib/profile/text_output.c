@@ -13,6 +13,7 @@ int text_format__parse(const char *text, enum text_format *format)
 		[TEXT_FORMAT_JSON] = "json",
 		[TEXT_FORMAT_MARKDOWN] = "markdown",
 		[TEXT_FORMAT_FOLDED] = "folded",
+		[TEXT_FORMAT_SVG] = "svg",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -50,6 +51,54 @@ static size_t utf8_sequence(const unsigned char *s)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return len;
+}
+
+void text_output__xml_text(FILE *out, const char *text, size_t max_chars)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t chars = 0, keep;
+
+	for (const unsigned char *c = s; *c; chars++) {
+		size_t len = utf8_sequence(c);
+
+		c += len ? len : 1;
+	}
+	keep = chars <= max_chars ? chars : max_chars >= 2 ? max_chars - 2 : 0;
+	for (size_t i = 0; i < keep; i++) {
+		size_t len = utf8_sequence(s);
+
+		if (!len) {
+			fputs("\xef\xbf\xbd", out);
+			s++;
+			continue;
+		}
+		switch (*s) {
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		case '\'':
+			fputs("&apos;", out);
+			break;
+		default:
+			/* XML 1.0 has no other control characters. */
+			if (*s < 0x20)
+				fputc(' ', out);
+			else
+				fwrite(s, 1, len, out);
+		}
+		s += len;
+	}
+	if (keep < chars)
+		fputs("..", out);
 }
 
 void text_output__json_string(FILE *out, const char *text)

@@ -17,9 +17,10 @@ enum text_format {
 	TEXT_FORMAT_JSON,
 	TEXT_FORMAT_MARKDOWN,
 	TEXT_FORMAT_FOLDED, /* diff only: "stack BASE NEW" */
+	TEXT_FORMAT_SVG,    /* diff only: a differential flame graph */
 };
 
-/* Parses "text", "json", "markdown" or "folded"; returns 0 or -EINVAL. */
+/* Parses "text", "json", "markdown", "folded" or "svg"; returns 0 or -EINVAL. */
 int text_format__parse(const char *text, enum text_format *format);
 
 /* Writes text as a JSON string literal.  Bytes that are not UTF-8 become
@@ -28,6 +29,11 @@ void text_output__json_string(FILE *out, const char *text);
 /* Writes a percentage (or any fraction) with at most 4 decimals and no
  * trailing zeros, "-0" folded to "0", as a JSON number. */
 void text_output__json_number(FILE *out, double value);
+/* Writes text as XML character data or an attribute value: markup
+ * escaped, control characters as spaces, bytes that are not
+ * UTF-8 as U+FFFD.  Text of more than max_chars characters is cut to
+ * max_chars - 2 and "..". */
+void text_output__xml_text(FILE *out, const char *text, size_t max_chars);
 /* Writes text as a Markdown code span that is safe inside a table cell. */
 void text_output__markdown_code(FILE *out, const char *text);
 
