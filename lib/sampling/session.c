@@ -791,6 +791,16 @@ static void read_counters(const struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+uint64_t session__counter(const struct session *s, uint32_t counter)
+{
+	uint64_t totals[COUNTER_MAX];
+
+	if (counter >= COUNTER_MAX)
+		return 0;
+	read_counters(s, totals);
+	return totals[counter];
+}
+
 /* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
  * (most ticks of a random clock are discarded at once) and per sample. */
 static void report_bpf_cost(const struct session *s, uint64_t samples)

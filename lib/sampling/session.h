@@ -101,6 +101,9 @@ struct session_progress {
 	uint64_t off_cpu;	  /* off-CPU intervals recorded */
 };
 void session__progress(const struct session *session, struct session_progress *out);
+/* One of the BPF counters (enum counter in sampler.h), summed over the
+ * CPUs: what a probe family sharing the session's maps counted. */
+uint64_t session__counter(const struct session *session, uint32_t counter);
 
 /* Attaches the GPU launch probe (USDT llmprof:launch) in the agent library
  * at binary_path; launches then carry the CPU stack that made them. */
