@@ -24,6 +24,7 @@
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
 #include "gpu/library_probe.h"
+#include "sampling/probe_family.h"
 #include "sampler.h"
 #include "status.h"
 
@@ -402,3 +403,73 @@ void gpu_memory__close(struct gpu_memory *m)
 	library_probe_stacks__free(&m->stacks);
 	free(m);
 }
+
+/* The probe family's row (lib/sampling/probe_family.h). */
+static bool memory_wanted(const struct probe_family_env *env)
+{
+	return env->options->gpu_memory;
+}
+
+static int memory_open(void **state, const struct probe_family_env *env)
+{
+	int err = gpu_memory__open((struct gpu_memory **)state, env->session, env->pid,
+				   env->record);
+
+	if (err)
+		report__error("cannot load the GPU memory probes: %s", report__bpf_error(err));
+	return err;
+}
+
+static int memory_attach(void **state, const struct probe_family_env *env)
+{
+	int err = gpu_memory__attach(*state, !env->record);
+
+	if (err)
+		report__error("cannot probe the CUDA libraries of process %d: %s", env->pid,
+			      strerror(-err));
+	return err;
+}
+
+static void memory_detach(void *state)
+{
+	gpu_memory__detach(state);
+}
+
+static int memory_finish(void *state, struct probe_family_result *result)
+{
+	return gpu_memory__finish(state, result->session, result->profile);
+}
+
+static int memory_view(void *state, const char *view, const struct probe_family_result *result,
+		       struct profile **out)
+{
+	enum gpu_memory_view kind;
+
+	(void)result;
+	if (!state || gpu_memory__parse_view(view, &kind))
+		return 0;
+	return gpu_memory__profile(state, kind, out);
+}
+
+static void memory_summary(const void *state, const struct profile *profile)
+{
+	(void)profile;
+	gpu_memory__print_summary(state);
+}
+
+static void memory_close(void *state)
+{
+	gpu_memory__close(state);
+}
+
+const struct probe_family gpu_memory_family = {
+    .name = "GPU memory",
+    .wanted = memory_wanted,
+    .open = memory_open,
+    .attach = memory_attach,
+    .detach = memory_detach,
+    .finish = memory_finish,
+    .view = memory_view,
+    .summary = memory_summary,
+    .close = memory_close,
+};

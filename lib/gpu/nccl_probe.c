@@ -22,6 +22,7 @@
 
 #include "array.h"
 #include "gpu/library_probe.h"
+#include "sampling/probe_family.h"
 #include "gpu/nccl_probe.h"
 #include "gpu/nccl_probe_internal.h"
 #include "nccl.h"
@@ -443,3 +444,98 @@ void nccl_probe__close(struct nccl_probe *n)
 	free(n->joined_frames);
 	free(n);
 }
+
+/* The probe family's row (lib/sampling/probe_family.h): without its probes
+ * the profile goes on. */
+static bool nccl_wanted(const struct probe_family_env *env)
+{
+	return env->options->nccl;
+}
+
+static int nccl_open(void **state, const struct probe_family_env *env)
+{
+	int err = nccl_probe__open((struct nccl_probe **)state, env->session, env->pid,
+				   env->record);
+
+	if (err) {
+		report__warn("NCCL probes unavailable: %s", report__bpf_error(err));
+		*state = NULL;
+	}
+	return 0;
+}
+
+static int nccl_attach(void **state, const struct probe_family_env *env)
+{
+	if (nccl_probe__attach(*state)) {
+		report__warn("cannot probe libnccl in process %d; no NCCL calls", env->pid);
+		nccl_probe__close(*state);
+		*state = NULL;
+	}
+	return 0;
+}
+
+static void nccl_detach(void *state)
+{
+	nccl_probe__detach(state);
+}
+
+static int nccl_finish(void *state, struct probe_family_result *result)
+{
+	int err = nccl_probe__finish(state, result->session, result->profile);
+
+	if (!err) {
+		result->launch_join = nccl_probe__join;
+		result->launch_join_ctx = state;
+	}
+	return err;
+}
+
+static int nccl_facts(void *state, struct probe_family_result *result)
+{
+	return nccl_probe__facts(state, result->profile);
+}
+
+static int nccl_view(void *state, const char *view, const struct probe_family_result *result,
+		     struct profile **out)
+{
+	int err = 0;
+
+	(void)result;
+	if (strcmp(view, "nccl"))
+		return 0;
+	if (state)
+		err = nccl_probe__profile(state, out);
+	else
+		report__warn("no NCCL probes: the NCCL profile is empty");
+	if (!err && !*out) {
+		*out = profile__new();
+		if (!*out)
+			return -ENOMEM;
+		(*out)->unit = UNIT_BYTES;
+	}
+	return err;
+}
+
+static void nccl_summary(const void *state, const struct profile *profile)
+{
+	(void)profile;
+	nccl_probe__print_summary(state);
+}
+
+static void nccl_close(void *state)
+{
+	nccl_probe__close(state);
+}
+
+const struct probe_family nccl_family = {
+    .name = "NCCL",
+    .wanted = nccl_wanted,
+    .open = nccl_open,
+    .attach = nccl_attach,
+    .detach = nccl_detach,
+    .finish = nccl_finish,
+    .facts = nccl_facts,
+    .view = nccl_view,
+    .summary = nccl_summary,
+    .close = nccl_close,
+};

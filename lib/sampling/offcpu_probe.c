@@ -10,7 +10,9 @@
 #include "offcpu.h"
 #include "sampler.h"
 #include "sampling/offcpu_probe.h"
+#include "sampling/probe_family.h"
 #include "sampling/session.h"
+#include "status.h"
 #include "unwind.h"
 
 #include "offcpu.skel.h"
@@ -197,3 +199,53 @@ const char *offcpu__reason(const char *const *kernel_frames, size_t nr_frames, i
 				return generic_waits[k].reason;
 	return "blocked";
 }
+
+static bool offcpu_wanted(const struct probe_family_env *env)
+{
+	return env->sampling->mode != SESSION_MODE_CPU;
+}
+
+static int offcpu_open(void **state, const struct probe_family_env *env)
+{
+	int err = offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
+
+	if (err)
+		report__error("cannot load the off-CPU probe: %s", report__bpf_error(err));
+	return err;
+}
+
+static int offcpu_attach(void **state, const struct probe_family_env *env)
+{
+	int err = offcpu__attach(*state);
+
+	(void)env;
+	if (err)
+		report__error("cannot attach the off-CPU probe: %s", report__bpf_error(err));
+	return err;
+}
+
+static void offcpu_detach(void *state)
+{
+	offcpu__detach(state);
+}
+
+/* Threads still waiting count up to the end. */
+static int offcpu_flush(void *state, struct session *session)
+{
+	return offcpu__flush(state, session__end_time(session), session__add_record, session);
+}
+
+static void offcpu_close(void *state)
+{
+	offcpu__close(state);
+}
+
+const struct probe_family offcpu_family = {
+    .name = "off-CPU",
+    .wanted = offcpu_wanted,
+    .open = offcpu_open,
+    .attach = offcpu_attach,
+    .detach = offcpu_detach,
+    .flush = offcpu_flush,
+    .close = offcpu_close,
+};

@@ -89,7 +89,15 @@ int session__add_poll_fd(struct session *session, int fd, int (*handler)(void *c
 /* Drains samples until the duration passes, *stop is set or the target
  * exits.  0 or -errno; *end says which. */
 int session__run(struct session *session, volatile sig_atomic_t *stop, enum session_end *end);
-/* Detaches, drains what is left and symbolizes into a new profile. */
+/* Detaches and drains what is left; once.  0 or -errno. */
+int session__stop(struct session *session);
+/* After session__stop(): a record a probe family kept in its maps, as if
+ * the ring buffer had carried it (a ring_buffer_sample_fn).  0 or -errno. */
+int session__add_record(void *session, void *data, size_t size);
+/* Monotonic time at which the session stopped, in ns. */
+unsigned long long session__end_time(const struct session *session);
+/* Stops if session__stop() was not called, and symbolizes into a new
+ * profile. */
 int session__finish(struct session *session, struct profile **out);
 void session__close(struct session *session);
 
