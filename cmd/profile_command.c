@@ -39,8 +39,8 @@ enum profile_mode {
 struct profile_output_options {
 	enum output_format format;
 	enum output_view view; /* of the CPU profile; a family's view is written whole */
-	const char *path;      /* -o; NULL: stdout, or a file named after the target on a terminal */
-	bool python_lines;     /* --lines */
+	const char *path;  /* -o; NULL: stdout, or a file named after the target on a terminal */
+	bool python_lines; /* --lines */
 };
 
 /* Every option of attach and record, from the command line down: what is

@@ -44,10 +44,6 @@ int gpu_capture__merge(struct gpu_capture *capture, struct session *session,
 /* Before the merge: kernels joined with the API calls that launched them
  * (gpu_merge_options.join). */
 void gpu_capture__set_join(struct gpu_capture *capture, gpu_join_fn join, void *ctx);
-/* The family's row in the recording's table (sampling/probe_family.h). */
-struct probe_family;
-extern const struct probe_family gpu_launch_family;
-
 void gpu_capture__print_summary(const struct gpu_capture *capture, const struct profile *profile);
 
 #endif /* LLMPROF_GPU_CAPTURE_H */

@@ -234,12 +234,12 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 
 		if (!offsets[k])
 			continue;
-		err = library_probe__attach_uprobe(&m->probe, m->skel->progs.gpu_memory_enter,
-						   path, offsets[k], cookie, false);
+		err = library_probe__attach_uprobe(&m->probe, m->skel->progs.gpu_memory_enter, path,
+						   offsets[k], cookie, false);
 		if (!err && call->shape != GPU_MEMORY_SET_DEVICE)
-			err = library_probe__attach_uprobe(
-			    &m->probe, m->skel->progs.gpu_memory_return, path, offsets[k], cookie,
-			    true);
+			err = library_probe__attach_uprobe(&m->probe,
+							   m->skel->progs.gpu_memory_return, path,
+							   offsets[k], cookie, true);
 		if (err) {
 			report__warn("cannot probe %s in %s: %s", call->symbol, mapped,
 				     strerror(-err));
@@ -412,8 +412,8 @@ static bool memory_wanted(const struct probe_family_env *env)
 
 static int memory_open(void **state, const struct probe_family_env *env)
 {
-	int err = gpu_memory__open((struct gpu_memory **)state, env->session, env->pid,
-				   env->record);
+	int err =
+	    gpu_memory__open((struct gpu_memory **)state, env->session, env->pid, env->record);
 
 	if (err)
 		report__error("cannot load the GPU memory probes: %s", report__bpf_error(err));

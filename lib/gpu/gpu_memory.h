@@ -53,10 +53,6 @@ int gpu_memory__profile(const struct gpu_memory *memory, enum gpu_memory_view vi
 void gpu_memory__print_summary(const struct gpu_memory *memory);
 void gpu_memory__close(struct gpu_memory *memory);
 
-/* The family's row in the recording's table (sampling/probe_family.h). */
-struct probe_family;
-extern const struct probe_family gpu_memory_family;
-
 /* "64.0 MiB", "512 B": sizes as leaves and summaries show them. */
 void gpu_memory__format_bytes(char *buf, size_t size, uint64_t bytes);
 /* "memory-peak" etc.; 0 or -EINVAL. */

@@ -454,8 +454,8 @@ static bool nccl_wanted(const struct probe_family_env *env)
 
 static int nccl_open(void **state, const struct probe_family_env *env)
 {
-	int err = nccl_probe__open((struct nccl_probe **)state, env->session, env->pid,
-				   env->record);
+	int err =
+	    nccl_probe__open((struct nccl_probe **)state, env->session, env->pid, env->record);
 
 	if (err) {
 		report__warn("NCCL probes unavailable: %s", report__bpf_error(err));

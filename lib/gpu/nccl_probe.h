@@ -52,10 +52,6 @@ int nccl_probe__profile(const struct nccl_probe *probe, struct profile **out);
 void nccl_probe__print_summary(const struct nccl_probe *probe);
 void nccl_probe__close(struct nccl_probe *probe);
 
-/* The family's row in the recording's table (sampling/probe_family.h). */
-struct probe_family;
-extern const struct probe_family nccl_family;
-
 /* Bytes of one element of ncclDataType_t TYPE; 0 where unknown. */
 unsigned int nccl_probe__type_size(unsigned int type);
 

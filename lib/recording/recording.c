@@ -13,9 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu/gpu_capture.h"
-#include "gpu/gpu_memory.h"
-#include "gpu/nccl_probe.h"
 #include "recording/recording.h"
 #include "status.h"
 
@@ -25,6 +22,11 @@
  * a while), they stop first, and their merge can join kernels with the
  * calls the families before them resolved.
  */
+extern const struct probe_family offcpu_family;	    /* sampling/offcpu_probe.c */
+extern const struct probe_family gpu_memory_family; /* gpu/gpu_memory.c */
+extern const struct probe_family nccl_family;	    /* gpu/nccl_probe.c */
+extern const struct probe_family gpu_launch_family; /* gpu/gpu_capture.c */
+
 static const struct probe_family *const families[] = {
     &offcpu_family,
     &gpu_memory_family,

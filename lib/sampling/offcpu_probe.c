@@ -207,7 +207,8 @@ static bool offcpu_wanted(const struct probe_family_env *env)
 
 static int offcpu_open(void **state, const struct probe_family_env *env)
 {
-	int err = offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
+	int err =
+	    offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
 
 	if (err)
 		report__error("cannot load the off-CPU probe: %s", report__bpf_error(err));

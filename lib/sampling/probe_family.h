@@ -91,7 +91,4 @@ struct probe_family {
 	void (*close)(void *state);
 };
 
-/* The off-CPU family (offcpu_probe.c). */
-extern const struct probe_family offcpu_family;
-
 #endif /* LLMPROF_PROBE_FAMILY_H */
