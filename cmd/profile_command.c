@@ -582,8 +582,13 @@ static void keep_profile(const struct profile_env *env, pid_t pid, const struct 
 		 output_format__extension(env->output.format));
 	err = output_file__open(&kept, path);
 	if (!err)
-		err = output_file__commit(&kept, output__write(profile, env->output.format,
-							       env->output.view, kept.stream));
+		err = output_file__commit(
+		    &kept, output__write_with(profile, env->output.format,
+					      &(struct writer_options){
+						  .view = env->output.view,
+						  .python_lines = env->output.python_lines,
+					      },
+					      kept.stream));
 	if (err)
 		report__error("cannot keep the profile in %s either: %s", path, strerror(-err));
 	else
@@ -627,23 +632,25 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 /* The profile (or the family's view asked for) to its file; kept in
  * $TMPDIR when it cannot be. */
 static int write_profile(struct profile_env *env, pid_t pid, struct output_file *output,
-			 struct profile *written, bool whole)
+			 const struct profile *written, bool whole)
 {
+	struct writer_options options = {
+	    .view = whole ? VIEW_ALL : env->output.view,
+	    .python_lines = env->output.python_lines,
+	};
 	int err;
 
-	/* A writer option, for the speedscope writer. */
-	written->python_lines = env->output.python_lines;
 	if (output_pattern__is_pattern(env->output.path)) {
-		err = output_pattern__write(env->output.path, written, env->output.format,
-					    env->output.view);
+		options.view = env->output.view;
+		err =
+		    output_pattern__write(env->output.path, written, env->output.format, &options);
 		if (err) {
 			keep_profile(env, pid, written);
 			return err;
 		}
 		return 0;
 	}
-	err = output__write(written, env->output.format, whole ? VIEW_ALL : env->output.view,
-			    output->stream);
+	err = output__write_with(written, env->output.format, &options, output->stream);
 	err = output_file__commit(output, err);
 	if (err) {
 		report__error("cannot write the profile%s%s: %s", env->output.path ? " to " : "",
@@ -661,7 +668,7 @@ static int run_profile(struct profile_env *env)
 	struct recording *recording = NULL;
 	struct recording_result result;
 	long long cpu_start, cpu_end;
-	struct profile *written;
+	const struct profile *written;
 	int status = EXIT_RUNTIME;
 	pid_t pid;
 
