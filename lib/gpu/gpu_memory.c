@@ -88,15 +88,9 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 		goto fail;
 	}
 	session__capture_settings(session, &settings);
-	m->skel->rodata->collect_kernel = settings.collect_kernel;
-	m->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	m->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
 	/* Allocations come in bursts of thousands: a smaller copy of the stack
-	 * (the frames near the call; frame pointers complete the rest) keeps
-	 * each record's cost down. */
-	m->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < GPU_MEMORY_STACK_COPY
-						? settings.stack_copy_bytes
-						: GPU_MEMORY_STACK_COPY;
+	 * keeps each record's cost down. */
+	SESSION_SET_CAPTURE_RODATA(m->skel->rodata, &settings, GPU_MEMORY_STACK_COPY);
 	m->skel->rodata->stop_on_load = stop_on_load;
 	m->probe.loader_program = m->skel->progs.gpu_memory_loader;
 	/* One link per library and program where the kernel has them: ending

@@ -89,12 +89,7 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 		goto fail;
 	}
 	session__capture_settings(session, &settings);
-	n->skel->rodata->collect_kernel = settings.collect_kernel;
-	n->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	n->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
-	n->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < NCCL_STACK_COPY
-						? settings.stack_copy_bytes
-						: NCCL_STACK_COPY;
+	SESSION_SET_CAPTURE_RODATA(n->skel->rodata, &settings, NCCL_STACK_COPY);
 	n->skel->rodata->stop_on_load = stop_on_load;
 	n->probe.loader_program = n->skel->progs.nccl_loader;
 	err = session__share_maps(session, n->skel->obj);

@@ -39,6 +39,7 @@ struct recording_options {
 	struct probe_family_options families;
 };
 
+struct gpu_capture;
 struct recording;
 
 /* What recording__finish() gives; owned by the recording. */

@@ -39,15 +39,12 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 		goto fail;
 	}
 	session__capture_settings(session, &settings);
-	o->skel->rodata->collect_kernel = settings.collect_kernel;
-	o->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	o->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
 	/* A thread blocks in a system call a few frames below the code that
 	 * waits: the top 4 KiB of its stack are enough for the unwinder,
 	 * frame pointers complete the rest, and every switch copies less. */
 	if (settings.stack_copy_bytes > OFFCPU_STACK_COPY)
 		settings.stack_copy_bytes = OFFCPU_STACK_COPY;
-	o->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes;
+	SESSION_SET_CAPTURE_RODATA(o->skel->rodata, &settings, OFFCPU_STACK_COPY);
 	o->skel->rodata->min_block_ns = min_block_ns;
 	/* The record as the ring carries it: the same layout as a CPU sample
 	 * (STACK_COPY_RECORD_BYTES in unwind.bpf.h). */

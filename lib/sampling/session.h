@@ -138,6 +138,18 @@ struct capture_settings {
 };
 int session__share_maps(const struct session *session, struct bpf_object *object);
 void session__capture_settings(const struct session *session, struct capture_settings *out);
+/* Sets those values in a family's skeleton .rodata, its stack copy cut to
+ * max_copy bytes (a family's calls need the frames near them; frame
+ * pointers complete the rest, and each record costs less). */
+#define SESSION_SET_CAPTURE_RODATA(rodata, settings, max_copy)                                    \
+	do {                                                                                       \
+		(rodata)->collect_kernel = (settings)->collect_kernel;                             \
+		(rodata)->wakeup_bytes = (settings)->wakeup_bytes;                                 \
+		(rodata)->unwind_in_bpf = (settings)->unwind_in_bpf;                               \
+		(rodata)->stack_copy_bytes = (settings)->stack_copy_bytes < (max_copy)             \
+						 ? (settings)->stack_copy_bytes                    \
+						 : (max_copy);                                     \
+	} while (0)
 
 /* Called while draining, for each record of a family's kind, after its
  * stack was unwound and interned: thread and stack are the session's raw
