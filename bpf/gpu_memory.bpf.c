@@ -11,26 +11,17 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "capture.bpf.h"
 #include "gpu_memory.h"
-
-#define SIGSTOP 19
-
-/* record: the target is our child, so it may be stopped while the probes
- * are attached to a library it has just mapped. */
-const volatile bool stop_on_load = false;
+#include "library_call.bpf.h"
 
 /* A thread's outermost call in progress. */
 struct pending_call {
-	__u64 cookie;
+	struct library_call head;
 	__u64 size;
 	__u64 out; /* where the call writes the address or handle */
 	__u64 address;
 	__u64 pitch_out;
 	__u64 handle;
-	__u64 start_ns;
-	__u64 sp; /* the outermost call's stack pointer at entry */
-	__u32 depth;
 	__s32 device;
 };
 
@@ -63,7 +54,7 @@ int gpu_memory_enter(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tid = (__u32)id, shape = GPU_MEMORY_COOKIE_SHAPE(cookie);
-	struct pending_call *pending, call = {};
+	struct pending_call call = {};
 	__u64 sp = PT_REGS_SP(ctx);
 	__s32 *device;
 
@@ -75,18 +66,9 @@ int gpu_memory_enter(struct pt_regs *ctx)
 		bpf_map_update_elem(&gpu_memory_device, &tid, &ordinal, BPF_ANY);
 		return 0;
 	}
-	pending = bpf_map_lookup_elem(&gpu_memory_pending, &tid);
-	/* Below the outermost call's frame: a call made inside it.  At or
-	 * above it, that call never returned through its probe (longjmp,
-	 * an exception): start over. */
-	if (pending && pending->depth && sp < pending->sp) {
-		pending->depth++;
+	if (library_call__nested(&gpu_memory_pending, tid, sp))
 		return 0;
-	}
-	call.cookie = cookie;
-	call.start_ns = bpf_ktime_get_ns();
-	call.sp = sp;
-	call.depth = 1;
+	library_call__begin(&call.head, cookie, sp);
 	device = bpf_map_lookup_elem(&gpu_memory_device, &tid);
 	call.device = device ? *device : GPU_MEMORY_DEFAULT_DEVICE;
 	switch (shape) {
@@ -140,12 +122,10 @@ int gpu_memory_return(struct pt_regs *ctx)
 	struct sample_event *event;
 	__s32 result;
 
-	pending = bpf_map_lookup_elem(&gpu_memory_pending, &tid);
-	if (!pending || !pending->depth)
+	pending = library_call__end(&gpu_memory_pending, tid);
+	if (!pending)
 		return 0;
-	if (--pending->depth)
-		return 0;
-	shape = GPU_MEMORY_COOKIE_SHAPE(pending->cookie);
+	shape = GPU_MEMORY_COOKIE_SHAPE(pending->head.cookie);
 	result = (__s32)PT_REGS_RC(ctx);
 	if (!result) {
 		if (shape == GPU_MEMORY_ALLOC || shape == GPU_MEMORY_CREATE) {
@@ -156,46 +136,28 @@ int gpu_memory_return(struct pt_regs *ctx)
 		}
 	}
 	count(COUNTER_GPU_MEMORY);
-	event = capture__reserve(SAMPLE_KIND_GPU_MEMORY);
-	if (!event) {
-		count(COUNTER_LOST_GPU_MEMORY);
+	event = library_call__reserve(SAMPLE_KIND_GPU_MEMORY, COUNTER_LOST_GPU_MEMORY);
+	if (!event)
 		return 0;
-	}
-	event->detail[GPU_MEMORY_DETAIL_CALL] = pending->cookie;
+	event->detail[GPU_MEMORY_DETAIL_CALL] = pending->head.cookie;
 	event->detail[GPU_MEMORY_DETAIL_RESULT] = (__s64)result;
 	event->detail[GPU_MEMORY_DETAIL_SIZE] = pending->size;
 	event->detail[GPU_MEMORY_DETAIL_ADDRESS] = pending->address;
 	event->detail[GPU_MEMORY_DETAIL_DEVICE] = (__s64)pending->device;
 	event->detail[GPU_MEMORY_DETAIL_HANDLE] = pending->handle;
-	event->detail[GPU_MEMORY_DETAIL_START_NS] = pending->start_ns;
+	event->detail[GPU_MEMORY_DETAIL_START_NS] = pending->head.start_ns;
 	capture__stacks(ctx, event, false);
 	capture__submit(event, false);
 	return 0;
 }
 
-/* The dynamic loader's _dl_debug_state(), called as it maps and unmaps
- * libraries: userspace looks for a CUDA library to probe, at once. */
+/* The dynamic loader's _dl_debug_state(): userspace looks for a CUDA
+ * library to probe. */
 SEC("uprobe")
 int gpu_memory_loader(struct pt_regs *ctx)
 {
-	struct sample_event *event;
-
-	if (!targets__contains(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	/* Before the record: whenever userspace sees it, the stop is already
-	 * pending, and its SIGCONT (which also discards a pending stop) comes
-	 * after the probes are in. */
-	if (stop_on_load)
-		bpf_send_signal(SIGSTOP);
-	event = capture__reserve(SAMPLE_KIND_GPU_MEMORY);
-	if (!event) {
-		count(COUNTER_LOST_GPU_MEMORY);
-		return 0;
-	}
-	event->detail[GPU_MEMORY_DETAIL_CALL] = GPU_MEMORY_LOADER;
-	capture__stacks(ctx, event, false);
-	capture__submit(event, true);
-	return 0;
+	return library_call__loader(ctx, SAMPLE_KIND_GPU_MEMORY, COUNTER_LOST_GPU_MEMORY,
+				    GPU_MEMORY_LOADER);
 }
 
 char LICENSE[] SEC("license") = "GPL";

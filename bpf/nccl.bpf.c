@@ -10,28 +10,19 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "capture.bpf.h"
+#include "library_call.bpf.h"
 #include "nccl.h"
-
-#define SIGSTOP 19
 /* The sixth argument register (x86-64), which older libbpf does not name. */
 #ifndef PT_REGS_PARM6
 #define PT_REGS_PARM6(x) ((x)->r9)
 #endif
 
-/* record: the target is our child, so it may be stopped while the probes
- * go into a library it has just mapped. */
-const volatile bool stop_on_load = false;
-
 struct pending_call {
-	__u64 cookie;
+	struct library_call head;
 	__u64 count;
 	__u64 type;
 	__u64 comm; /* NCCL_INIT: where the call writes the communicator */
 	__u64 stream;
-	__u64 start_ns;
-	__u64 sp;
-	__u32 depth;
 };
 
 struct {
@@ -61,19 +52,13 @@ int nccl_enter(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = PT_REGS_SP(ctx);
 	__u32 tid = (__u32)id;
-	struct pending_call *pending, call = {};
+	struct pending_call call = {};
 
 	if (!targets__contains(id >> 32))
 		return 0;
-	pending = bpf_map_lookup_elem(&nccl_pending, &tid);
-	if (pending && pending->depth && sp < pending->sp) {
-		pending->depth++;
+	if (library_call__nested(&nccl_pending, tid, sp))
 		return 0;
-	}
-	call.cookie = cookie;
-	call.start_ns = bpf_ktime_get_ns();
-	call.sp = sp;
-	call.depth = 1;
+	library_call__begin(&call.head, cookie, sp);
 	switch (NCCL_COOKIE_SHAPE(cookie)) {
 	case NCCL_COLL:
 		call.count = PT_REGS_PARM3(ctx);
@@ -131,14 +116,12 @@ int nccl_return(struct pt_regs *ctx)
 	__s32 result;
 	__u64 comm;
 
-	pending = bpf_map_lookup_elem(&nccl_pending, &tid);
-	if (!pending || !pending->depth)
-		return 0;
-	if (--pending->depth)
+	pending = library_call__end(&nccl_pending, tid);
+	if (!pending)
 		return 0;
 	result = (__s32)PT_REGS_RC(ctx);
 	comm = pending->comm;
-	if (NCCL_COOKIE_SHAPE(pending->cookie) == NCCL_INIT) {
+	if (NCCL_COOKIE_SHAPE(pending->head.cookie) == NCCL_INIT) {
 		__u64 made = 0;
 
 		if (comm)
@@ -146,18 +129,16 @@ int nccl_return(struct pt_regs *ctx)
 		comm = result ? 0 : made;
 	}
 	count(COUNTER_NCCL);
-	event = capture__reserve(SAMPLE_KIND_NCCL);
-	if (!event) {
-		count(COUNTER_LOST_NCCL);
+	event = library_call__reserve(SAMPLE_KIND_NCCL, COUNTER_LOST_NCCL);
+	if (!event)
 		return 0;
-	}
-	event->detail[NCCL_DETAIL_CALL] = pending->cookie;
+	event->detail[NCCL_DETAIL_CALL] = pending->head.cookie;
 	event->detail[NCCL_DETAIL_RESULT] = (__s64)result;
 	event->detail[NCCL_DETAIL_COUNT] = pending->count;
 	event->detail[NCCL_DETAIL_TYPE] = pending->type;
 	event->detail[NCCL_DETAIL_COMM] = comm;
 	event->detail[NCCL_DETAIL_STREAM] = pending->stream;
-	event->detail[NCCL_DETAIL_START_NS] = pending->start_ns;
+	event->detail[NCCL_DETAIL_START_NS] = pending->head.start_ns;
 	capture__stacks(ctx, event, false);
 	capture__submit(event, false);
 	return 0;
@@ -167,21 +148,7 @@ int nccl_return(struct pt_regs *ctx)
 SEC("uprobe")
 int nccl_loader(struct pt_regs *ctx)
 {
-	struct sample_event *event;
-
-	if (!targets__contains(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-	if (stop_on_load)
-		bpf_send_signal(SIGSTOP);
-	event = capture__reserve(SAMPLE_KIND_NCCL);
-	if (!event) {
-		count(COUNTER_LOST_NCCL);
-		return 0;
-	}
-	event->detail[NCCL_DETAIL_CALL] = NCCL_LOADER;
-	capture__stacks(ctx, event, false);
-	capture__submit(event, true);
-	return 0;
+	return library_call__loader(ctx, SAMPLE_KIND_NCCL, COUNTER_LOST_NCCL, NCCL_LOADER);
 }
 
 char LICENSE[] SEC("license") = "GPL";

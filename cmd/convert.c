@@ -122,8 +122,8 @@ int do_convert(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto cleanup;
 	}
-	profile->python_lines = python_lines;
-	err = output__write(profile, format, VIEW_ALL, output.stream);
+	err = output__write_with(
+	    profile, format, &(struct writer_options){.python_lines = python_lines}, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {
 		report__error("cannot write %s: %s", output_path ? output_path : "standard output",

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "run_as.h"
+#include "recording/run_as.h"
 
 #define MCP_MAX_ROOTS 64
 #define MCP_MAX_PIDS 64

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,15 +19,13 @@
 #include "cmd.h"
 #include "output_pattern.h"
 #include "findings/findings.h"
-#include "gpu/gpu_capture.h"
 #include "gpu/gpu_memory.h"
-#include "gpu/nccl_probe.h"
 #include "profile/output.h"
 #include "privilege.h"
 #include "progress.h"
-#include "run_as.h"
+#include "recording/run_as.h"
+#include "recording/recording.h"
 #include "status.h"
-#include "sampling/proc_files.h"
 #include "sampling/session.h"
 #include "profile/summary.h"
 #include "sampling/unwinder.h"
@@ -40,23 +37,24 @@ enum profile_mode {
 
 #define MAX_PIDS 256
 
+/* How the profile is written. */
+struct profile_output_options {
+	enum output_format format;
+	enum output_view view; /* of the CPU profile; a family's view is written whole */
+	const char *path;  /* -o; NULL: stdout, or a file named after the target on a terminal */
+	bool python_lines; /* --lines */
+	bool inverted;	   /* --inverted: -f svg as an icicle */
+};
+
+/* Every option of attach and record, from the command line down: what is
+ * recorded (the target, the sampling, the probe families) and how it is
+ * written. */
 struct profile_env {
 	enum profile_mode mode;
-	struct session_options session;
-	enum output_format format;
-	enum output_view view;
-	bool gpu;
-	bool gpu_memory;      /* --gpu-memory */
-	bool memory_view_set; /* --view memory-*: the memory profile is written */
-	enum gpu_memory_view memory_view;
-	bool nccl;	/* NCCL probes; --no-nccl turns them off */
-	bool nccl_view; /* --view nccl: the bytes profile is written */
-	const char *output_path;
-	char **command;		   /* record: argv of the command */
+	struct recording_options recording;
+	struct profile_output_options output;
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
 	bool no_children;
-	bool python_lines; /* --lines */
-	struct run_as *run_as; /* record --run-as: the command's user */
 };
 
 enum {
@@ -219,7 +217,7 @@ static int parse_pids(const char *text, struct profile_env *env)
 
 	if (!copy)
 		return -ENOMEM;
-	env->session.pid = 0;
+	env->recording.sampling.pid = 0;
 	for (token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
 		long value;
 
@@ -228,15 +226,15 @@ static int parse_pids(const char *text, struct profile_env *env)
 			break;
 		}
 		if (!n)
-			env->session.pid = value;
+			env->recording.sampling.pid = value;
 		else
 			env->more_pids[n - 1] = value;
 		n++;
 	}
 	if (!n || text[0] == ',' || text[strlen(text) - 1] == ',' || strstr(text, ",,"))
 		err = -EINVAL;
-	env->session.more_pids = env->more_pids;
-	env->session.nr_more_pids = n ? n - 1 : 0;
+	env->recording.sampling.more_pids = env->more_pids;
+	env->recording.sampling.nr_more_pids = n ? n - 1 : 0;
 	free(copy);
 	return err;
 }
@@ -320,19 +318,68 @@ static void check_delivered_rate(const struct profile *profile, unsigned int fre
 		     frequency, due, kernel_max_sample_rate());
 }
 
+/* What the options say together, once all are read; the target named.
+ * Returns -1 to go on, else the exit status. */
+static int check_options(int argc, char **argv, struct profile_env *env, bool view_given)
+{
+	if (env->output.inverted && env->output.format != FORMAT_SVG) {
+		report__error("--inverted is for -f svg");
+		return EXIT_USAGE;
+	}
+	if (env->output.inverted)
+		env->output.format = FORMAT_SVG_INVERTED;
+	/* --gpu-memory writes the peak unless a view was asked for. */
+	if (env->recording.families.gpu_memory && !view_given)
+		env->recording.families.view = "memory-peak";
+	env->recording.sampling.bursts = env->recording.families.gpu_memory;
+	if (env->output.format == FORMAT_CHROME && env->recording.families.view) {
+		report__error("-f chrome writes timelines, which the memory and nccl views "
+			      "lack: add --view cpu, gpu or all");
+		return EXIT_USAGE;
+	}
+	if (env->recording.families.view && !strcmp(env->recording.families.view, "nccl") &&
+	    !env->recording.families.nccl) {
+		report__error("--view nccl needs the NCCL probes: drop --no-nccl");
+		return EXIT_USAGE;
+	}
+	if (env->mode == MODE_ATTACH) {
+		env->recording.sampling.warm_up = true;
+		if (optind < argc) {
+			report__error("unexpected argument '%s' (attach takes -p PID)",
+				      argv[optind]);
+			return EXIT_USAGE;
+		}
+		if (!env->recording.sampling.pid) {
+			report__error("no process given: use -p PID");
+			return EXIT_USAGE;
+		}
+	} else {
+		if (optind >= argc) {
+			report__error("no command to record: use 'llmprof record [OPTIONS] -- "
+				      "COMMAND [ARGS...]'");
+			return EXIT_USAGE;
+		}
+		env->recording.command = argv + optind;
+		/* As perf record does: the whole tree the command starts. */
+		env->recording.sampling.children = !env->no_children;
+	}
+	return -1;
+}
+
 static int parse_options(int argc, char **argv, struct profile_env *env)
 {
-	bool view_given = false, inverted = false;
+	enum gpu_memory_view memory_view;
+	bool view_given = false;
 	long value;
 	int opt;
 
-	env->session.frequency = 99;
-	env->session.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_US * 1000ULL;
-	env->session.kernel_stacks = true;
-	env->session.python = true;
-	env->format = FORMAT_FOLDED;
-	env->gpu = true;
-	env->nccl = true;
+	env->recording.sampling.frequency = 99;
+	env->recording.sampling.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_US * 1000ULL;
+	env->recording.sampling.kernel_stacks = true;
+	env->recording.sampling.python = true;
+	env->output.format = FORMAT_FOLDED;
+	env->recording.families.gpu = true;
+	env->recording.families.nccl = true;
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
 	while ((opt = getopt_long(argc, argv,
@@ -352,7 +399,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			}
 			break;
 		case 'd':
-			if (parse_seconds(optarg, &env->session.duration)) {
+			if (parse_seconds(optarg, &env->recording.sampling.duration)) {
 				report__error("invalid duration '%s' for -d: expected a positive "
 					      "number of seconds, at most %d (a year)",
 					      optarg, MAX_DURATION_S);
@@ -369,13 +416,13 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 					      optarg, limit, kernel_max_sample_rate());
 				return EXIT_USAGE;
 			}
-			env->session.frequency = value;
+			env->recording.sampling.frequency = value;
 			break;
 		case OPT_SAMPLING:
 			if (!strcmp(optarg, "random")) {
-				env->session.fixed_intervals = false;
+				env->recording.sampling.fixed_intervals = false;
 			} else if (!strcmp(optarg, "fixed")) {
-				env->session.fixed_intervals = true;
+				env->recording.sampling.fixed_intervals = true;
 			} else {
 				report__error("invalid sampling '%s' for --sampling: expected "
 					      "random or fixed",
@@ -385,7 +432,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		}
 		case 'f':
-			if (output__parse_format(optarg, &env->format)) {
+			if (output__parse_format(optarg, &env->output.format)) {
 				report__error("invalid format '%s' for -f: expected folded, "
 					      "speedscope, pprof, chrome or svg",
 					      optarg);
@@ -397,7 +444,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				report__error("empty file name for -o");
 				return EXIT_USAGE;
 			}
-			env->output_path = optarg;
+			env->output.path = optarg;
 			if (!output_pattern__valid(optarg)) {
 				report__error("invalid -o name '%s': %% is followed by p (PID), r "
 					      "(rank), h (host name) or %%",
@@ -406,16 +453,16 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			}
 			break;
 		case OPT_NO_KERNEL:
-			env->session.kernel_stacks = false;
+			env->recording.sampling.kernel_stacks = false;
 			break;
 		case OPT_PER_THREAD:
-			env->session.per_thread = true;
+			env->recording.sampling.per_thread = true;
 			break;
 		case OPT_NO_PYTHON:
-			env->session.python = false;
+			env->recording.sampling.python = false;
 			break;
 		case OPT_LINES:
-			env->python_lines = true;
+			env->output.python_lines = true;
 			break;
 		case OPT_RUN_AS: {
 			static struct run_as user;
@@ -432,28 +479,26 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 					      err == -ENOMEM ? strerror(ENOMEM) : "no such user");
 				return EXIT_USAGE;
 			}
-			env->run_as = &user;
+			env->recording.run_as = &user;
 			break;
 		}
 		case OPT_INVERTED:
-			inverted = true;
+			env->output.inverted = true;
 			break;
 		case OPT_VIEW:
 			view_given = true;
-			env->memory_view_set = false;
-			env->nccl_view = false;
+			env->recording.families.view = NULL;
 			if (!strcmp(optarg, "nccl")) {
-				env->nccl_view = true;
+				env->recording.families.view = optarg;
 			} else if (!strcmp(optarg, "all")) {
-				env->view = VIEW_ALL;
+				env->output.view = VIEW_ALL;
 			} else if (!strcmp(optarg, "cpu")) {
-				env->view = VIEW_CPU;
+				env->output.view = VIEW_CPU;
 			} else if (!strcmp(optarg, "gpu")) {
-				env->view = VIEW_GPU;
-			} else if (!gpu_memory__parse_view(optarg, &env->memory_view)) {
-				env->gpu_memory = true;
-				env->memory_view_set = true;
-				break;
+				env->output.view = VIEW_GPU;
+			} else if (!gpu_memory__parse_view(optarg, &memory_view)) {
+				env->recording.families.gpu_memory = true;
+				env->recording.families.view = optarg;
 			} else {
 				report__error(
 				    "invalid view '%s' for --view: expected cpu, gpu, all, "
@@ -463,16 +508,16 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			}
 			break;
 		case OPT_NO_GPU:
-			env->gpu = false;
+			env->recording.families.gpu = false;
 			break;
 		case OPT_GPU_MEMORY:
-			env->gpu_memory = true;
+			env->recording.families.gpu_memory = true;
 			break;
 		case OPT_NO_NCCL:
-			env->nccl = false;
+			env->recording.families.nccl = false;
 			break;
 		case OPT_UNWIND:
-			if (parse_unwind(optarg, &env->session)) {
+			if (parse_unwind(optarg, &env->recording.sampling)) {
 				report__error(
 				    "invalid unwind mode '%s' for --unwind: expected auto, "
 				    "ehframe, fp, dwarf or compare, the last two optionally "
@@ -483,11 +528,11 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_MODE:
 			if (!strcmp(optarg, "cpu")) {
-				env->session.mode = SESSION_MODE_CPU;
+				env->recording.sampling.mode = SESSION_MODE_CPU;
 			} else if (!strcmp(optarg, "off-cpu")) {
-				env->session.mode = SESSION_MODE_OFF_CPU;
+				env->recording.sampling.mode = SESSION_MODE_OFF_CPU;
 			} else if (!strcmp(optarg, "wall")) {
-				env->session.mode = SESSION_MODE_WALL;
+				env->recording.sampling.mode = SESSION_MODE_WALL;
 			} else {
 				report__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
 					      "or wall",
@@ -496,18 +541,18 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			}
 			break;
 		case 'C':
-			env->session.children = true;
+			env->recording.sampling.children = true;
 			env->no_children = false;
 			break;
 		case OPT_NO_CHILDREN:
-			env->session.children = false;
+			env->recording.sampling.children = false;
 			env->no_children = true;
 			break;
 		case OPT_PER_PROCESS:
-			env->session.per_process = true;
+			env->recording.sampling.per_process = true;
 			break;
 		case OPT_OFF_CPU:
-			env->session.mode = SESSION_MODE_OFF_CPU;
+			env->recording.sampling.mode = SESSION_MODE_OFF_CPU;
 			break;
 		case OPT_OFF_CPU_MIN:
 			if (parse_long(optarg, 0, 10000000, &value)) {
@@ -516,7 +561,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 					      optarg);
 				return EXIT_USAGE;
 			}
-			env->session.off_cpu_min_ns = value * 1000ULL;
+			env->recording.sampling.off_cpu_min_ns = value * 1000ULL;
 			break;
 		case 'v':
 			report__set_level(REPORT_VERBOSE);
@@ -532,47 +577,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			return EXIT_USAGE;
 		}
 	}
-	if (inverted && env->format != FORMAT_SVG) {
-		report__error("--inverted is for -f svg");
-		return EXIT_USAGE;
-	}
-	if (inverted)
-		env->format = FORMAT_SVG_INVERTED;
-	/* --gpu-memory writes the peak unless a view was asked for. */
-	if (env->gpu_memory && !view_given)
-		env->memory_view_set = true;
-	env->session.bursts = env->gpu_memory;
-	if (env->format == FORMAT_CHROME && (env->memory_view_set || env->nccl_view)) {
-		report__error("-f chrome writes timelines, which the memory and nccl views "
-			      "lack: add --view cpu, gpu or all");
-		return EXIT_USAGE;
-	}
-	if (env->nccl_view && !env->nccl) {
-		report__error("--view nccl needs the NCCL probes: drop --no-nccl");
-		return EXIT_USAGE;
-	}
-	if (env->mode == MODE_ATTACH) {
-		env->session.warm_up = true;
-		if (optind < argc) {
-			report__error("unexpected argument '%s' (attach takes -p PID)",
-				      argv[optind]);
-			return EXIT_USAGE;
-		}
-		if (!env->session.pid) {
-			report__error("no process given: use -p PID");
-			return EXIT_USAGE;
-		}
-	} else {
-		if (optind >= argc) {
-			report__error("no command to record: use 'llmprof record [OPTIONS] -- "
-				      "COMMAND [ARGS...]'");
-			return EXIT_USAGE;
-		}
-		env->command = argv + optind;
-		/* As perf record does: the whole tree the command starts. */
-		env->session.children = !env->no_children;
-	}
-	return -1;
+	return check_options(argc, argv, env, view_given);
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -593,142 +598,12 @@ static void install_signal_handlers(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* The started command waits on a pipe until the session is attached, so its
- * first instruction is profiled. */
-struct child {
-	pid_t pid;
-	int go_fd;     /* write a byte to let it exec */
-	int status_fd; /* carries errno if exec fails; EOF on success */
-};
-
-static int start_child(char **command, const struct run_as *run_as, struct child *child)
-{
-	/* Built before the fork: the child only drops privileges and execs. */
-	char **envp = run_as ? run_as__environment(run_as) : NULL;
-	int go[2], status[2], dumpable;
-	pid_t pid;
-
-	if (run_as && !envp)
-		return -ENOMEM;
-	/* An llmprof with file capabilities is not dumpable, nor would its
-	 * fork be: the fork's /proc files would be root's, and the loader's
-	 * probe and the maps scan refused until the exec.  The fork is made
-	 * dumpable from its start; the capabilities it holds until the exec
-	 * still keep the user from ptracing it. */
-	dumpable = prctl(PR_GET_DUMPABLE);
-	if (pipe2(go, O_CLOEXEC) || pipe2(status, O_CLOEXEC)) {
-		pid = -1;
-	} else {
-		prctl(PR_SET_DUMPABLE, 1);
-		pid = fork();
-		if (pid)
-			prctl(PR_SET_DUMPABLE, dumpable);
-	}
-	if (pid < 0) {
-		pid = -errno;
-		run_as__free_environment(envp);
-		return pid;
-	}
-	if (pid == 0) {
-		char byte;
-		int err;
-
-		close(go[1]);
-		close(status[0]);
-		signal(SIGPIPE, SIG_DFL);
-		if (read(go[0], &byte, 1) != 1)
-			_exit(127);
-		err = run_as ? -run_as__enter(run_as) : 0;
-		if (!err) {
-			if (envp)
-				execvpe(command[0], command, envp);
-			else
-				execvp(command[0], command);
-			err = errno;
-		}
-		if (write(status[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	run_as__free_environment(envp);
-	close(go[0]);
-	close(status[1]);
-	child->pid = pid;
-	child->go_fd = go[1];
-	child->status_fd = status[0];
-	return 0;
-}
-
-/* Lets the child exec; returns 0 or the exec errno as -errno. */
-static int release_child(struct child *child)
-{
-	ssize_t n;
-	int err = 0;
-
-	if (write(child->go_fd, "g", 1) != 1)
-		return -errno;
-	close(child->go_fd);
-	child->go_fd = -1;
-	do
-		n = read(child->status_fd, &err, sizeof(err));
-	while (n < 0 && errno == EINTR);
-	close(child->status_fd);
-	child->status_fd = -1;
-	return n == sizeof(err) ? -err : 0;
-}
-
-static void reap_child(struct child *child, bool stop_it)
-{
-	int status;
-
-	if (child->go_fd >= 0)
-		close(child->go_fd); /* unreleased: it exits at once */
-	if (child->status_fd >= 0)
-		close(child->status_fd);
-	child->go_fd = child->status_fd = -1;
-	if (child->pid <= 0)
-		return;
-	if (stop_it && waitpid(child->pid, &status, WNOHANG) == 0)
-		kill(child->pid, SIGTERM);
-	while (waitpid(child->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status))
-		report__info("command exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		report__info("command was killed by signal %d (%s)", WTERMSIG(status),
-			     strsignal(WTERMSIG(status)));
-	child->pid = 0;
-}
-
-static const char *describe_bpf_error(int err)
-{
-	switch (-err) {
-	case EPERM:
-	case EACCES:
-		return "permission denied (run as root, or with CAP_BPF and CAP_PERFMON)";
-	default:
-		return strerror(-err);
-	}
-}
-
-/* Who may connect to the GPU socket besides root: the target's owner. */
-static uid_t target_uid(const struct profile_env *env)
-{
-	char path[64];
-	struct stat st;
-
-	if (env->mode == MODE_RECORD)
-		return env->run_as ? env->run_as->uid : getuid();
-	snprintf(path, sizeof(path), "/proc/%d", env->session.pid);
-	return stat(path, &st) ? (uid_t)-1 : st.st_uid;
-}
-
 /*
  * A profile that could not be written where it was asked for is the result
  * of a whole run, often one that cannot be repeated: it is kept in $TMPDIR
  * (else /tmp) as llmprof-PID-YYYYmmdd-HHMMSS.folded (or .speedscope.json).
  */
-static void keep_profile(const struct profile_env *env, const struct profile *profile)
+static void keep_profile(const struct profile_env *env, pid_t pid, const struct profile *profile)
 {
 	const char *dir = getenv("TMPDIR");
 	struct output_file kept;
@@ -741,12 +616,17 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 		dir = "/tmp";
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	snprintf(path, sizeof(path), "%s/llmprof-%d-%s.%s", dir, env->session.pid, stamp,
-		 output_format__extension(env->format));
+	snprintf(path, sizeof(path), "%s/llmprof-%d-%s.%s", dir, pid, stamp,
+		 output_format__extension(env->output.format));
 	err = output_file__open(&kept, path);
 	if (!err)
 		err = output_file__commit(
-		    &kept, output__write(profile, env->format, env->view, kept.stream));
+		    &kept, output__write_with(profile, env->output.format,
+					      &(struct writer_options){
+						  .view = env->output.view,
+						  .python_lines = env->output.python_lines,
+					      },
+					      kept.stream));
 	if (err)
 		report__error("cannot keep the profile in %s either: %s", path, strerror(-err));
 	else
@@ -754,47 +634,68 @@ static void keep_profile(const struct profile_env *env, const struct profile *pr
 }
 
 /*
- * What attach can tell before it starts: a zombie (every thread gone) and a
- * kernel thread give nothing to profile (1, with the reason); a stopped
- * process is profiled, with a warning that it takes no samples until it
- * continues.
+ * Opens where the profile goes, before the recording starts, so that a
+ * path that cannot be written ends the run at once.  A name with %p etc. is
+ * named per process at the end: only its directory is checked now.
  */
-static int check_attach_target(pid_t pid)
+static int open_output(struct profile_env *env, pid_t pid, struct output_file *output,
+		       char *default_path, size_t size)
 {
-	char path[64], text[1024], dir[64], state, *paren;
-	unsigned long flags = 0;
-	size_t n;
-	FILE *f;
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f) {
-		report__error("no process with PID %d", pid);
-		return EXIT_RUNTIME;
+	if (!env->output.path && isatty(STDOUT_FILENO)) {
+		/* As perf and py-spy do: a profile does not scroll past on a
+		 * terminal. */
+		if (progress__default_output(pid, env->output.format, default_path, size)) {
+			report__error("cannot name the output file");
+			return -ENAMETOOLONG;
+		}
+		env->output.path = default_path;
 	}
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	paren = strrchr(text, ')');
-	if (!paren || sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+	if (output_pattern__is_pattern(env->output.path)) {
+		char first[PATH_MAX];
+
+		err = output_pattern__expand(env->output.path, pid, 0, first, sizeof(first));
+		if (!err)
+			err = output_file__open(output, first);
+		output_file__abort(output);
+	} else {
+		err = output_file__open(output, env->output.path);
+	}
+	if (err)
+		report__error("cannot write '%s': %s", env->output.path, strerror(-err));
+	return err;
+}
+
+/* The profile (or the family's view asked for) to its file; kept in
+ * $TMPDIR when it cannot be. */
+static int write_profile(struct profile_env *env, pid_t pid, struct output_file *output,
+			 const struct profile *written, bool whole)
+{
+	struct writer_options options = {
+	    .view = whole ? VIEW_ALL : env->output.view,
+	    .python_lines = env->output.python_lines,
+	};
+	int err;
+
+	if (output_pattern__is_pattern(env->output.path)) {
+		options.view = env->output.view;
+		err =
+		    output_pattern__write(env->output.path, written, env->output.format, &options);
+		if (err) {
+			keep_profile(env, pid, written);
+			return err;
+		}
 		return 0;
-	if (flags & 0x00200000) { /* PF_KTHREAD */
-		report__error("process %d is a kernel thread: only user processes can be profiled",
-			      pid);
-		return EXIT_RUNTIME;
 	}
-	if ((state == 'Z' || state == 'X') && proc_files__dir(pid, dir, sizeof(dir))) {
-		report__error("process %d is a zombie: it has exited and waits for its parent "
-			      "to reap it",
-			      pid);
-		return EXIT_RUNTIME;
+	err = output__write_with(written, env->output.format, &options, output->stream);
+	err = output_file__commit(output, err);
+	if (err) {
+		report__error("cannot write the profile%s%s: %s", env->output.path ? " to " : "",
+			      env->output.path ? env->output.path : "", strerror(-err));
+		keep_profile(env, pid, written);
 	}
-	if (state == 'T')
-		report__warn("process %d is stopped (SIGSTOP); no samples until it continues", pid);
-	else if (state == 't')
-		report__warn("process %d is stopped by a debugger; no samples until it continues",
-			     pid);
-	return 0;
+	return err;
 }
 
 static int run_profile(struct profile_env *env)
@@ -802,243 +703,47 @@ static int run_profile(struct profile_env *env)
 	struct output_file output = {0};
 	struct progress progress = {0};
 	char default_path[PATH_MAX];
-	struct child child = {.go_fd = -1, .status_fd = -1};
-	struct session *session = NULL;
-	struct profile *profile = NULL, *memory_profile = NULL;
+	struct recording *recording = NULL;
+	struct recording_result result;
+	long long cpu_start, cpu_end;
 	const struct profile *written;
-	struct gpu_capture *gpu = NULL;
-	struct gpu_memory *memory = NULL;
-	struct nccl_probe *nccl = NULL;
-	struct profile *nccl_profile = NULL;
-	enum session_end end = SESSION_END_DURATION;
-	long long cpu_start, cpu_end = -1;
-	int status = EXIT_RUNTIME, err;
+	int status = EXIT_RUNTIME;
+	pid_t pid;
 
 	install_signal_handlers();
-	if (privilege__check_profile(env->session.mode != SESSION_MODE_CPU,
-				     env->gpu || env->gpu_memory || env->nccl,
-				     env->gpu && env->mode == MODE_ATTACH))
+	if (privilege__check_profile(
+		env->recording.sampling.mode != SESSION_MODE_CPU,
+		env->recording.families.gpu || env->recording.families.gpu_memory ||
+		    env->recording.families.nccl,
+		env->recording.families.gpu && env->mode == MODE_ATTACH))
 		return EXIT_RUNTIME;
-	if (env->mode == MODE_ATTACH && kill(env->session.pid, 0) && errno == ESRCH) {
-		report__error("no process with PID %d", env->session.pid);
-		return EXIT_RUNTIME;
-	}
-	if (env->mode == MODE_ATTACH) {
-		status = check_attach_target(env->session.pid);
-		if (status)
-			return status;
-		status = EXIT_RUNTIME;
-	}
-	if (env->gpu) {
-		err = gpu_capture__open(&gpu, target_uid(env));
-		if (err) {
-			if (err != -ENOTSUP)
-				report__warn("GPU capture unavailable: %s; CPU only",
-					     strerror(-err));
-			gpu = NULL;
-		} else if (env->mode == MODE_RECORD && gpu_capture__prepare_record(gpu)) {
-			gpu_capture__close(gpu);
-			gpu = NULL;
-		}
-	}
-	if (env->mode == MODE_RECORD) {
-		err = start_child(env->command, env->run_as, &child);
-		if (err) {
-			report__error("cannot start '%s': %s", env->command[0], strerror(-err));
-			goto cleanup;
-		}
-		env->session.pid = child.pid;
-	}
-	if (!env->output_path && isatty(STDOUT_FILENO)) {
-		/* As perf and py-spy do: a profile does not scroll past on a
-		 * terminal. */
-		if (progress__default_output(env->session.pid, env->format, default_path,
-					     sizeof(default_path))) {
-			report__error("cannot name the output file");
-			goto cleanup;
-		}
-		env->output_path = default_path;
-	}
-	if (output_pattern__is_pattern(env->output_path)) {
-		/* Named per process at the end; check the directory now. */
-		char first[PATH_MAX];
-
-		err = output_pattern__expand(env->output_path, env->session.pid, 0, first,
-					     sizeof(first));
-		if (!err)
-			err = output_file__open(&output, first);
-		output_file__abort(&output);
-	} else {
-		err = output_file__open(&output, env->output_path);
-	}
-	if (err) {
-		report__error("cannot write '%s': %s", env->output_path, strerror(-err));
-		goto cleanup;
-	}
 	if (progress__wanted()) {
-		env->session.tick = progress__tick;
-		env->session.tick_ctx = &progress;
+		env->recording.sampling.tick = progress__tick;
+		env->recording.sampling.tick_ctx = &progress;
 	}
-	err = session__open(&session, &env->session);
-	if (err) {
-		report__error("cannot load the BPF sampling program: %s", describe_bpf_error(err));
+	if (recording__open(&recording, &env->recording))
+		return EXIT_RUNTIME;
+	pid = recording__pid(recording);
+	if (open_output(env, pid, &output, default_path, sizeof(default_path)) ||
+	    recording__start(recording))
 		goto cleanup;
-	}
-	if (env->gpu_memory) {
-		err =
-		    gpu_memory__open(&memory, session, env->session.pid, env->mode == MODE_RECORD);
-		if (err) {
-			report__error("cannot load the GPU memory probes: %s",
-				      describe_bpf_error(err));
-			goto cleanup;
-		}
-	}
-	if (env->nccl) {
-		err = nccl_probe__open(&nccl, session, env->session.pid, env->mode == MODE_RECORD);
-		if (err) {
-			report__warn("NCCL probes unavailable: %s", describe_bpf_error(err));
-			nccl = NULL;
-		}
-	}
-	if (gpu && session__add_poll_fd(session, gpu_capture__poll_fd(gpu),
-					gpu_capture__on_readable, gpu)) {
-		gpu_capture__close(gpu);
-		gpu = NULL;
-	}
-	err = session__start(session);
-	if (err) {
-		if (err == -ESRCH)
-			report__error("process %d exited before it could be profiled",
-				      env->session.pid);
-		else
-			report__error("cannot attach to the CPU clock: %s",
-				      describe_bpf_error(err));
+	progress.gpu = recording__gpu_capture(recording);
+	cpu_start = process_cpu_ticks(pid);
+	if (recording__run(recording, &stop_requested))
 		goto cleanup;
-	}
-	if (memory) {
-		err = gpu_memory__attach(memory, env->mode == MODE_ATTACH);
-		if (err) {
-			report__error("cannot probe the CUDA libraries of process %d: %s",
-				      env->session.pid, strerror(-err));
-			goto cleanup;
-		}
-	}
-	if (nccl && nccl_probe__attach(nccl)) {
-		report__warn("cannot probe libnccl in process %d; no NCCL calls", env->session.pid);
-		nccl_probe__close(nccl);
-		nccl = NULL;
-	}
-	if (gpu && env->mode == MODE_RECORD && gpu_capture__attach_record_probe(gpu, session))
-		report__warn("GPU launch stacks unavailable; kernels are kept unattributed");
-	if (gpu && env->mode == MODE_ATTACH) {
-		/* Every CUDA process of the selection gets the agent; each one's
-		 * launches are told apart by its process. */
-		pid_t pids[MAX_PIDS];
-		size_t n = session__processes(session, pids, MAX_PIDS);
-
-		for (size_t i = 0; i < n; i++)
-			gpu_capture__inject(gpu, session, pids[i]);
-	}
-	if (env->mode == MODE_RECORD) {
-		err = release_child(&child);
-		if (err) {
-			report__error("cannot run '%s': %s", env->command[0], strerror(-err));
-			goto cleanup;
-		}
-		report__info("recording '%s' (PID %d)", env->command[0], child.pid);
-	} else {
-		report__info("profiling PID %d at %u Hz%s", env->session.pid,
-			     env->session.frequency,
-			     env->session.duration > 0 ? "" : "; Ctrl-C to stop");
-	}
-	progress.gpu = gpu;
-	cpu_start = process_cpu_ticks(env->session.pid);
-	err = session__run(session, &stop_requested, &end);
-	if (err) {
-		report__error("sampling failed: %s", strerror(-err));
+	cpu_end = process_cpu_ticks(pid);
+	if (recording__finish(recording, &result))
 		goto cleanup;
-	}
-	report__progress_clear();
-	cpu_end = process_cpu_ticks(env->session.pid);
-	if (end == SESSION_END_TARGET_EXITED && env->mode == MODE_ATTACH)
-		report__info("process %d exited; the profile ends there", env->session.pid);
-	if (gpu)
-		gpu_capture__stop(gpu);
-	gpu_memory__detach(memory);
-	nccl_probe__detach(nccl);
-	err = session__finish(session, &profile);
-	if (!err && memory)
-		err = gpu_memory__finish(memory, session, profile);
-	if (!err && nccl)
-		err = nccl_probe__finish(nccl, session, profile);
-	if (!err && gpu && nccl)
-		gpu_capture__set_join(gpu, nccl_probe__join, nccl);
-	if (!err && gpu)
-		err = gpu_capture__merge(gpu, session, profile);
-	if (!err && nccl)
-		err = nccl_probe__facts(nccl, profile);
-	if (!err && memory && env->memory_view_set)
-		err = gpu_memory__profile(memory, env->memory_view, &memory_profile);
-	if (!err && env->nccl_view) {
-		if (nccl)
-			err = nccl_probe__profile(nccl, &nccl_profile);
-		else
-			report__warn("no NCCL probes: the NCCL profile is empty");
-		if (!err && !nccl_profile) {
-			nccl_profile = profile__new();
-			err = nccl_profile ? 0 : -ENOMEM;
-			if (nccl_profile)
-				nccl_profile->unit = UNIT_BYTES;
-		}
-		if (!err) {
-			profile__free(memory_profile);
-			memory_profile = nccl_profile;
-			nccl_profile = NULL;
-		}
-	}
-	if (err) {
-		report__error("cannot build the profile: %s", strerror(-err));
+	written = result.view ? result.view : result.profile;
+	if (write_profile(env, pid, &output, written, result.view))
 		goto cleanup;
+	if (!result.view) {
+		summary__print(result.profile, pid, env->output.path, env->output.format);
+		if (cpu_start >= 0 && cpu_end >= cpu_start)
+			check_delivered_rate(result.profile, env->recording.sampling.frequency,
+					     cpu_end - cpu_start);
 	}
-	if (env->mode == MODE_RECORD) {
-		/* -d ended the profile, not the command: say why nothing
-		 * happens until it exits. */
-		if (end == SESSION_END_DURATION && kill(child.pid, 0) == 0)
-			report__info("the profile is complete; waiting for '%s' (PID %d) to exit "
-				     "(Ctrl-C stops it)",
-				     env->command[0], child.pid);
-		reap_child(&child, end == SESSION_END_STOPPED);
-	}
-	if (memory_profile)
-		memory_profile->python_lines = env->python_lines;
-	profile->python_lines = env->python_lines;
-	written = memory_profile ? memory_profile : profile;
-	if (output_pattern__is_pattern(env->output_path)) {
-		err = output_pattern__write(env->output_path, written, env->format, env->view);
-		if (err) {
-			keep_profile(env, written);
-			goto cleanup;
-		}
-	} else {
-		err = output__write(written, env->format, memory_profile ? VIEW_ALL : env->view,
-				    output.stream);
-		err = output_file__commit(&output, err);
-	}
-	if (err) {
-		report__error("cannot write the profile%s%s: %s", env->output_path ? " to " : "",
-			      env->output_path ? env->output_path : "", strerror(-err));
-		keep_profile(env, written);
-		goto cleanup;
-	}
-	if (!memory_profile)
-		summary__print(profile, env->session.pid, env->output_path, env->format);
-	if (!memory_profile && cpu_start >= 0 && cpu_end >= cpu_start)
-		check_delivered_rate(profile, env->session.frequency, cpu_end - cpu_start);
-	if (gpu)
-		gpu_capture__print_summary(gpu, profile);
-	if (memory)
-		gpu_memory__print_summary(memory);
-	nccl_probe__print_summary(nccl);
+	recording__print_summary(recording);
 	/* A failure to analyse loses no data: the profile is written. */
 	if (findings__print_top(written, SUMMARY_TOP_FINDINGS))
 		report__warn("not enough memory to look for findings");
@@ -1046,14 +751,7 @@ static int run_profile(struct profile_env *env)
 cleanup:
 	if (status != EXIT_OK)
 		output_file__abort(&output);
-	gpu_memory__close(memory);
-	nccl_probe__close(nccl);
-	session__close(session);
-	if (env->mode == MODE_RECORD)
-		reap_child(&child, true);
-	gpu_capture__close(gpu);
-	profile__free(profile);
-	profile__free(memory_profile);
+	recording__close(recording);
 	return status;
 }
 

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Status output on stderr; see report.h. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "status.h"
 
@@ -104,4 +106,15 @@ void report__text(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
+}
+
+const char *report__bpf_error(int err)
+{
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return "permission denied (run as root, or with CAP_BPF and CAP_PERFMON)";
+	default:
+		return strerror(-err);
+	}
 }

@@ -34,4 +34,8 @@ void report__text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void report__progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void report__progress_clear(void);
 
+/* A failure to load or attach a BPF program (-errno) in words: permission
+ * denied names the privileges it takes. */
+const char *report__bpf_error(int err);
+
 #endif /* LLMPROF_STATUS_H */

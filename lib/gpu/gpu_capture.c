@@ -19,6 +19,7 @@
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
 #include "gpu/inject.h"
+#include "sampling/probe_family.h"
 #include "status.h"
 
 #define AGENT_MEMFD_NAME "llmprof-agent"
@@ -263,3 +264,100 @@ void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profi
 	if (gpu_session__nr_agents(gc->gpu) || gpu_session__nr_records(gc->gpu))
 		gpu_session__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
 }
+
+/*
+ * The GPU launches' probe family (lib/sampling/probe_family.h): the agent
+ * is put into the target and its records merged under the launching CPU
+ * stacks.  Without it the profile goes on with CPU stacks only.
+ */
+#define MAX_INJECTED 256
+
+static bool launches_wanted(const struct probe_family_env *env)
+{
+	return env->options->gpu;
+}
+
+/* record: CUDA must find the agent when the command starts. */
+static int launches_prepare(void **state, const struct probe_family_env *env)
+{
+	struct gpu_capture *gc;
+	int err = gpu_capture__open(&gc, env->target_uid);
+
+	*state = NULL;
+	if (err) {
+		if (err != -ENOTSUP)
+			report__warn("GPU capture unavailable: %s; CPU only", strerror(-err));
+		return 0;
+	}
+	if (env->record && gpu_capture__prepare_record(gc)) {
+		gpu_capture__close(gc);
+		return 0;
+	}
+	*state = gc;
+	return 0;
+}
+
+static int launches_open(void **state, const struct probe_family_env *env)
+{
+	struct gpu_capture *gc = *state;
+
+	if (session__add_poll_fd(env->session, gpu_capture__poll_fd(gc), gpu_capture__on_readable,
+				 gc)) {
+		gpu_capture__close(gc);
+		*state = NULL;
+	}
+	return 0;
+}
+
+static int launches_attach(void **state, const struct probe_family_env *env)
+{
+	pid_t pids[MAX_INJECTED];
+	size_t n;
+
+	if (env->record) {
+		if (gpu_capture__attach_record_probe(*state, env->session))
+			report__warn("GPU launch stacks unavailable; kernels are kept "
+				     "unattributed");
+		return 0;
+	}
+	/* Every CUDA process of the selection gets the agent; each one's
+	 * launches are told apart by its process. */
+	n = session__processes(env->session, pids, MAX_INJECTED);
+	for (size_t i = 0; i < n; i++)
+		gpu_capture__inject(*state, env->session, pids[i]);
+	return 0;
+}
+
+static void launches_detach(void *state)
+{
+	gpu_capture__stop(state);
+}
+
+static int launches_finish(void *state, struct probe_family_result *result)
+{
+	if (result->launch_join)
+		gpu_capture__set_join(state, result->launch_join, result->launch_join_ctx);
+	return gpu_capture__merge(state, result->session, result->profile);
+}
+
+static void launches_summary(const void *state, const struct profile *profile)
+{
+	gpu_capture__print_summary(state, profile);
+}
+
+static void launches_close(void *state)
+{
+	gpu_capture__close(state);
+}
+
+const struct probe_family gpu_launch_family = {
+    .name = "GPU launches",
+    .wanted = launches_wanted,
+    .prepare = launches_prepare,
+    .open = launches_open,
+    .attach = launches_attach,
+    .detach = launches_detach,
+    .finish = launches_finish,
+    .summary = launches_summary,
+    .close = launches_close,
+};

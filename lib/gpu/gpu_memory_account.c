@@ -286,8 +286,8 @@ static int64_t process_frame(const struct gpu_memory *m, struct frame_map *map, 
 		const struct memory_event *e = &m->events[i];
 
 		if (e->pid == pid && e->nr_frames &&
-		    map->from->frames[m->frames[e->frames]].kind == FRAME_PROCESS)
-			return map_frame(map, m->frames[e->frames]);
+		    map->from->frames[m->stacks.frames[e->frames]].kind == FRAME_PROCESS)
+			return map_frame(map, m->stacks.frames[e->frames]);
 	}
 	for (size_t i = 0; m->nr_processes <= 1 && i < map->from->nr_frames; i++)
 		if (map->from->frames[i].kind == FRAME_PROCESS)
@@ -339,7 +339,7 @@ int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, s
 		if (!in_view(m, e, i, view))
 			continue;
 		for (size_t k = 0; k < n; k++) {
-			id = map_frame(&map, m->frames[e->frames + k]);
+			id = map_frame(&map, m->stacks.frames[e->frames + k]);
 			if (id < 0)
 				goto fail;
 			frames[depth++] = id;
@@ -442,8 +442,8 @@ static size_t group_rows(const struct gpu_memory *m,
 
 			if (rows[k].call == e->call && rows[k].result == e->result &&
 			    first->nr_frames == e->nr_frames &&
-			    !memcmp(m->frames + first->frames, m->frames + e->frames,
-				    e->nr_frames * sizeof(*m->frames)))
+			    !memcmp(m->stacks.frames + first->frames, m->stacks.frames + e->frames,
+				    e->nr_frames * sizeof(*m->stacks.frames)))
 				break;
 		}
 		if (k == nr) {
@@ -504,7 +504,7 @@ static const char *process_name(const struct gpu_memory *m, const struct memory_
 
 	if (!e || !e->nr_frames)
 		return "[process]";
-	root = &m->frames_profile->frames[m->frames[e->frames]];
+	root = &m->frames_profile->frames[m->stacks.frames[e->frames]];
 	return root->kind == FRAME_PROCESS ? root->name : "[process]";
 }
 
@@ -543,12 +543,12 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		     " frees in %.2f s: %.1f allocations/s; %" PRIu64 " failed",
 		     m->nr_allocs, total, m->nr_frees, seconds,
 		     seconds > 0 ? m->nr_allocs / seconds : 0.0, m->nr_failed);
-	if (!m->nr_libraries)
+	if (!m->probe.nr_libraries)
 		report__info("  no CUDA library (libcuda, libcudart) was loaded: nothing to probe");
-	if (m->lost)
+	if (m->probe.lost)
 		report__warn("%" PRIu64 " GPU memory calls lost (ring buffer full): the "
 			     "accounting is incomplete",
-			     m->lost);
+			     m->probe.lost);
 	if (m->attach_mode && !m->before_known)
 		report__info("  memory allocated before attach is not known (no NVML): the peak "
 			     "counts what was allocated since");
@@ -575,7 +575,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			const struct memory_event *e = &m->events[rows[k].first];
 
 			gpu_memory__format_bytes(bytes, sizeof(bytes), rows[k].bytes);
-			library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
+			library_probe__describe_stack(m->frames_profile, m->stacks.frames + e->frames,
 						      e->nr_frames, stack, sizeof(stack));
 			report__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
 				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0, rows[k].count,
@@ -591,7 +591,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		char where[TASK_COMM_LEN + 128] = "";
 
 		gpu_memory__format_bytes(bytes, sizeof(bytes), e->size);
-		library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
+		library_probe__describe_stack(m->frames_profile, m->stacks.frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
 		if (m->nr_processes > 1)
 			snprintf(where, sizeof(where), " in %s (PID %d)", process_name(m, e),

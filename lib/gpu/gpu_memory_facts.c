@@ -33,8 +33,8 @@ static bool same_site(const struct gpu_memory *m, const struct memory_event *a,
 {
 	return a->call == b->call && (!failed || a->result == b->result) &&
 	       a->nr_frames == b->nr_frames &&
-	       !memcmp(m->frames + a->frames, m->frames + b->frames,
-		       a->nr_frames * sizeof(*m->frames));
+	       !memcmp(m->stacks.frames + a->frames, m->stacks.frames + b->frames,
+		       a->nr_frames * sizeof(*m->stacks.frames));
 }
 
 static int compare_by_count(const void *x, const void *y)
@@ -128,9 +128,9 @@ static int add_sites(const struct gpu_memory *m, struct profile *p, enum memory_
 		    .last_ns = groups[k].last_ns,
 		};
 
-		library_probe__describe_stack(m->frames_profile, m->frames + e->frames,
+		library_probe__describe_stack(m->frames_profile, m->stacks.frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
-		if (python_location(m->frames_profile, m->frames + e->frames, e->nr_frames,
+		if (python_location(m->frames_profile, m->stacks.frames + e->frames, e->nr_frames,
 				    location, sizeof(location)))
 			site.location = location;
 		if (failed) {

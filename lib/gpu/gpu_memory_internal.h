@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "gpu/gpu_memory.h"
+#include "gpu/library_probe.h"
 /* bpf/gpu_memory.h, the record layout: <> so that this directory's
  * gpu_memory.h is not taken for it. */
 #include <gpu_memory.h>
@@ -58,11 +59,9 @@ struct memory_event {
 	uint16_t call;		/* index into gpu_memory_calls */
 	uint32_t thread, stack; /* the session's raw indexes */
 	uint32_t end;		/* allocations: the event that freed it, or NO_END */
-	int64_t frames;		/* into gpu_memory.frames once resolved, or -1 */
+	int64_t frames;		/* into gpu_memory.stacks.frames once resolved, or -1 */
 	uint32_t nr_frames;
 };
-
-struct library;
 
 /* One process's accounting on one device (or in pinned host memory). */
 struct device_memory {
@@ -89,19 +88,12 @@ struct memory_before {
 struct gpu_memory {
 	struct gpu_memory_bpf *skel;
 	struct session *session;
-	pid_t pid;
-	bool stop_on_load, attach_mode;
+	struct library_probe probe;
+	bool attach_mode;
 	bool multi; /* multi-uprobe links (library_probe__attach_multi()) */
-	pid_t only_pid; /* the one process probes are filtered to, or -1: all */
-	struct library *libraries;
-	size_t nr_libraries, cap_libraries;
-	struct library *loaders; /* dynamic loaders probed, for later loads */
-	size_t nr_loaders, cap_loaders;
-	int loader_error;
 
 	struct memory_event *events;
 	size_t nr_events, cap_events;
-	uint64_t lost;
 
 	/* attach: what NVML says the processes held when probing started */
 	bool before_known;
@@ -109,9 +101,8 @@ struct gpu_memory {
 	size_t nr_before, cap_before;
 
 	/* Filled by gpu_memory__finish(). */
-	struct profile *frames_profile; /* the CPU profile the frames are in */
-	uint32_t *frames;		/* resolved stacks, root first */
-	size_t nr_frames, cap_frames;
+	const struct profile *frames_profile; /* the CPU profile the frames are in */
+	struct library_probe_stacks stacks;   /* resolved stacks, root first */
 	uint64_t start_ns, duration_ns;
 	bool finished;
 	struct device_memory devices[GPU_MEMORY_MAX_SLOTS];

@@ -19,6 +19,7 @@
 #include <sys/user.h>
 
 #include "gpu/inject.h"
+#include "gpu/library_probe.h" /* library_name__is_loader() */
 
 /* The kernel's internal restart codes, seen by a tracer in rax. */
 #define KERNEL_ERESTARTSYS 512
@@ -175,7 +176,6 @@ unsigned long long inject__now_ns(void);
 void inject__sleep_us(unsigned int us);
 ssize_t inject_proc__read(const char *path, char **out);
 int target_status__read(pid_t pid, pid_t tid, struct proc_status *status);
-bool library_name__is_loader(const char *name);
 bool library_name__is_cuda(const char *name);
 bool library_name__is_unsafe_to_interrupt(const char *name);
 void target_maps__free(struct process_maps *maps);

@@ -3,16 +3,23 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <string.h>
-#include <sys/syscall.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "gpu/library_probe.h"
+#include "sampling/session.h"
+#include "status.h"
 
 int library_probe__function_offsets(const char *path, bool dynsym_only,
 				    int (*index_of)(const char *name, void *ctx), void *ctx,
@@ -192,4 +199,251 @@ void library_probe__describe_stack(const struct profile *p, const uint32_t *fram
 	}
 	if (!shown)
 		snprintf(buf, size, "[no stack]");
+}
+
+#define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
+#define LOADER_SYMBOL "_dl_debug_state"
+#define MAX_SCANNED 4096
+
+void library_probe__init(struct library_probe *lp, struct session *session, pid_t pid,
+			 bool stop_on_load)
+{
+	lp->session = session;
+	lp->pid = pid;
+	lp->stop_on_load = stop_on_load;
+	/*
+	 * With children or several PIDs, every probe is on a library file for
+	 * every process (pid -1), filtered in BPF by the target set: one
+	 * attach per file however many processes of the selection map it, and
+	 * a process forked or exec'd later is probed from its first call, with
+	 * nothing to attach for it and no race with its first calls.  The
+	 * price: a process outside the set that maps the same file takes the
+	 * traps too, and is filtered out.
+	 */
+	lp->only_pid = session__single_process(session) ? pid : -1;
+	if (stop_on_load)
+		session__add_load_stopper(session);
+}
+
+static bool known_file(const struct library_probe_file *list, size_t nr, const struct stat *st)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (list[i].dev == st->st_dev && list[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static int add_file(struct library_probe_file **list, size_t *nr, size_t *cap,
+		    const struct stat *st)
+{
+	if (array__grow((void **)list, cap, *nr + 1, sizeof(**list)))
+		return -ENOMEM;
+	(*list)[(*nr)++] = (struct library_probe_file){st->st_dev, st->st_ino};
+	return 0;
+}
+
+int library_probe__attach_uprobe(struct library_probe *lp, const struct bpf_program *program,
+				 const char *path, size_t offset, uint64_t cookie, bool retprobe)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
+	struct bpf_link *link;
+
+	if (array__grow((void **)&lp->links, &lp->cap_links, lp->nr_links + 1, sizeof(*lp->links)))
+		return -ENOMEM;
+	link = bpf_program__attach_uprobe_opts(program, lp->only_pid, path, offset, &options);
+	if (!link)
+		return -errno;
+	lp->links[lp->nr_links++] = link;
+	return 0;
+}
+
+int library_probe__add_link_fd(struct library_probe *lp, int fd)
+{
+	if (array__grow((void **)&lp->link_fds, &lp->cap_link_fds, lp->nr_link_fds + 1,
+			sizeof(*lp->link_fds))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	lp->link_fds[lp->nr_link_fds++] = fd;
+	return 0;
+}
+
+/* The dynamic loader's _dl_debug_state in a loader file not probed yet:
+ * every target process it loads libraries for tells us so. */
+static int probe_loader(struct library_probe *lp, const char *path, const char *mapped,
+			const struct stat *st)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
+	struct bpf_link *link;
+	int err;
+
+	err = add_file(&lp->loaders, &lp->nr_loaders, &lp->cap_loaders, st);
+	if (!err)
+		err = array__grow((void **)&lp->links, &lp->cap_links, lp->nr_links + 1,
+				  sizeof(*lp->links));
+	if (err)
+		return err;
+	link = bpf_program__attach_uprobe_opts(lp->loader_program, lp->only_pid, path, 0, &options);
+	if (!link) {
+		report__warn("cannot probe the dynamic loader %s (%s): %s it loads from now on "
+			     "are not seen",
+			     mapped, strerror(errno), lp->what);
+		return 0;
+	}
+	lp->links[lp->nr_links++] = link;
+	return 0;
+}
+
+/* Probes every library of the family and every dynamic loader in a
+ * process's maps not probed yet. */
+static int scan_maps(struct library_probe *lp, pid_t pid)
+{
+	char maps_path[64], line[PATH_MAX + 128];
+	FILE *maps;
+	int err = 0;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return -errno;
+	while (!err && fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/'), full[PATH_MAX + 64];
+		bool loader, library;
+		struct stat st;
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		loader = library_name__is_loader(strrchr(path, '/') + 1);
+		library = lp->is_library(path, lp->ctx);
+		if (!loader && !library)
+			continue;
+		/* Through the process's root: its mount namespace may differ. */
+		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
+		if (stat(full, &st))
+			continue;
+		if (loader && !known_file(lp->loaders, lp->nr_loaders, &st))
+			err = probe_loader(lp, full, path, &st);
+		if (!err && library && !known_file(lp->libraries, lp->nr_libraries, &st)) {
+			err = add_file(&lp->libraries, &lp->nr_libraries, &lp->cap_libraries, &st);
+			if (!err)
+				err = lp->probe_library(lp->ctx, full, path);
+		}
+	}
+	fclose(maps);
+	return err;
+}
+
+int library_probe__scan(struct library_probe *lp)
+{
+	pid_t *pids = malloc(MAX_SCANNED * sizeof(*pids));
+	struct stat st;
+	size_t nr;
+	int err = 0;
+
+	if (!pids)
+		return -ENOMEM;
+	/* The selection as it is now; processes that join it later are
+	 * probed by the files already probed, or at their loader's call. */
+	nr = session__processes(lp->session, pids, MAX_SCANNED);
+	for (size_t i = 0; i < nr && !err; i++) {
+		err = scan_maps(lp, pids[i]);
+		/* One that exited meanwhile has nothing to probe. */
+		if (err == -ENOENT || err == -ESRCH)
+			err = 0;
+	}
+	free(pids);
+	if (!err && !lp->nr_loaders && !stat(DEFAULT_LOADER, &st))
+		err = probe_loader(lp, DEFAULT_LOADER, DEFAULT_LOADER, &st);
+	return err;
+}
+
+int library_probe__on_load(struct library_probe *lp, pid_t pid)
+{
+	/* A library was mapped: probe it before the process runs on. */
+	int err = scan_maps(lp, pid);
+
+	if (err && err != -ENOENT && !lp->loader_error) {
+		report__warn("cannot probe %s process %d loaded: %s", lp->what, pid,
+			     strerror(-err));
+		lp->loader_error = err;
+	}
+	session__refresh_modules(lp->session);
+	if (lp->stop_on_load)
+		session__load_handled(lp->session, pid);
+	return 0;
+}
+
+void library_probe__detach(struct library_probe *lp)
+{
+	struct timespec start, end;
+	size_t nr = lp->nr_links + lp->nr_link_fds;
+
+	if (!lp->session)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	library_probe__close_links(lp->link_fds, lp->nr_link_fds);
+	lp->nr_link_fds = 0;
+	library_probe__destroy_links(lp->links, lp->nr_links);
+	lp->nr_links = 0;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	if (nr)
+		report__debug("%s: %zu links removed in %.0f ms", lp->what, nr,
+			      (end.tv_sec - start.tv_sec) * 1e3 +
+				  (end.tv_nsec - start.tv_nsec) / 1e6);
+	lp->lost = session__counter(lp->session, lp->lost_counter);
+	/* The target may be stopped on a load no one answers now. */
+	if (lp->stop_on_load)
+		kill(lp->pid, SIGCONT);
+}
+
+void library_probe__free(struct library_probe *lp)
+{
+	library_probe__detach(lp);
+	free(lp->links);
+	free(lp->link_fds);
+	free(lp->libraries);
+	free(lp->loaders);
+}
+
+int library_probe_stacks__resolve(struct library_probe_stacks *s, const struct session *session,
+				  uint32_t thread, uint32_t stack, int64_t *first,
+				  uint32_t *nr_frames)
+{
+	size_t recent = sizeof(s->recent) / sizeof(s->recent[0]), depth = 0, slot;
+	uint32_t frames[1024];
+	int err;
+
+	/* Calls on one stack resolve once. */
+	for (size_t k = 0; k < s->nr_recent && k < recent; k++) {
+		if (s->recent[k].thread == thread && s->recent[k].stack == stack) {
+			*first = s->recent[k].first;
+			*nr_frames = s->recent[k].nr_frames;
+			return 0;
+		}
+	}
+	err = session__stack_frames(session, thread, stack, frames,
+				    sizeof(frames) / sizeof(frames[0]), &depth);
+	if (!err)
+		err = array__grow((void **)&s->frames, &s->cap_frames, s->nr_frames + depth,
+				  sizeof(*s->frames));
+	if (err)
+		return err;
+	memcpy(s->frames + s->nr_frames, frames, depth * sizeof(*frames));
+	*first = s->nr_frames;
+	*nr_frames = depth;
+	s->nr_frames += depth;
+	slot = s->nr_recent++ % recent;
+	s->recent[slot].thread = thread;
+	s->recent[slot].stack = stack;
+	s->recent[slot].first = *first;
+	s->recent[slot].nr_frames = depth;
+	return 0;
+}
+
+void library_probe_stacks__free(struct library_probe_stacks *s)
+{
+	free(s->frames);
+	s->frames = NULL;
+	s->nr_frames = s->cap_frames = 0;
 }

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the probe families on a CUDA-stack library share (GPU memory on
- * libcuda/libcudart, NCCL on libnccl): finding the functions to probe in the
- * library's ELF file, removing many uprobes at once, and the short form of
- * a call's stack the summaries print.
+ * What the probe families on a library's functions share (GPU memory on
+ * libcuda/libcudart, NCCL on libnccl): finding the libraries in the target's
+ * maps, now and at each load the dynamic loader's probe reports (stopping
+ * the target meanwhile through the session's load gate), finding the
+ * functions to probe in the library's ELF file, keeping and removing the
+ * probes (many at once), the family's loss counter, the stacks of its
+ * calls resolved into the CPU profile, and the short form of a call's stack
+ * the summaries print.  Their BPF halves share bpf/library_call.bpf.h.
  */
 #ifndef LLMPROF_LIBRARY_PROBE_H
 #define LLMPROF_LIBRARY_PROBE_H
@@ -16,6 +20,99 @@
 #include "profile/profile.h"
 
 struct bpf_link;
+struct bpf_program;
+struct session;
+
+/* A file known by device and inode. */
+struct library_probe_file {
+	dev_t dev;
+	ino_t ino;
+};
+
+/*
+ * One family's probes on its libraries.  The family fills the first fields
+ * and calls library_probe__init() once its BPF object is loaded;
+ * probe_library() then attaches its probes to each new library file through
+ * library_probe__attach_uprobe() or library_probe__add_link_fd().
+ */
+struct library_probe {
+	const char *what; /* "the CUDA libraries", "libnccl": in messages */
+	/* Whether a mapped file (its path as the maps name it) is one of the
+	 * family's libraries. */
+	bool (*is_library)(const char *mapped, void *ctx);
+	/* Probes a library file not probed yet: path through the process's
+	 * root, mapped as the maps name it.  0 or -errno (which ends the
+	 * scan). */
+	int (*probe_library)(void *ctx, const char *path, const char *mapped);
+	void *ctx;
+	const struct bpf_program *loader_program; /* on _dl_debug_state */
+	uint32_t lost_counter;			  /* enum counter */
+
+	struct session *session;
+	pid_t pid;	   /* the target's first process */
+	pid_t only_pid;	   /* the one process probes are filtered to, or -1: all */
+	bool stop_on_load; /* record: the target stops at each load until probed */
+	struct library_probe_file *libraries, *loaders;
+	size_t nr_libraries, cap_libraries, nr_loaders, cap_loaders;
+	struct bpf_link **links;
+	size_t nr_links, cap_links;
+	int *link_fds; /* multi-uprobe links */
+	size_t nr_link_fds, cap_link_fds;
+	int loader_error;
+	uint64_t lost; /* records the ring buffer had no room for */
+};
+
+/*
+ * Before the family's BPF object is loaded: where the probes go (a
+ * selection of one process has them filtered to it in the kernel), and,
+ * with stop_on_load, a place in the session's load gate.
+ */
+void library_probe__init(struct library_probe *probe, struct session *session, pid_t pid,
+			 bool stop_on_load);
+/*
+ * After session__start(): probes the libraries every process of the
+ * selection maps now and their dynamic loaders, for those mapped later (by
+ * them or by processes that join the selection; record: the command is not
+ * exec'd yet, and its loader is the system's).  0 or -errno.
+ */
+int library_probe__scan(struct library_probe *probe);
+/* From the family's record handler, for a loader record of process pid:
+ * probes what it mapped, then lets the process go on.  0. */
+int library_probe__on_load(struct library_probe *probe, pid_t pid);
+/* A uprobe kept until library_probe__detach(); pid as only_pid. */
+int library_probe__attach_uprobe(struct library_probe *probe, const struct bpf_program *program,
+				 const char *path, size_t offset, uint64_t cookie, bool retprobe);
+/* A multi-uprobe link's descriptor, kept likewise. */
+int library_probe__add_link_fd(struct library_probe *probe, int fd);
+/* Before session__finish(): every probe removed (in parallel), the target
+ * let go of a load no one answers now, and the loss counter read. */
+void library_probe__detach(struct library_probe *probe);
+void library_probe__free(struct library_probe *probe);
+
+/* Whether a file name (no directory) is a dynamic loader's; the injector's
+ * (inject_target.c), which also keeps away from the loader's locks. */
+bool library_name__is_loader(const char *name);
+
+/*
+ * The stacks of a family's calls, resolved into the finished CPU profile's
+ * frames: frames holds them one after the other, root first; calls on the
+ * stack of a recent call share its frames.
+ */
+struct library_probe_stacks {
+	uint32_t *frames;
+	size_t nr_frames, cap_frames;
+	struct {
+		uint32_t thread, stack, nr_frames;
+		int64_t first;
+	} recent[64];
+	size_t nr_recent;
+};
+/* A raw stack of the session (session_record_fn's thread and stack) into
+ * *first (an index into frames) and *nr_frames.  0 or -errno. */
+int library_probe_stacks__resolve(struct library_probe_stacks *stacks,
+				  const struct session *session, uint32_t thread, uint32_t stack,
+				  int64_t *first, uint32_t *nr_frames);
+void library_probe_stacks__free(struct library_probe_stacks *stacks);
 
 /*
  * The file offset of the functions a library defines, for uprobes: for each

@@ -239,7 +239,7 @@ int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
 	frame = call_frame(n, p, e);
 	if (frame < 0)
 		return frame;
-	own = n->frames + e->frames;
+	own = n->stacks.frames + e->frames;
 	repair_stack(p, own, e->nr_frames, j);
 	snprintf(name, sizeof(name), "%s (%s)", j->kernel, p->frames[frame].name + 7);
 	j->activity_frame = profile__intern_frame(p, name, NULL, 0, FRAME_GPU);

@@ -22,6 +22,7 @@
 
 #include "array.h"
 #include "gpu/library_probe.h"
+#include "sampling/probe_family.h"
 #include "gpu/nccl_probe.h"
 #include "gpu/nccl_probe_internal.h"
 #include "nccl.h"
@@ -31,11 +32,8 @@
 
 #include "nccl.skel.h"
 
-#define LOADER_SYMBOL "_dl_debug_state"
-#define DEFAULT_LOADER "/lib64/ld-linux-x86-64.so.2"
 #define NCCL_STACK_COPY 4096
 #define SUMMARY_ROWS 20
-#define MAX_SCANNED 4096
 
 const struct nccl_call nccl_calls[NCCL_NR_CALLS] = {
     {"ncclAllReduce", "AllReduce", NCCL_COLL_OP},
@@ -65,6 +63,8 @@ unsigned int nccl_probe__type_size(unsigned int type)
 
 static int record_call(void *ctx, const struct sample_event *event, uint32_t thread,
 		       uint32_t stack);
+static bool is_nccl(const char *mapped, void *ctx);
+static int probe_library(void *ctx, const char *path, const char *mapped);
 
 int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid, bool stop_on_load)
 {
@@ -75,24 +75,23 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 	if (!n)
 		return -ENOMEM;
 	n->session = session;
-	n->pid = pid;
-	n->only_pid = session__single_process(session) ? pid : -1;
-	n->stop_on_load = stop_on_load;
-	if (stop_on_load)
-		session__add_load_stopper(session);
+	n->probe = (struct library_probe){
+	    .what = "libnccl",
+	    .is_library = is_nccl,
+	    .probe_library = probe_library,
+	    .ctx = n,
+	    .lost_counter = COUNTER_LOST_NCCL,
+	};
+	library_probe__init(&n->probe, session, pid, stop_on_load);
 	n->skel = nccl_bpf__open();
 	if (!n->skel) {
 		err = -errno;
 		goto fail;
 	}
 	session__capture_settings(session, &settings);
-	n->skel->rodata->collect_kernel = settings.collect_kernel;
-	n->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	n->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
-	n->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes < NCCL_STACK_COPY
-						? settings.stack_copy_bytes
-						: NCCL_STACK_COPY;
+	SESSION_SET_CAPTURE_RODATA(n->skel->rodata, &settings, NCCL_STACK_COPY);
 	n->skel->rodata->stop_on_load = stop_on_load;
+	n->probe.loader_program = n->skel->progs.nccl_loader;
 	err = session__share_maps(session, n->skel->obj);
 	if (!err)
 		err = nccl_bpf__load(n->skel);
@@ -121,40 +120,14 @@ static int nccl_call_index(const char *name, void *ctx)
 	return -1;
 }
 
-static int attach_probe(struct nccl_probe *n, const struct bpf_program *program, const char *path,
-			size_t offset, __u64 cookie, bool retprobe)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, options, .bpf_cookie = cookie, .retprobe = retprobe);
-	struct bpf_link *link;
-	int err;
-
-	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
-	if (err)
-		return err;
-	/* As the GPU memory probes: with a process tree, one probe per file
-	 * for every process, filtered in BPF by the target set. */
-	link = bpf_program__attach_uprobe_opts(program, n->only_pid, path, offset, &options);
-	if (!link)
-		return -errno;
-	n->links[n->nr_links++] = link;
-	return 0;
-}
-
-static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped, const struct stat *st)
+/* An entry and a return probe on each call, once per address. */
+static int probe_library(void *ctx, const char *path, const char *mapped)
 {
 	size_t offsets[NCCL_NR_CALLS] = {0};
-	char path[PATH_MAX + 64];
+	struct nccl_probe *n = ctx;
 	unsigned int probed = 0;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", pid, mapped);
-	err = array__grow((void **)&n->libraries, &n->cap_libraries, n->nr_libraries + 1,
-			  sizeof(*n->libraries));
-	if (err)
-		return err;
-	n->libraries[n->nr_libraries].dev = st->st_dev;
-	n->libraries[n->nr_libraries].ino = st->st_ino;
-	n->nr_libraries++;
 	err = library_probe__function_offsets(path, true, nccl_call_index, NULL, offsets);
 	if (err) {
 		report__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
@@ -168,10 +141,11 @@ static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped, co
 			seen = offsets[j] == offsets[k];
 		if (!offsets[k] || seen)
 			continue;
-		err = attach_probe(n, n->skel->progs.nccl_enter, path, offsets[k], cookie, false);
+		err = library_probe__attach_uprobe(&n->probe, n->skel->progs.nccl_enter, path,
+						   offsets[k], cookie, false);
 		if (!err)
-			err = attach_probe(n, n->skel->progs.nccl_return, path, offsets[k], cookie,
-					   true);
+			err = library_probe__attach_uprobe(&n->probe, n->skel->progs.nccl_return,
+							   path, offsets[k], cookie, true);
 		if (err) {
 			report__warn("cannot probe %s in %s: %s", nccl_calls[k].symbol, mapped,
 				     strerror(-err));
@@ -184,56 +158,12 @@ static int probe_library(struct nccl_probe *n, pid_t pid, const char *mapped, co
 	return 0;
 }
 
-static bool is_nccl(const char *path)
+static bool is_nccl(const char *mapped, void *ctx)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(mapped, '/');
 
+	(void)ctx;
 	return base && !strncmp(base + 1, "libnccl.so", 10);
-}
-
-static bool is_loader(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	return base && !strncmp(base + 1, "ld-linux", 8);
-}
-
-static int scan_maps(struct nccl_probe *n, pid_t pid, char *loader, size_t loader_size)
-{
-	char maps_path[64], line[PATH_MAX + 128];
-	FILE *maps;
-	int err = 0;
-
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (fgets(line, sizeof(line), maps)) {
-		char *path = strchr(line, '/'), full[PATH_MAX + 64];
-		struct stat st;
-		bool known = false;
-
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = '\0';
-		if (loader && !loader[0] && is_loader(path))
-			snprintf(loader, loader_size, "%s", path);
-		if (!is_nccl(path))
-			continue;
-		snprintf(full, sizeof(full), "/proc/%d/root%s", pid, path);
-		if (stat(full, &st))
-			continue;
-		for (size_t i = 0; i < n->nr_libraries && !known; i++)
-			known =
-			    n->libraries[i].dev == st.st_dev && n->libraries[i].ino == st.st_ino;
-		if (known)
-			continue;
-		err = probe_library(n, pid, path, &st);
-		if (err)
-			break;
-	}
-	fclose(maps);
-	return err;
 }
 
 static int record_call(void *ctx, const struct sample_event *e, uint32_t thread, uint32_t stack)
@@ -243,18 +173,8 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	struct nccl_event *event;
 	int err;
 
-	if (NCCL_COOKIE_SHAPE(cookie) == NCCL_LOADER) {
-		err = scan_maps(n, e->pid, NULL, 0);
-		if (err && err != -ENOENT && !n->loader_error) {
-			report__warn("cannot probe the libnccl process %d loaded: %s", e->pid,
-				     strerror(-err));
-			n->loader_error = err;
-		}
-		session__refresh_modules(n->session);
-		if (n->stop_on_load)
-			session__load_handled(n->session, e->pid);
-		return 0;
-	}
+	if (NCCL_COOKIE_SHAPE(cookie) == NCCL_LOADER)
+		return library_probe__on_load(&n->probe, e->pid);
 	if (NCCL_COOKIE_CALL(cookie) >= NCCL_NR_CALLS)
 		return 0;
 	err =
@@ -289,42 +209,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 
 int nccl_probe__attach(struct nccl_probe *n)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, options, .func_name = LOADER_SYMBOL);
-	char loader[PATH_MAX] = "", path[PATH_MAX + 64];
-	pid_t pids[MAX_SCANNED];
-	struct bpf_link *link;
-	size_t nr;
-	int err = 0;
-
-	/* The selection as it is now; processes that join it later map the
-	 * files probed already, or tell their loader's probe. */
-	nr = session__processes(n->session, pids, MAX_SCANNED);
-	for (size_t i = 0; i < nr && !err; i++) {
-		err = scan_maps(n, pids[i], pids[i] == n->pid ? loader : NULL, sizeof(loader));
-		if (err == -ENOENT || err == -ESRCH)
-			err = 0;
-	}
-	if (err)
-		return err;
-	if (loader[0])
-		snprintf(path, sizeof(path), "/proc/%d/root%s", n->pid, loader);
-	else
-		snprintf(path, sizeof(path), "%s", DEFAULT_LOADER);
-	link = bpf_program__attach_uprobe_opts(n->skel->progs.nccl_loader, n->only_pid, path, 0,
-					       &options);
-	if (!link) {
-		report__warn("cannot probe the dynamic loader (%s): a libnccl loaded from now "
-			     "on is not seen",
-			     strerror(errno));
-		return 0;
-	}
-	err = array__grow((void **)&n->links, &n->cap_links, n->nr_links + 1, sizeof(*n->links));
-	if (err) {
-		bpf_link__destroy(link);
-		return err;
-	}
-	n->links[n->nr_links++] = link;
-	return 0;
+	return library_probe__scan(&n->probe);
 }
 
 unsigned int nccl_probe__nr_probed(const struct nccl_probe *n)
@@ -334,61 +219,23 @@ unsigned int nccl_probe__nr_probed(const struct nccl_probe *n)
 
 void nccl_probe__detach(struct nccl_probe *n)
 {
-	if (!n || !n->nr_links)
-		return;
-	library_probe__destroy_links(n->links, n->nr_links);
-	n->nr_links = 0;
-	if (n->stop_on_load)
-		kill(n->pid, SIGCONT);
-}
-
-static void read_lost(struct nccl_probe *n)
-{
-	int nr_cpus = libbpf_num_possible_cpus();
-	uint64_t *values = calloc(nr_cpus > 0 ? nr_cpus : 1, sizeof(*values));
-	__u32 key = COUNTER_LOST_NCCL;
-
-	if (!values)
-		return;
-	if (!bpf_map_lookup_elem(bpf_map__fd(n->skel->maps.counters), &key, values))
-		for (int cpu = 0; cpu < nr_cpus; cpu++)
-			n->lost += values[cpu];
-	free(values);
+	if (n)
+		library_probe__detach(&n->probe);
 }
 
 int nccl_probe__finish(struct nccl_probe *n, struct session *session,
 		       const struct profile *cpu_profile)
 {
-	uint32_t frames[1024];
 	int err;
 
-	read_lost(n);
 	n->frames_profile = cpu_profile;
 	for (size_t i = 0; i < n->nr_events; i++) {
 		struct nccl_event *e = &n->events[i];
-		size_t depth = 0;
 
-		for (size_t k = i; k-- > 0 && i - k < 64;) {
-			if (n->events[k].stack == e->stack && n->events[k].thread == e->thread) {
-				e->frames = n->events[k].frames;
-				e->nr_frames = n->events[k].nr_frames;
-				break;
-			}
-		}
-		if (e->frames >= 0)
-			continue;
-		err = session__stack_frames(session, e->thread, e->stack, frames,
-					    sizeof(frames) / sizeof(frames[0]), &depth);
+		err = library_probe_stacks__resolve(&n->stacks, session, e->thread, e->stack,
+						    &e->frames, &e->nr_frames);
 		if (err)
 			return err;
-		err = array__grow((void **)&n->frames, &n->cap_frames, n->nr_frames + depth,
-				  sizeof(*n->frames));
-		if (err)
-			return err;
-		memcpy(n->frames + n->nr_frames, frames, depth * sizeof(*frames));
-		e->frames = n->nr_frames;
-		e->nr_frames = depth;
-		n->nr_frames += depth;
 	}
 	err = nccl_probe__prepare_joins(n);
 	if (err)
@@ -451,7 +298,7 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 		if (!nccl_event__moves_data(e) || !nccl_event__bytes(e))
 			continue;
 		for (size_t k = 0; k < nr; k++) {
-			uint32_t from = n->frames[e->frames + k];
+			uint32_t from = n->stacks.frames[e->frames + k];
 			const struct frame *f = &cpu->frames[from];
 
 			if (ids[from] < 0)
@@ -547,7 +394,7 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		report__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64
 			     " groups, %u functions probed%s",
 			     total_calls, bytes, groups, n->nr_probed,
-			     n->lost ? " (some calls lost: ring buffer full)" : "");
+			     n->probe.lost ? " (some calls lost: ring buffer full)" : "");
 	}
 	{
 		char *table = nccl_facts__format(&n->frames_profile->nccl, "");
@@ -569,7 +416,7 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 
 		if (nccl_event__moves_data(e))
 			text_output__bytes(bytes, sizeof(bytes), nccl_event__bytes(e));
-		library_probe__describe_stack(n->frames_profile, n->frames + e->frames,
+		library_probe__describe_stack(n->frames_profile, n->stacks.frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
 		report__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
 			     nccl_calls[e->call].name, bytes[0] ? " " : "", bytes,
@@ -583,14 +430,107 @@ void nccl_probe__close(struct nccl_probe *n)
 {
 	if (!n)
 		return;
-	nccl_probe__detach(n);
+	library_probe__free(&n->probe);
 	nccl_bpf__destroy(n->skel);
-	free(n->links);
-	free(n->libraries);
 	free(n->events);
-	free(n->frames);
+	library_probe_stacks__free(&n->stacks);
 	free(n->by_thread);
 	free(n->members);
 	free(n->joined_frames);
 	free(n);
 }
+
+/* The probe family's row (lib/sampling/probe_family.h): without its probes
+ * the profile goes on. */
+static bool nccl_wanted(const struct probe_family_env *env)
+{
+	return env->options->nccl;
+}
+
+static int nccl_open(void **state, const struct probe_family_env *env)
+{
+	int err =
+	    nccl_probe__open((struct nccl_probe **)state, env->session, env->pid, env->record);
+
+	if (err) {
+		report__warn("NCCL probes unavailable: %s", report__bpf_error(err));
+		*state = NULL;
+	}
+	return 0;
+}
+
+static int nccl_attach(void **state, const struct probe_family_env *env)
+{
+	if (nccl_probe__attach(*state)) {
+		report__warn("cannot probe libnccl in process %d; no NCCL calls", env->pid);
+		nccl_probe__close(*state);
+		*state = NULL;
+	}
+	return 0;
+}
+
+static void nccl_detach(void *state)
+{
+	nccl_probe__detach(state);
+}
+
+static int nccl_finish(void *state, struct probe_family_result *result)
+{
+	int err = nccl_probe__finish(state, result->session, result->profile);
+
+	if (!err) {
+		result->launch_join = nccl_probe__join;
+		result->launch_join_ctx = state;
+	}
+	return err;
+}
+
+static int nccl_facts(void *state, struct probe_family_result *result)
+{
+	return nccl_probe__facts(state, result->profile);
+}
+
+static int nccl_view(void *state, const char *view, const struct probe_family_result *result,
+		     struct profile **out)
+{
+	int err = 0;
+
+	(void)result;
+	if (strcmp(view, "nccl"))
+		return 0;
+	if (state)
+		err = nccl_probe__profile(state, out);
+	else
+		report__warn("no NCCL probes: the NCCL profile is empty");
+	if (!err && !*out) {
+		*out = profile__new();
+		if (!*out)
+			return -ENOMEM;
+		(*out)->unit = UNIT_BYTES;
+	}
+	return err;
+}
+
+static void nccl_summary(const void *state, const struct profile *profile)
+{
+	(void)profile;
+	nccl_probe__print_summary(state);
+}
+
+static void nccl_close(void *state)
+{
+	nccl_probe__close(state);
+}
+
+const struct probe_family nccl_family = {
+    .name = "NCCL",
+    .wanted = nccl_wanted,
+    .open = nccl_open,
+    .attach = nccl_attach,
+    .detach = nccl_detach,
+    .finish = nccl_finish,
+    .facts = nccl_facts,
+    .view = nccl_view,
+    .summary = nccl_summary,
+    .close = nccl_close,
+};

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "gpu/library_probe.h"
 #include "gpu/nccl_probe.h"
 #include "nccl.h"
 
@@ -24,11 +25,6 @@ struct nccl_call {
 #define NCCL_NR_CALLS 14
 extern const struct nccl_call nccl_calls[NCCL_NR_CALLS];
 
-struct library {
-	dev_t dev;
-	ino_t ino;
-};
-
 struct nccl_event {
 	uint64_t time_ns, start_ns;
 	uint64_t count, comm, stream;
@@ -38,7 +34,7 @@ struct nccl_event {
 	uint16_t call;
 	uint32_t pid, tid;
 	uint32_t thread, stack;
-	int64_t frames; /* into nccl_probe.frames once resolved, or -1 */
+	int64_t frames; /* into nccl_probe.stacks.frames once resolved, or -1 */
 	uint32_t nr_frames;
 	/* The join with the GPU: a call in a group is launched by the
 	 * group's outermost GroupEnd; a GroupEnd's members follow it in
@@ -55,19 +51,11 @@ struct nccl_event {
 struct nccl_probe {
 	struct nccl_bpf *skel;
 	struct session *session;
-	pid_t pid;
-	bool stop_on_load;
-	struct library *libraries;
-	size_t nr_libraries, cap_libraries;
-	struct bpf_link **links;
-	size_t nr_links, cap_links;
+	struct library_probe probe;
 	unsigned int nr_probed;
-	int loader_error;
 
-	pid_t only_pid; /* a selection of one process; else -1 */
 	struct nccl_event *events;
 	size_t nr_events, cap_events;
-	uint64_t lost;
 	size_t *by_thread; /* event indices by pid, tid, start */
 	size_t *members;
 	size_t nr_members;
@@ -75,8 +63,7 @@ struct nccl_probe {
 	size_t nr_joined_frames, cap_joined_frames;
 
 	const struct profile *frames_profile;
-	uint32_t *frames;
-	size_t nr_frames, cap_frames;
+	struct library_probe_stacks stacks; /* the calls' stacks, root first */
 	bool finished;
 };
 

@@ -111,8 +111,16 @@ int output__parse_format(const char *text, enum output_format *format)
 int output__write(const struct profile *p, enum output_format format, enum output_view view,
 		  FILE *out)
 {
+	return output__write_with(p, format, &(struct writer_options){.view = view}, out);
+}
+
+int output__write_with(const struct profile *p, enum output_format format,
+		       const struct writer_options *options, FILE *out)
+{
+	enum output_view view = options->view;
+
 	if (format == FORMAT_SPEEDSCOPE)
-		return speedscope__write(p, view, out);
+		return speedscope__write_with(p, options, out);
 	if (format == FORMAT_PPROF)
 		return pprof__write(p, view, out);
 	if (format == FORMAT_CHROME)

@@ -27,9 +27,20 @@ enum output_view {
 	VIEW_GPU,
 };
 
+/* What a writer is told besides the profile: options of the output, not
+ * data of the profile. */
+struct writer_options {
+	enum output_view view;
+	/* speedscope: a frame per line of a Python function (--lines), not
+	 * one per function */
+	bool python_lines;
+};
+
 /* Returns 0 or -errno (a write error on out included). */
 int folded__write(const struct profile *profile, enum output_view view, FILE *out);
 int speedscope__write(const struct profile *profile, enum output_view view, FILE *out);
+int speedscope__write_with(const struct profile *profile, const struct writer_options *options,
+			   FILE *out);
 /* A gzip'ed profile.proto: sample types samples/count and cpu/nanoseconds
  * (with a known frequency), or cpu (wall with GPU time) nanoseconds. */
 int pprof__write(const struct profile *profile, enum output_view view, FILE *out);
@@ -42,6 +53,8 @@ int chrome__write(const struct profile *profile, enum output_view view, FILE *ou
 bool chrome__has_timeline(const struct profile *profile);
 int output__write(const struct profile *profile, enum output_format format,
 		  enum output_view view, FILE *out);
+int output__write_with(const struct profile *profile, enum output_format format,
+		       const struct writer_options *options, FILE *out);
 /* Parses "folded", "speedscope", "pprof", "chrome" or "svg"; 0 or -EINVAL. */
 int output__parse_format(const char *text, enum output_format *format);
 /* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */

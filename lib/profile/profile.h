@@ -181,9 +181,6 @@ struct profile {
 	uint64_t duration_ns;
 	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
 	bool random_intervals; /* samples at random intervals around 1/frequency */
-	/* Written one frame per line of a Python function (--lines) rather
-	 * than one per function, where the format has lines (speedscope). */
-	bool python_lines;
 	uint64_t samples_taken;
 	uint64_t samples_lost;
 	uint64_t stack_errors; /* samples whose user or kernel stack could not be read */

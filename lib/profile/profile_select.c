@@ -64,7 +64,6 @@ int profile__select_processes(const struct profile *p, const uint32_t *pids, siz
 	q->start_ns = p->start_ns;
 	q->duration_ns = p->duration_ns;
 	q->frequency = p->frequency;
-	q->python_lines = p->python_lines;
 	q->processes = nr_pids;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		frame_map[i] = -1;

@@ -29,7 +29,8 @@ struct speedscope_writer {
 	int64_t *frame_index;  /* frame id -> shared frame index, -1 if unused */
 	/* frame id -> the frame id that stands for it: Python frames of one
 	 * function that differ only by line are one shared frame, unless
-	 * profile->python_lines. */
+	 * python_lines. */
+	bool python_lines;
 	uint32_t *function_of;
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
@@ -182,7 +183,7 @@ static int write_shared_frames(struct speedscope_writer *w)
 		const char *file = f->file;
 		char *name, *own_file = NULL;
 		size_t name_len, file_len;
-		bool merged = f->kind == FRAME_PYTHON && !w->profile->python_lines;
+		bool merged = f->kind == FRAME_PYTHON && !w->python_lines;
 
 		/* A Python frame is its function, with its file: no marks. */
 		if (python_frame__split(f, &name_len, &file, &file_len)) {
@@ -250,7 +251,7 @@ static int merge_functions(struct speedscope_writer *w)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nr_frames; i++) {
 		w->function_of[i] = i;
-		if (p->frames[i].kind == FRAME_PYTHON && !p->python_lines)
+		if (p->frames[i].kind == FRAME_PYTHON && !w->python_lines)
 			python[nr++] = i;
 	}
 	qsort_r(python, nr, sizeof(*python), compare_function, (void *)p);
@@ -616,7 +617,14 @@ static void write_profiles(struct speedscope_writer *w, const uint32_t *threads,
 
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
-	struct speedscope_writer w = {.profile = p, .view = view, .out = out};
+	return speedscope__write_with(p, &(struct writer_options){.view = view}, out);
+}
+
+int speedscope__write_with(const struct profile *p, const struct writer_options *options, FILE *out)
+{
+	enum output_view view = options->view;
+	struct speedscope_writer w = {
+	    .profile = p, .view = view, .out = out, .python_lines = options->python_lines};
 	size_t nr_frames = p->nr_frames ? p->nr_frames : 1;
 	uint32_t *threads = NULL;
 	int err = -ENOMEM;

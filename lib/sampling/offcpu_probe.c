@@ -10,7 +10,9 @@
 #include "offcpu.h"
 #include "sampler.h"
 #include "sampling/offcpu_probe.h"
+#include "sampling/probe_family.h"
 #include "sampling/session.h"
+#include "status.h"
 #include "unwind.h"
 
 #include "offcpu.skel.h"
@@ -37,15 +39,12 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 		goto fail;
 	}
 	session__capture_settings(session, &settings);
-	o->skel->rodata->collect_kernel = settings.collect_kernel;
-	o->skel->rodata->wakeup_bytes = settings.wakeup_bytes;
-	o->skel->rodata->unwind_in_bpf = settings.unwind_in_bpf;
 	/* A thread blocks in a system call a few frames below the code that
 	 * waits: the top 4 KiB of its stack are enough for the unwinder,
 	 * frame pointers complete the rest, and every switch copies less. */
 	if (settings.stack_copy_bytes > OFFCPU_STACK_COPY)
 		settings.stack_copy_bytes = OFFCPU_STACK_COPY;
-	o->skel->rodata->stack_copy_bytes = settings.stack_copy_bytes;
+	SESSION_SET_CAPTURE_RODATA(o->skel->rodata, &settings, OFFCPU_STACK_COPY);
 	o->skel->rodata->min_block_ns = min_block_ns;
 	/* The record as the ring carries it: the same layout as a CPU sample
 	 * (STACK_COPY_RECORD_BYTES in unwind.bpf.h). */
@@ -197,3 +196,54 @@ const char *offcpu__reason(const char *const *kernel_frames, size_t nr_frames, i
 				return generic_waits[k].reason;
 	return "blocked";
 }
+
+static bool offcpu_wanted(const struct probe_family_env *env)
+{
+	return env->sampling->mode != SESSION_MODE_CPU;
+}
+
+static int offcpu_open(void **state, const struct probe_family_env *env)
+{
+	int err =
+	    offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
+
+	if (err)
+		report__error("cannot load the off-CPU probe: %s", report__bpf_error(err));
+	return err;
+}
+
+static int offcpu_attach(void **state, const struct probe_family_env *env)
+{
+	int err = offcpu__attach(*state);
+
+	(void)env;
+	if (err)
+		report__error("cannot attach the off-CPU probe: %s", report__bpf_error(err));
+	return err;
+}
+
+static void offcpu_detach(void *state)
+{
+	offcpu__detach(state);
+}
+
+/* Threads still waiting count up to the end. */
+static int offcpu_flush(void *state, struct session *session)
+{
+	return offcpu__flush(state, session__end_time(session), session__add_record, session);
+}
+
+static void offcpu_close(void *state)
+{
+	offcpu__close(state);
+}
+
+const struct probe_family offcpu_family = {
+    .name = "off-CPU",
+    .wanted = offcpu_wanted,
+    .open = offcpu_open,
+    .attach = offcpu_attach,
+    .detach = offcpu_detach,
+    .flush = offcpu_flush,
+    .close = offcpu_close,
+};

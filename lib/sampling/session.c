@@ -18,10 +18,9 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "offcpu.h"
 #include "sampler.h"
 #include "targets.h"
-#include "offcpu.h"
-#include "sampling/offcpu_probe.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
 #include "sampling/sampling_clock.h"
@@ -171,11 +170,6 @@ int session__open(struct session **out, const struct session_options *options)
 	err = add_selected(s);
 	if (err)
 		goto fail;
-	if (options->mode != SESSION_MODE_CPU) {
-		err = offcpu__open(&s->offcpu, s, options->off_cpu_min_ns);
-		if (err)
-			goto fail;
-	}
 	*out = s;
 	return 0;
 fail:
@@ -555,14 +549,10 @@ int session__start(struct session *s)
 	}
 
 	s->start_ns = monotonic_ns();
-	if (s->offcpu) {
-		err = offcpu__attach(s->offcpu);
-		if (err)
-			return err;
-		if (s->options.mode == SESSION_MODE_OFF_CPU) {
-			s->attached = true;
-			return 0;
-		}
+	/* Off-CPU time only: the off-CPU family's probe is the clock. */
+	if (s->options.mode == SESSION_MODE_OFF_CPU) {
+		s->attached = true;
+		return 0;
 	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		attr.sample_period = sampling_clock__period(&s->clock, cpu, monotonic_ns());
@@ -752,7 +742,6 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 static void detach(struct session *s)
 {
 	session__load_gate_expire(s, true);
-	offcpu__detach(s->offcpu);
 	for (int i = 0; i < 3; i++) {
 		bpf_link__destroy(s->process_links[i]);
 		s->process_links[i] = NULL;
@@ -791,6 +780,16 @@ static void read_counters(const struct session *s, uint64_t totals[COUNTER_MAX])
 	free(values);
 }
 
+uint64_t session__counter(const struct session *s, uint32_t counter)
+{
+	uint64_t totals[COUNTER_MAX];
+
+	if (counter >= COUNTER_MAX)
+		return 0;
+	read_counters(s, totals);
+	return totals[counter];
+}
+
 /* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
  * (every tick, on every CPU) and per sample. */
 static void report_bpf_cost(const struct session *s, uint64_t samples)
@@ -817,16 +816,31 @@ void session__progress(const struct session *s, struct session_progress *out)
 	out->lost = counters[COUNTER_LOST_RINGBUF] + counters[COUNTER_LOST_OFFCPU];
 	out->off_cpu = counters[COUNTER_OFFCPU];
 }
+int session__stop(struct session *s)
+{
+	if (s->stopped)
+		return 0;
+	detach(s);
+	s->stopped = true;
+	return drain(s);
+}
+
+int session__add_record(void *s, void *data, size_t size)
+{
+	return handle_sample(s, data, size);
+}
+
+unsigned long long session__end_time(const struct session *s)
+{
+	return s->end_ns;
+}
+
 int session__finish(struct session *s, struct profile **out)
 {
 	uint64_t counters[COUNTER_MAX];
 	int err;
 
-	detach(s);
-	err = drain(s);
-	/* Threads still waiting count up to the end. */
-	if (!err && s->offcpu)
-		err = offcpu__flush(s->offcpu, s->end_ns, handle_sample, s);
+	err = session__stop(s);
 	if (err)
 		return err;
 	read_counters(s, counters);
@@ -860,7 +874,6 @@ void session__close(struct session *s)
 		return;
 	detach(s);
 	ring_buffer__free(s->ring);
-	offcpu__close(s->offcpu);
 	unwind_tables__free(s->unwind_tables);
 	sampler_bpf__destroy(s->skel);
 	if (s->epoll_fd >= 0)

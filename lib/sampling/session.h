@@ -89,7 +89,15 @@ int session__add_poll_fd(struct session *session, int fd, int (*handler)(void *c
 /* Drains samples until the duration passes, *stop is set or the target
  * exits.  0 or -errno; *end says which. */
 int session__run(struct session *session, volatile sig_atomic_t *stop, enum session_end *end);
-/* Detaches, drains what is left and symbolizes into a new profile. */
+/* Detaches and drains what is left; once.  0 or -errno. */
+int session__stop(struct session *session);
+/* After session__stop(): a record a probe family kept in its maps, as if
+ * the ring buffer had carried it (a ring_buffer_sample_fn).  0 or -errno. */
+int session__add_record(void *session, void *data, size_t size);
+/* Monotonic time at which the session stopped, in ns. */
+unsigned long long session__end_time(const struct session *session);
+/* Stops if session__stop() was not called, and symbolizes into a new
+ * profile. */
 int session__finish(struct session *session, struct profile **out);
 void session__close(struct session *session);
 
@@ -101,6 +109,9 @@ struct session_progress {
 	uint64_t off_cpu;	  /* off-CPU intervals recorded */
 };
 void session__progress(const struct session *session, struct session_progress *out);
+/* One of the BPF counters (enum counter in sampler.h), summed over the
+ * CPUs: what a probe family sharing the session's maps counted. */
+uint64_t session__counter(const struct session *session, uint32_t counter);
 
 /* Attaches the GPU launch probe (USDT llmprof:launch) in the agent library
  * at binary_path; launches then carry the CPU stack that made them. */
@@ -127,6 +138,18 @@ struct capture_settings {
 };
 int session__share_maps(const struct session *session, struct bpf_object *object);
 void session__capture_settings(const struct session *session, struct capture_settings *out);
+/* Sets those values in a family's skeleton .rodata, its stack copy cut to
+ * max_copy bytes (a family's calls need the frames near them; frame
+ * pointers complete the rest, and each record costs less). */
+#define SESSION_SET_CAPTURE_RODATA(rodata, settings, max_copy)                                    \
+	do {                                                                                       \
+		(rodata)->collect_kernel = (settings)->collect_kernel;                             \
+		(rodata)->wakeup_bytes = (settings)->wakeup_bytes;                                 \
+		(rodata)->unwind_in_bpf = (settings)->unwind_in_bpf;                               \
+		(rodata)->stack_copy_bytes = (settings)->stack_copy_bytes < (max_copy)             \
+						 ? (settings)->stack_copy_bytes                    \
+						 : (max_copy);                                     \
+	} while (0)
 
 /* Called while draining, for each record of a family's kind, after its
  * stack was unwound and interned: thread and stack are the session's raw

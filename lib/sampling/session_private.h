@@ -92,7 +92,6 @@ struct session {
 	struct record_handler handlers[SAMPLE_KIND_MAX];
 
 	struct process_table processes;
-	struct offcpu *offcpu;		   /* NULL in SESSION_MODE_CPU */
 	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
 	struct unwind_tables *unwind_tables; /* --unwind ehframe */
 	struct {
@@ -102,6 +101,7 @@ struct session {
 
 	unsigned long long start_ns, end_ns;
 	bool attached;
+	bool stopped; /* session__stop() detached and drained */
 	/* options.warm_up: the CPU samples before start_ns are dropped */
 	bool warming_up;
 	unsigned long long warm_up_began_ns, warm_up_dropped;

@@ -92,7 +92,6 @@ static int write_python(enum output_format format, bool lines)
 		return 1;
 	p->frequency = 100;
 	p->duration_ns = 90000000;
-	p->python_lines = lines;
 	proc = frame(p, "python3", NULL, 0, FRAME_PROCESS);
 	module = frame(p, "<module> (train.py)", "/src/train.py", 3, FRAME_PYTHON);
 	for (uint32_t i = 0; i < 3; i++)
@@ -128,7 +127,7 @@ static int write_python(enum output_format format, bool lines)
 						i * 10000000, 1))
 				return 1;
 	}
-	if (output__write(p, format, VIEW_ALL, stdout))
+	if (output__write_with(p, format, &(struct writer_options){.python_lines = lines}, stdout))
 		return 1;
 	profile__free(p);
 	return 0;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run_as.h"
+#include "recording/run_as.h"
 
 extern char **environ;
 
