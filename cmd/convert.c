@@ -11,15 +11,14 @@
 #include "status.h"
 
 enum {
-	OPT_LENIENT = 256,
-	OPT_LINES,
+	OPT_LINES = 256,
 };
 
 static const struct option long_options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "lenient", no_argument, NULL, OPT_LENIENT },
 	{ "lines", no_argument, NULL, OPT_LINES },
+	PROFILE_READ_LONG_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -38,9 +37,9 @@ static void usage(FILE *out)
 		"  -f, --format FORMAT  folded, speedscope, pprof or chrome (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
-		"      --lenient        skip malformed lines of folded input, and say how many\n"
 		"      --lines          speedscope: a frame per line of a Python function\n"
 		"                       (default: one per function)\n"
+		PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -73,9 +72,6 @@ int do_convert(int argc, char **argv)
 		case 'o':
 			output_path = optarg;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_LINES:
 			python_lines = true;
 			break;
@@ -85,6 +81,8 @@ int do_convert(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

@@ -37,9 +37,33 @@ int profile_input__load(const char *path, const struct profile_read_options *opt
 		report__warn("%s: skipped %llu malformed line%s (the first, line %lu: %s)", name,
 			     (unsigned long long)result.skipped, result.skipped == 1 ? "" : "s",
 			     result.line, result.message);
+	/* perf script files of several events: which one was read. */
+	if (result.nr_events > 1)
+		report__warn("%s: %u events (%s); read %s (choose with --event NAME)", name,
+			     result.nr_events, result.events, result.event_read);
 	if (format)
 		*format = result.format;
 	return EXIT_OK;
+}
+
+bool profile_input__read_option(int c, const char *arg, struct profile_read_options *options)
+{
+	switch (c) {
+	case OPT_READ_STRICT:
+		options->strict = true;
+		return true;
+	case OPT_READ_LENIENT:
+		options->strict = false;
+		return true;
+	case OPT_READ_EVENT:
+		options->event = arg;
+		return true;
+	case OPT_READ_SAMPLE_INDEX:
+		options->sample_index = arg;
+		return true;
+	default:
+		return false;
+	}
 }
 
 int profile_input__parse_unit(const char *text, enum profile_unit *unit)

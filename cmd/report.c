@@ -16,7 +16,6 @@
 
 enum {
 	OPT_TOP = 256,
-	OPT_LENIENT,
 	OPT_FINDINGS,
 	OPT_BY_PROCESS,
 	OPT_UNIT,
@@ -26,11 +25,11 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"top", required_argument, NULL, OPT_TOP},
-    {"lenient", no_argument, NULL, OPT_LENIENT},
     {"unit", required_argument, NULL, OPT_UNIT},
     {"findings", no_argument, NULL, OPT_FINDINGS},
     {"verbose", no_argument, NULL, 'v'},
     {"by-process", no_argument, NULL, OPT_BY_PROCESS},
+    PROFILE_READ_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -51,7 +50,6 @@ static void usage(FILE *out)
 	    "  -f, --format FORMAT  text (default), json or markdown\n"
 	    "  -o, --output FILE    write to FILE instead of standard output\n"
 	    "      --top N          rows per table (default 10, 0 for all)\n"
-	    "      --lenient        skip malformed lines of folded input, and say how many\n"
 	    "      --unit UNIT      what the numbers of folded input count: samples\n"
 	    "                       (default), us or ns\n"
 	    "      --findings       what is wrong and what to change, ranked by the share of\n"
@@ -59,6 +57,7 @@ static void usage(FILE *out)
 	    "  -v, --verbose        with --findings: every rule, and why it did or did not fire\n"
 	    "      --by-process     a row per process of the INPUTs (ranks, workers, files\n"
 	    "                       written with -o '%%r'), and the straggler named\n"
+	    PROFILE_READ_HELP
 	    "  -h, --help           show this help and exit\n");
 }
 
@@ -165,9 +164,6 @@ int do_report(int argc, char **argv)
 						   optarg);
 			options.top = top;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_UNIT:
 			if (profile_input__parse_unit(optarg, &folded_unit))
 				return usage_error("--unit: unknown unit '%s' (expected samples, "
@@ -189,6 +185,8 @@ int do_report(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
