@@ -665,7 +665,11 @@ int pprof__write(const struct profile *p, enum output_view view, FILE *out)
 		w.names[i] = frame__folded_name(f);
 		if (!w.names[i])
 			goto cleanup;
-		if (!python_frame__split(f, &name_len, &file, &file_len)) {
+		if (f->kind == FRAME_INLINE) {
+			/* An inline line of its caller's location says so;
+			 * the function is named as it is, as pprof shows it. */
+			w.function_names[i] = strdup(f->name[0] ? f->name : "[unknown]");
+		} else if (!python_frame__split(f, &name_len, &file, &file_len)) {
 			w.function_names[i] = strdup(w.names[i]);
 		} else {
 			w.function_names[i] = strndup(f->name, name_len);

@@ -176,6 +176,18 @@ cleanup:
 	return label;
 }
 
+
+/* A function as the report names it: an inlined function is that
+ * function (pprof -top names it so), without folded text's "_[i]". */
+static char *report_name(const struct frame *f)
+{
+	char *name = frame__folded_name(f);
+	size_t len = name ? strlen(name) : 0;
+
+	if (name && f->kind == FRAME_INLINE && len > 4 && !strcmp(name + len - 4, "_[i]"))
+		name[len - 4] = '\0';
+	return name;
+}
 static int report_functions(struct report *r)
 {
 	const struct profile *p = r->profile;
@@ -199,7 +211,7 @@ static int report_functions(struct report *r)
 
 		if (!shares[i].total || label[shares[i].frame])
 			continue;
-		e->name = frame__folded_name(&p->frames[shares[i].frame]);
+		e->name = report_name(&p->frames[shares[i].frame]);
 		if (!e->name)
 			goto cleanup;
 		e->self = shares[i].self;

@@ -47,6 +47,10 @@ if [ -x "${PPROF:-}" ]; then
 			fail "--sample-index $index disagrees with pprof -sample_index=$index"
 	done
 fi
+# pprof's inlined functions are named as pprof -top names them.
+"$LLMPROF" report --top 0 "$corpus/pprof/sample.pb.gz" >"$WORK/report.txt" || fail "report"
+grep -q '  math.Abs$' "$WORK/report.txt" && ! grep -q '_\[i\]' "$WORK/report.txt" ||
+	fail "report shows folded marks in pprof's names: $(grep '_\[' "$WORK/report.txt")"
 "$LLMPROF" convert -f folded --sample-index alloc "$corpus/pprof/sample.pb.gz" 2>"$WORK/err" >/dev/null
 [ $? = 2 ] && grep -q "no sample type 'alloc' in the profile (it has 0 samples, 1 cpu)" "$WORK/err" ||
 	fail "an unknown sample type: $(cat "$WORK/err")"
