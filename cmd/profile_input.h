@@ -15,6 +15,9 @@
  */
 int profile_input__load(const char *path, const struct profile_read_options *options,
 			struct profile **out, enum profile_format *format);
+/* The same, with what the reader found (format, events) in *result. */
+int profile_input__load_result(const char *path, const struct profile_read_options *options,
+			       struct profile **out, struct profile_read_result *result);
 /* The options of every command that reads profiles (convert, diff, merge,
  * report): their getopt_long entries, help lines and handling. */
 enum {

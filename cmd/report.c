@@ -135,6 +135,7 @@ int do_report(int argc, char **argv)
 	struct profile_read_options read_options = {0};
 	struct report_options options = {.top = 10};
 	enum text_format format = TEXT_FORMAT_TEXT;
+	struct profile_read_result read_result;
 	enum profile_format input_format;
 	struct output_file output = {0};
 	const char *output_path = NULL;
@@ -204,9 +205,12 @@ int do_report(int argc, char **argv)
 		report__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_RUNTIME;
 	}
-	status = profile_input__load(argv[optind], &read_options, &profile, &input_format);
+	status = profile_input__load_result(argv[optind], &read_options, &profile, &read_result);
 	if (status)
 		goto cleanup;
+	input_format = read_result.format;
+	options.events = read_result.events;
+	options.event = read_result.event_read;
 	profile_input__set_unit(profile, input_format, folded_unit);
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);

@@ -388,6 +388,8 @@ static void write_text(const struct report *r, const struct report_options *o, F
 	describe_duration(duration, sizeof(duration), p);
 	describe_weight(weight, sizeof(weight), p, r->weight);
 	fprintf(out, "profile:   %s (%s)\n", o->name, o->format);
+	if (o->event && o->event[0])
+		fprintf(out, "events:    %s (read: %s)\n", o->events, o->event);
 	fprintf(out, "samples:   %s\n", samples);
 	fprintf(out, "duration:  %s\n", duration);
 	fprintf(out, "weight:    %s\n", weight);
@@ -464,6 +466,8 @@ static void write_markdown(const struct report *r, const struct report_options *
 	fprintf(out, "\n\n| | |\n| --- | --- |\n| Format | %s |\n| Samples | %s |\n"
 		     "| Duration | %s |\n| Weight | %s |\n| Stacks | %zu |\n| Functions | %zu |\n",
 		o->format, samples, duration, weight, r->nr_stacks, r->nr_functions);
+	if (o->event && o->event[0])
+		fprintf(out, "| Events | %s (read: %s) |\n", o->events, o->event);
 	markdown_functions(r, true, o->top, out);
 	markdown_functions(r, false, o->top, out);
 	if (!r->gpu_weight)
@@ -552,6 +556,12 @@ static void write_json(const struct report *r, const struct report_options *o, F
 	text_output__json_string(out, o->name);
 	fprintf(out, ",\n  \"format\": ");
 	text_output__json_string(out, o->format);
+	if (o->event && o->event[0]) {
+		fprintf(out, ",\n  \"events\": ");
+		text_output__json_string(out, o->events);
+		fprintf(out, ",\n  \"event\": ");
+		text_output__json_string(out, o->event);
+	}
 	fprintf(out, ",\n  \"unit\": \"%s\",\n", unit_name(p->unit));
 	if (p->samples_taken || !r->weight)
 		fprintf(out, "  \"samples\": %llu,\n", (unsigned long long)p->samples_taken);

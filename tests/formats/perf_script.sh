@@ -50,8 +50,8 @@ for event in cpu-clock task-clock; do
 	echo "two-events.txt: $event weighs $got ns in $records records"
 done
 "$LLMPROF" report -f json --event task-clock "$perf_dir/two-events.txt" 2>/dev/null |
-	python3 -c 'import json, sys; r = json.load(sys.stdin); u = r["unit"]; sys.exit(0 if u == "nanoseconds" else "unit %r" % u)' ||
-	fail "task-clock is not read in nanoseconds"
+	python3 -c 'import json, sys; r = json.load(sys.stdin); ok = (r["unit"], r["events"], r["event"]) == ("nanoseconds", "cpu-clock, task-clock", "task-clock"); sys.exit(0 if ok else "unit, events: %r" % r)' ||
+	fail "task-clock is not read in nanoseconds, or the report does not list the events"
 "$LLMPROF" convert -f folded --event cycles "$perf_dir/two-events.txt" >/dev/null 2>"$WORK/err"
 [ $? = 2 ] && grep -q "no event 'cycles' in the file (it has cpu-clock, task-clock)" "$WORK/err" ||
 	fail "an event the file lacks: $(cat "$WORK/err")"
