@@ -11,17 +11,16 @@
 #include "status.h"
 
 enum {
-	OPT_LENIENT = 256,
-	OPT_LINES,
+	OPT_LINES = 256,
 	OPT_INVERTED,
 };
 
 static const struct option long_options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "lenient", no_argument, NULL, OPT_LENIENT },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	PROFILE_READ_LONG_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -31,19 +30,19 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
 		"\n"
-		"Convert a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
-		"content) to folded stacks, speedscope JSON, pprof, a Chrome trace (which\n"
-		"needs an input with times: speedscope with timelines) or an interactive SVG\n"
-		"flame graph.  INPUT '-' is standard input.\n"
+		"Convert a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
+		"told apart by content) to folded stacks, speedscope JSON, pprof, a Chrome\n"
+		"trace (which needs an input with times: speedscope with timelines) or an\n"
+		"interactive SVG flame graph.  INPUT '-' is standard input.\n"
 		"\n"
 		"Options:\n"
 		"  -f, --format FORMAT  folded, speedscope, pprof, chrome or svg (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
-		"      --lenient        skip malformed lines of folded input, and say how many\n"
 		"      --lines          speedscope: a frame per line of a Python function\n"
 		"                       (default: one per function)\n"
 		"      --inverted       svg: an icicle graph, roots at the top\n"
+		PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -76,9 +75,6 @@ int do_convert(int argc, char **argv)
 		case 'o':
 			output_path = optarg;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_LINES:
 			python_lines = true;
 			break;
@@ -91,6 +87,8 @@ int do_convert(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

@@ -22,7 +22,6 @@ enum {
 	OPT_THRESHOLD = 256,
 	OPT_MIN_SHARE,
 	OPT_TOP,
-	OPT_LENIENT,
 	OPT_CONFIDENCE,
 	OPT_UNIT,
 };
@@ -34,8 +33,8 @@ static const struct option long_options[] = {
 	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 	{ "top", required_argument, NULL, OPT_TOP },
-	{ "lenient", no_argument, NULL, OPT_LENIENT },
 	{ "unit", required_argument, NULL, OPT_UNIT },
+	PROFILE_READ_LONG_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,10 +64,10 @@ static void usage(FILE *out)
 		"                       (default 99)\n"
 		"      --top N          rows per table in text and markdown; regressions are\n"
 		"                       always listed (default 10, 0 for all)\n"
-		"      --lenient        skip malformed lines of folded input, and say how many\n"
 		"      --unit UNIT      what the numbers of folded input count: samples\n"
 		"                       (default), us or ns (stackcollapse-perf.pl of a\n"
 		"                       profile weighted by period)\n"
+		PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -132,9 +131,6 @@ int do_diff(int argc, char **argv)
 						   optarg);
 			labels.top = top;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_UNIT:
 			if (profile_input__parse_unit(optarg, &folded_unit))
 				return usage_error("--unit: unknown unit '%s' (expected samples, "
@@ -147,6 +143,8 @@ int do_diff(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

@@ -18,8 +18,7 @@
 #define MAX_LABEL 256
 
 enum {
-	OPT_LENIENT = 256,
-	OPT_LABEL,
+	OPT_LABEL = 256,
 	OPT_INVERTED,
 };
 
@@ -27,8 +26,8 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"label", required_argument, NULL, OPT_LABEL},
-    {"lenient", no_argument, NULL, OPT_LENIENT},
     {"inverted", no_argument, NULL, OPT_INVERTED},
+    PROFILE_READ_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -49,7 +48,7 @@ static void usage(FILE *out)
 		"                       appears whole or not at all\n"
 		"      --label L1,L2,.. put each INPUT's stacks under a root frame of its own\n"
 		"                       label ([L1], ...), one label per INPUT\n"
-		"      --lenient        skip malformed lines of folded input, and say how many\n"
+		PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -150,9 +149,6 @@ int do_merge(int argc, char **argv)
 		case OPT_LABEL:
 			labels_text = optarg;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_INVERTED:
 			inverted = true;
 			break;
@@ -162,6 +158,8 @@ int do_merge(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}

@@ -15,31 +15,63 @@ const char *profile_input__display_name(const char *path)
 	return strcmp(path, "-") ? path : "<stdin>";
 }
 
-int profile_input__load(const char *path, const struct profile_read_options *options,
-			struct profile **out, enum profile_format *format)
+int profile_input__load_result(const char *path, const struct profile_read_options *options,
+			       struct profile **out, struct profile_read_result *result)
 {
 	const char *name = profile_input__display_name(path);
-	struct profile_read_result result;
 	int err;
 
 	if (strcmp(path, "-"))
-		err = profile_reader__read_file(path, options, out, &result);
+		err = profile_reader__read_file(path, options, out, result);
 	else
-		err = profile_reader__read_stream(stdin, options, out, &result);
+		err = profile_reader__read_stream(stdin, options, out, result);
 	if (err) {
-		if (result.line)
-			report__error("%s:%lu: %s", name, result.line, result.message);
+		if (result->line)
+			report__error("%s:%lu: %s", name, result->line, result->message);
 		else
-			report__error("%s: %s", name, result.message);
+			report__error("%s: %s", name, result->message);
 		return err == -ENOMEM || err == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
-	if (result.skipped)
+	if (result->skipped)
 		report__warn("%s: skipped %llu malformed line%s (the first, line %lu: %s)", name,
-			     (unsigned long long)result.skipped, result.skipped == 1 ? "" : "s",
-			     result.line, result.message);
-	if (format)
-		*format = result.format;
+			     (unsigned long long)result->skipped, result->skipped == 1 ? "" : "s",
+			     result->line, result->message);
+	/* perf script files of several events: which one was read. */
+	if (result->nr_events > 1)
+		report__warn("%s: %u events (%s); read %s (choose with --event NAME)", name,
+			     result->nr_events, result->events, result->event_read);
 	return EXIT_OK;
+}
+
+int profile_input__load(const char *path, const struct profile_read_options *options,
+			struct profile **out, enum profile_format *format)
+{
+	struct profile_read_result result;
+	int status = profile_input__load_result(path, options, out, &result);
+
+	if (!status && format)
+		*format = result.format;
+	return status;
+}
+
+bool profile_input__read_option(int c, const char *arg, struct profile_read_options *options)
+{
+	switch (c) {
+	case OPT_READ_STRICT:
+		options->strict = true;
+		return true;
+	case OPT_READ_LENIENT:
+		options->strict = false;
+		return true;
+	case OPT_READ_EVENT:
+		options->event = arg;
+		return true;
+	case OPT_READ_SAMPLE_INDEX:
+		options->sample_index = arg;
+		return true;
+	default:
+		return false;
+	}
 }
 
 int profile_input__parse_unit(const char *text, enum profile_unit *unit)

@@ -15,6 +15,37 @@
  */
 int profile_input__load(const char *path, const struct profile_read_options *options,
 			struct profile **out, enum profile_format *format);
+/* The same, with what the reader found (format, events) in *result. */
+int profile_input__load_result(const char *path, const struct profile_read_options *options,
+			       struct profile **out, struct profile_read_result *result);
+/* The options of every command that reads profiles (convert, diff, merge,
+ * report): their getopt_long entries, help lines and handling. */
+enum {
+	OPT_READ_STRICT = 0x400,
+	OPT_READ_LENIENT,
+	OPT_READ_EVENT,
+	OPT_READ_SAMPLE_INDEX,
+};
+
+#define PROFILE_READ_LONG_OPTIONS                                                                  \
+	{"strict", no_argument, NULL, OPT_READ_STRICT},                                            \
+	    {"lenient", no_argument, NULL, OPT_READ_LENIENT},                                      \
+	    {"event", required_argument, NULL, OPT_READ_EVENT},                                    \
+	    {"sample-index", required_argument, NULL, OPT_READ_SAMPLE_INDEX}
+
+#define PROFILE_READ_HELP                                                                          \
+	"      --strict         refuse an input with a malformed line (default: skip\n"             \
+	"                       such lines and say how many)\n"                                     \
+	"      --lenient        the default, kept for old scripts\n"                                \
+	"      --event NAME     perf script input: the records of event NAME (default:\n"          \
+	"                       the file's first event)\n"                                          \
+	"      --sample-index I pprof input: the sample type weighed, by index or name\n"          \
+	"                       (default: the profile's default type, else the last)\n"
+
+/* Applies option c (one of OPT_READ_*) with its argument; false when c is
+ * not one of them. */
+bool profile_input__read_option(int c, const char *arg, struct profile_read_options *options);
+
 /* How standard input is named in messages and headers. */
 const char *profile_input__display_name(const char *path);
 

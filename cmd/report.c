@@ -17,7 +17,6 @@
 
 enum {
 	OPT_TOP = 256,
-	OPT_LENIENT,
 	OPT_FINDINGS,
 	OPT_BY_PROCESS,
 	OPT_UNIT,
@@ -28,12 +27,12 @@ static const struct option long_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
     {"top", required_argument, NULL, OPT_TOP},
-    {"lenient", no_argument, NULL, OPT_LENIENT},
     {"unit", required_argument, NULL, OPT_UNIT},
     {"findings", no_argument, NULL, OPT_FINDINGS},
     {"verbose", no_argument, NULL, 'v'},
     {"by-process", no_argument, NULL, OPT_BY_PROCESS},
     {"html", no_argument, NULL, OPT_HTML},
+    PROFILE_READ_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -45,16 +44,15 @@ static void usage(FILE *out)
 	    "Usage: llmprof report [OPTIONS] INPUT\n"
 	    "       llmprof report --by-process [OPTIONS] INPUT...\n"
 	    "\n"
-	    "Summarise a profile (folded stacks, speedscope JSON or pprof, told apart by\n"
-	    "content): samples and duration, the top functions by self and by total share,\n"
-	    "and GPU time by kernel and by launching function when the profile has any.\n"
-	    "INPUT '-' is standard input.\n"
+	    "Summarise a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
+	    "told apart by content): samples and duration, the top functions by self and\n"
+	    "by total share, and GPU time by kernel and by launching function when the\n"
+	    "profile has any.  INPUT '-' is standard input.\n"
 	    "\n"
 	    "Options:\n"
 	    "  -f, --format FORMAT  text (default), json or markdown\n"
 	    "  -o, --output FILE    write to FILE instead of standard output\n"
 	    "      --top N          rows per table (default 10, 0 for all)\n"
-	    "      --lenient        skip malformed lines of folded input, and say how many\n"
 	    "      --unit UNIT      what the numbers of folded input count: samples\n"
 	    "                       (default), us or ns\n"
 	    "      --findings       what is wrong and what to change, ranked by the share of\n"
@@ -64,6 +62,7 @@ static void usage(FILE *out)
 	    "                       written with -o '%%r'), and the straggler named\n"
 	    "      --html           one self-contained HTML page: the flame graph, the\n"
 	    "                       findings, the per-process table and the report\n"
+	    PROFILE_READ_HELP
 	    "  -h, --help           show this help and exit\n");
 }
 
@@ -141,6 +140,7 @@ int do_report(int argc, char **argv)
 	struct profile_read_options read_options = {0};
 	struct report_options options = {.top = 10};
 	enum text_format format = TEXT_FORMAT_TEXT;
+	struct profile_read_result read_result;
 	enum profile_format input_format;
 	struct output_file output = {0};
 	const char *output_path = NULL;
@@ -171,9 +171,6 @@ int do_report(int argc, char **argv)
 						   optarg);
 			options.top = top;
 			break;
-		case OPT_LENIENT:
-			read_options.lenient = true;
-			break;
 		case OPT_UNIT:
 			if (profile_input__parse_unit(optarg, &folded_unit))
 				return usage_error("--unit: unknown unit '%s' (expected samples, "
@@ -198,6 +195,8 @@ int do_report(int argc, char **argv)
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
+			if (profile_input__read_option(c, optarg, &read_options))
+				break;
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -218,9 +217,12 @@ int do_report(int argc, char **argv)
 		report__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_RUNTIME;
 	}
-	status = profile_input__load(argv[optind], &read_options, &profile, &input_format);
+	status = profile_input__load_result(argv[optind], &read_options, &profile, &read_result);
 	if (status)
 		goto cleanup;
+	input_format = read_result.format;
+	options.events = read_result.events;
+	options.event = read_result.event_read;
 	profile_input__set_unit(profile, input_format, folded_unit);
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);

@@ -289,7 +289,7 @@ int folded_reader__parse(struct input *in, const struct profile_read_options *op
 
 	for (;;) {
 		err = input__read_line(in, &fp.line, &fp.line_len, &fp.line_cap);
-		/* Not a profile at all: refused even when lenient. */
+		/* Not a profile at all: refused even where lines are skipped. */
 		if (err == -EFBIG || err == -EILSEQ) {
 			if (err == -EFBIG)
 				reader__set_message(result, 0, "line %lu is longer than %d MiB",
@@ -313,7 +313,7 @@ int folded_reader__parse(struct input *in, const struct profile_read_options *op
 		result->lines++;
 		err = folded_parse_line(&fp);
 		if (err == -EINVAL) {
-			if (!options->lenient) {
+			if (options->strict) {
 				reader__set_message(result, result->lines, "%s", fp.message);
 				goto cleanup;
 			}

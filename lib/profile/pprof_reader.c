@@ -164,6 +164,7 @@ struct pprof_parser {
 	size_t nr_location_frames, cap_location_frames;
 	struct value_type period_type;
 	uint64_t period, duration_ns, default_sample_type;
+	const char *sample_index; /* pprof's -sample_index, or NULL */
 
 	/* The sample being read. */
 	uint64_t *location_ids;
@@ -434,22 +435,19 @@ static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *
 	return id;
 }
 
-/* A location without lines: "[module+0xOFFSET]" as the symbolizer names
- * an address it cannot resolve. */
+/* A location without lines: "[module]", as pprof names it at its default
+ * granularity (functions), where addresses with no function are one node
+ * per mapping. */
 static int64_t address_frame(struct pprof_parser *pp, const struct location_entry *loc)
 {
 	const struct mapping_entry *m =
 	    find_id(pp->mappings, pp->nr_mappings, sizeof(*pp->mappings), loc->mapping);
 	const char *module = m ? string_at(pp, m->filename) : NULL;
-	uint64_t offset = loc->address;
 	char name[512];
 
 	if (module && strrchr(module, '/'))
 		module = strrchr(module, '/') + 1;
-	if (m && offset >= m->start)
-		offset = offset - m->start + m->offset;
-	snprintf(name, sizeof(name), "[%s+0x%llx]", module && *module ? module : "unknown",
-		 (unsigned long long)offset);
+	snprintf(name, sizeof(name), "[%s]", module && *module ? module : "unknown");
 	return profile__intern_frame(pp->profile, name, NULL, 0, FRAME_UNKNOWN);
 }
 
@@ -597,6 +595,39 @@ static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, siz
 	return 0;
 }
 
+/* The sample type pp->sample_index names: an index from 0, or a type name
+ * ("cpu", "alloc_space"), as pprof's -sample_index.  0 or -EINVAL. */
+static int choose_sample_index(struct pprof_parser *pp, size_t *chosen)
+{
+	const char *wanted = pp->sample_index;
+	char types[160] = "", *end;
+	unsigned long long index;
+	size_t used = 0;
+
+	errno = 0;
+	index = strtoull(wanted, &end, 10);
+	if (!errno && end != wanted && !*end && index < pp->nr_sample_types) {
+		*chosen = index;
+		return 0;
+	}
+	for (size_t i = 0; i < pp->nr_sample_types; i++) {
+		const char *type = string_at(pp, pp->sample_types[i].type);
+
+		if (type && !strcmp(type, wanted)) {
+			*chosen = i;
+			return 0;
+		}
+		type = string_at(pp, pp->sample_types[i].type);
+		if (used + 2 < sizeof(types))
+			used += snprintf(types + used, sizeof(types) - used, "%s%zu %s",
+					 i ? ", " : "", i, type ? type : "?");
+	}
+	snprintf(pp->message, pp->message_size,
+		 "no sample type '%s' in the profile (it has %s)", wanted,
+		 pp->nr_sample_types ? types : "none");
+	return -EINVAL;
+}
+
 static int read_samples(struct pprof_parser *pp)
 {
 	struct profile *p = pp->profile;
@@ -606,17 +637,26 @@ static int read_samples(struct pprof_parser *pp)
 
 	if (!pp->nr_sample_types && pp->nr_samples)
 		return malformed(pp, "samples but no sample types");
+	/* pprof's default: the default_sample_type, else the last. */
+	if (pp->nr_sample_types)
+		chosen = pp->nr_sample_types - 1;
 	for (size_t i = 0; i < pp->nr_sample_types; i++) {
 		const struct value_type *vt = &pp->sample_types[i];
 
 		if (vt->type >= pp->nr_strings || vt->unit >= pp->nr_strings)
 			return malformed(pp, "sample type %zu names a string that is not there",
 					 i + 1);
-		if (pp->default_sample_type && vt->type == pp->default_sample_type)
+		if (!pp->sample_index && pp->default_sample_type &&
+		    vt->type == pp->default_sample_type)
 			chosen = i;
 		if (counted == SIZE_MAX && string_is(pp, vt->type, "samples") &&
 		    string_is(pp, vt->unit, "count"))
 			counted = i;
+	}
+	if (pp->sample_index) {
+		err = choose_sample_index(pp, &chosen);
+		if (err)
+			return err;
 	}
 	scale = pp->nr_sample_types ? unit_scale(pp, pp->sample_types[chosen].unit)
 				    : (struct weight_scale){UNIT_SAMPLES, 1};
@@ -656,9 +696,11 @@ static void parser_free(struct pprof_parser *pp)
 	free(pp->text);
 }
 
-static int parse_proto(struct span data, struct profile **out, char *message, size_t message_size)
+static int parse_proto(struct span data, const char *sample_index, struct profile **out,
+		       char *message, size_t message_size)
 {
-	struct pprof_parser pp = {.message = message, .message_size = message_size};
+	struct pprof_parser pp = {.message = message, .message_size = message_size,
+				  .sample_index = sample_index};
 	int err = -ENOMEM;
 
 	pp.profile = profile__new();
@@ -753,27 +795,90 @@ cleanup:
 	return err;
 }
 
+/* The wire type each top-level field of profile.proto is written in. */
+static bool top_level_wire(uint32_t number, enum pb_wire_type wire)
+{
+	switch (number) {
+	case PROFILE_SAMPLE_TYPE:
+	case PROFILE_SAMPLE:
+	case PROFILE_MAPPING:
+	case PROFILE_LOCATION:
+	case PROFILE_FUNCTION:
+	case PROFILE_STRING_TABLE:
+	case PROFILE_PERIOD_TYPE:
+		return wire == PB_LENGTH;
+	case 13: /* comment: string indexes, packed or not */
+		return wire == PB_LENGTH || wire == PB_VARINT;
+	case 7: /* drop_frames */
+	case 8: /* keep_frames */
+	case PROFILE_TIME_NANOS:
+	case PROFILE_DURATION_NANOS:
+	case PROFILE_PERIOD:
+	case PROFILE_DEFAULT_SAMPLE_TYPE:
+		return wire == PB_VARINT;
+	default:
+		return false;
+	}
+}
+
 bool pprof_reader__detect(const void *data, size_t size)
 {
 	struct span in = {data, size};
 	struct pb_field f;
+	size_t fields = 0;
 
 	if (size >= 2 && in.data[0] == 0x1f && in.data[1] == 0x8b)
 		return true;
-	/* Raw: a sample (a control character no text starts with), or a whole
-	 * sample type message, which a text's leading '\n' is not. */
-	if (size >= 2 && in.data[0] == (PROFILE_SAMPLE << 3 | PB_LENGTH))
-		return true;
-	if (!size || in.data[0] != (PROFILE_SAMPLE_TYPE << 3 | PB_LENGTH) || pb_next(&in, &f) <= 0)
-		return false;
-	while (pb_next(&f.data, &f) > 0)
-		if (f.wire != PB_VARINT || f.number > VALUE_TYPE_UNIT)
+	/*
+	 * Raw profile.proto: fields of profile.proto's numbers, each in its
+	 * own wire type, up to the end of what is buffered (the last may run
+	 * past it).  Text fails within a few bytes.
+	 */
+	while (in.len) {
+		struct span before = in;
+		uint64_t tag;
+
+		if (pb_next(&in, &f) <= 0) {
+			/* Cut by the end of the buffer: fine when the tag is
+			 * right and something whole came before. */
+			if (!pb_varint(&before, &tag) || !top_level_wire(tag >> 3, tag & 7))
+				return false;
+			/* A sample or sample type tag first is a control
+			 * character no text starts with. */
+			return fields >= 2 || (!fields && (tag >> 3 == PROFILE_SAMPLE ||
+							   tag >> 3 == PROFILE_SAMPLE_TYPE));
+		}
+		if (!top_level_wire(f.number, f.wire))
 			return false;
-	return !f.data.len;
+		fields++;
+	}
+	return fields > 0;
 }
 
-int pprof_reader__parse(const void *data, size_t size, struct profile **out, char *message,
-			size_t message_size)
+bool pprof_reader__is_legacy(const void *data, size_t size)
+{
+	static const char *const text_headers[] = {
+	    "heap profile:", "heap_v2/", "--- heapz", "--- contention", "--- symbol",
+	    "growth profile:", "contention profile:"};
+	static const uint8_t cpu32[] = {0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t cpu64[] = {0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0};
+
+	/* gperftools' CPU profile: header words 0, 3 (words), 0, period, 0,
+	 * in 32 or 64 bits, little-endian. */
+	if (size >= sizeof(cpu64) && !memcmp(data, cpu64, sizeof(cpu64)))
+		return true;
+	if (size >= sizeof(cpu32) && !memcmp(data, cpu32, sizeof(cpu32)))
+		return true;
+	for (size_t i = 0; i < sizeof(text_headers) / sizeof(text_headers[0]); i++)
+		if (size >= strlen(text_headers[i]) &&
+		    !memcmp(data, text_headers[i], strlen(text_headers[i])))
+			return true;
+	return false;
+}
+
+int pprof_reader__parse(const void *data, size_t size, const char *sample_index,
+			struct profile **out, char *message, size_t message_size)
 {
 	struct span in = {data, size};
 	uint8_t *raw = NULL;
@@ -790,20 +895,20 @@ int pprof_reader__parse(const void *data, size_t size, struct profile **out, cha
 		}
 		in = (struct span){raw, raw_len};
 	}
-	err = parse_proto(in, out, message, message_size);
+	err = parse_proto(in, sample_index, out, message, message_size);
 	free(raw);
 	return err;
 }
 
-int pprof_reader__read(const void *head, size_t head_size, FILE *stream, struct profile **out,
-		       char *message, size_t message_size)
+int pprof_reader__read(const void *head, size_t head_size, FILE *stream, const char *sample_index,
+		       struct profile **out, char *message, size_t message_size)
 {
 	uint8_t *all = NULL;
 	size_t len = head_size, cap = 0;
 	int err;
 
 	if (!stream)
-		return pprof_reader__parse(head, head_size, out, message, message_size);
+		return pprof_reader__parse(head, head_size, sample_index, out, message, message_size);
 	if (array__grow((void **)&all, &cap, len + READ_CHUNK, 1))
 		goto nomem;
 	memcpy(all, head, head_size);
@@ -828,7 +933,7 @@ int pprof_reader__read(const void *head, size_t head_size, FILE *stream, struct 
 		free(all);
 		return err;
 	}
-	err = pprof_reader__parse(all, len, out, message, message_size);
+	err = pprof_reader__parse(all, len, sample_index, out, message, message_size);
 	free(all);
 	return err;
 nomem:

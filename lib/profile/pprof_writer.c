@@ -585,6 +585,15 @@ static int encode_profile(struct pprof_writer *w)
 			return err;
 		pb_uint(&w->out, PROFILE_PERIOD, w->period);
 	}
+	/* pprof weighs the last sample type unless told; a profile in
+	 * samples is read in samples by pprof and llmprof alike. */
+	if (p->unit == UNIT_SAMPLES && w->period) {
+		int64_t samples = string_id(w, "samples");
+
+		if (samples < 0)
+			return -ENOMEM;
+		pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE, samples);
+	}
 	pb_uint(&w->out, PROFILE_TIME_NANOS, wall_start_ns(p));
 	pb_uint(&w->out, PROFILE_DURATION_NANOS, p->duration_ns);
 	for (uint32_t id = 0; id < w->strings.nr; id++) {
@@ -656,7 +665,11 @@ int pprof__write(const struct profile *p, enum output_view view, FILE *out)
 		w.names[i] = frame__folded_name(f);
 		if (!w.names[i])
 			goto cleanup;
-		if (!python_frame__split(f, &name_len, &file, &file_len)) {
+		if (f->kind == FRAME_INLINE) {
+			/* An inline line of its caller's location says so;
+			 * the function is named as it is, as pprof shows it. */
+			w.function_names[i] = strdup(f->name[0] ? f->name : "[unknown]");
+		} else if (!python_frame__split(f, &name_len, &file, &file_len)) {
 			w.function_names[i] = strdup(w.names[i]);
 		} else {
 			w.function_names[i] = strndup(f->name, name_len);

@@ -404,12 +404,23 @@ char *frame__folded_name(const struct frame *f)
 	const char *prefix = f->kind == FRAME_GPU ? "[gpu] " : "";
 	const char *suffix = kind_suffix[f->kind] ? kind_suffix[f->kind] : "";
 	const char *name = f->name && f->name[0] ? f->name : "[unknown]";
-	size_t len = strlen(prefix) + strlen(name) + strlen(suffix) + 1;
-	char *out = malloc(len);
+	size_t name_len = strlen(name), digits = name_len;
+	const char *guard = "";
+	size_t len;
+	char *out;
 
+	/* A name ending in blanks and digits, last in its line, would read as
+	 * the count (or, to flamegraph.pl, as a differential's two). */
+	while (digits && name[digits - 1] >= '0' && name[digits - 1] <= '9')
+		digits--;
+	if (!*suffix && digits && digits < name_len &&
+	    (name[digits - 1] == ' ' || name[digits - 1] == '\t'))
+		guard = "_";
+	len = strlen(prefix) + name_len + strlen(guard) + strlen(suffix) + 1;
+	out = malloc(len);
 	if (!out)
 		return NULL;
-	snprintf(out, len, "%s%s%s", prefix, name, suffix);
+	snprintf(out, len, "%s%s%s%s", prefix, name, guard, suffix);
 	/* ';' separates frames and a newline ends the line; a trailing space
 	 * followed by digits would read as the count, so tabs become spaces. */
 	for (char *c = out; *c; c++) {

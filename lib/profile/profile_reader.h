@@ -23,9 +23,17 @@ enum profile_format {
 };
 
 struct profile_read_options {
-	/* Skip malformed folded lines (counted in the result) instead of
-	 * failing on the first one. */
-	bool lenient;
+	/* Fail on the first malformed line of folded or perf script input
+	 * instead of skipping it (skipped lines are counted in the result, as
+	 * flamegraph.pl and stackcollapse-perf.pl skip them). */
+	bool strict;
+	/* perf script: the event whose records are read (perf's name, such as
+	 * "cpu-clock" or "cycles:u"); NULL for the file's first. */
+	const char *event;
+	/* pprof: the sample type weighed, by index or type name as pprof's
+	 * -sample_index takes it; NULL for pprof's default (the profile's
+	 * default_sample_type, else the last). */
+	const char *sample_index;
 	/*
 	 * Keep what only a timeline can show: speedscope samples and events
 	 * in time units become threads and time-ordered samples, GPU streams
@@ -38,7 +46,12 @@ struct profile_read_options {
 struct profile_read_result {
 	enum profile_format format;
 	uint64_t lines;	  /* lines of input read */
-	uint64_t skipped; /* malformed lines skipped (lenient only) */
+	uint64_t skipped; /* malformed lines skipped (not strict) */
+	/* perf script: the events the file holds, in the order first seen,
+	 * comma-separated, and how many; the one read is event_read. */
+	char events[256];
+	uint32_t nr_events;
+	char event_read[64];
 	/* Where the error was, or the first skipped line: 1-based, 0 when the
 	 * problem has no line (an unreadable file, a dangling reference). */
 	unsigned long line;

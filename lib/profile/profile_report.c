@@ -176,6 +176,18 @@ cleanup:
 	return label;
 }
 
+
+/* A function as the report names it: an inlined function is that
+ * function (pprof -top names it so), without folded text's "_[i]". */
+static char *report_name(const struct frame *f)
+{
+	char *name = frame__folded_name(f);
+	size_t len = name ? strlen(name) : 0;
+
+	if (name && f->kind == FRAME_INLINE && len > 4 && !strcmp(name + len - 4, "_[i]"))
+		name[len - 4] = '\0';
+	return name;
+}
 static int report_functions(struct report *r)
 {
 	const struct profile *p = r->profile;
@@ -199,7 +211,7 @@ static int report_functions(struct report *r)
 
 		if (!shares[i].total || label[shares[i].frame])
 			continue;
-		e->name = frame__folded_name(&p->frames[shares[i].frame]);
+		e->name = report_name(&p->frames[shares[i].frame]);
 		if (!e->name)
 			goto cleanup;
 		e->self = shares[i].self;
@@ -376,6 +388,8 @@ static void write_text(const struct report *r, const struct report_options *o, F
 	describe_duration(duration, sizeof(duration), p);
 	describe_weight(weight, sizeof(weight), p, r->weight);
 	fprintf(out, "profile:   %s (%s)\n", o->name, o->format);
+	if (o->event && o->event[0])
+		fprintf(out, "events:    %s (read: %s)\n", o->events, o->event);
 	fprintf(out, "samples:   %s\n", samples);
 	fprintf(out, "duration:  %s\n", duration);
 	fprintf(out, "weight:    %s\n", weight);
@@ -452,6 +466,8 @@ static void write_markdown(const struct report *r, const struct report_options *
 	fprintf(out, "\n\n| | |\n| --- | --- |\n| Format | %s |\n| Samples | %s |\n"
 		     "| Duration | %s |\n| Weight | %s |\n| Stacks | %zu |\n| Functions | %zu |\n",
 		o->format, samples, duration, weight, r->nr_stacks, r->nr_functions);
+	if (o->event && o->event[0])
+		fprintf(out, "| Events | %s (read: %s) |\n", o->events, o->event);
 	markdown_functions(r, true, o->top, out);
 	markdown_functions(r, false, o->top, out);
 	if (!r->gpu_weight)
@@ -540,6 +556,12 @@ static void write_json(const struct report *r, const struct report_options *o, F
 	text_output__json_string(out, o->name);
 	fprintf(out, ",\n  \"format\": ");
 	text_output__json_string(out, o->format);
+	if (o->event && o->event[0]) {
+		fprintf(out, ",\n  \"events\": ");
+		text_output__json_string(out, o->events);
+		fprintf(out, ",\n  \"event\": ");
+		text_output__json_string(out, o->event);
+	}
 	fprintf(out, ",\n  \"unit\": \"%s\",\n", unit_name(p->unit));
 	if (p->samples_taken || !r->weight)
 		fprintf(out, "  \"samples\": %llu,\n", (unsigned long long)p->samples_taken);

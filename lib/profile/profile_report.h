@@ -15,6 +15,9 @@
 struct report_options {
 	const char *name;   /* the input's file name */
 	const char *format; /* the input's format: "folded", "speedscope" */
+	/* perf script input: the events the file holds ("cpu-clock,
+	 * task-clock") and the one read; NULL or "" when it names none. */
+	const char *events, *event;
 	size_t top;	    /* rows per table; 0 for all */
 };
 

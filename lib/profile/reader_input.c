@@ -56,6 +56,7 @@ int input__read_line(struct input *in, char **buf, size_t *len, size_t *cap)
 		}
 		memcpy(*buf + *len, start, n);
 		*len += n;
+		in->newline = newline;
 		if (newline) {
 			in->line++;
 			break;

@@ -26,6 +26,7 @@ struct input {
 	unsigned char *block; /* read buffer for a stream */
 	unsigned long line;   /* 1-based line of data[pos] */
 	int error;	      /* -errno of a failed read */
+	bool newline;	      /* the last line read ended in '\n' */
 };
 
 static inline bool input__fill(struct input *in)

@@ -47,8 +47,8 @@ static void exercise(const struct profile *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct profile_read_options modes[] = {
-		{ .lenient = false, .keep_timeline = false },
-		{ .lenient = true, .keep_timeline = true },
+		{ .strict = true, .keep_timeline = false },
+		{ .strict = false, .keep_timeline = true },
 	};
 
 	if (!sink)

@@ -35,8 +35,8 @@ done
 "$llmprof" convert -f speedscope "$inputs/perf.folded" | cmp - "$work/out.json" || fail "-o bytes"
 "$llmprof" convert -f folded -o "$work/missing/out.folded" "$inputs/perf.folded" 2>/dev/null
 [ $? = 1 ] || fail "-o into a missing directory should exit 1"
-"$llmprof" convert -f folded -o "$work/bad.folded" "$inputs/malformed.folded" 2>/dev/null
-[ $? = 2 ] || fail "malformed input should exit 2"
+"$llmprof" convert --strict -f folded -o "$work/bad.folded" "$inputs/malformed.folded" 2>/dev/null
+[ $? = 2 ] || fail "malformed input should exit 2 with --strict"
 ls "$work" | grep -q 'bad.folded' && fail "a failed conversion left $(ls "$work" | grep bad)"
 "$llmprof" diff -f markdown -o "$work/diff.md" "$inputs/base.folded" "$inputs/new.folded" 2>/dev/null
 [ $? = 1 ] || fail "diff -o should still exit 1 on a regression"

@@ -142,17 +142,18 @@ static void test_folded_errors(void)
 {
 	const char *text = "a;b 1\r\n\r\n# note\r\nno count\r\na;;b 2\r\na;b 1.5\r\n;a 1\r\n 7\r\n"
 			   "a;b 99999999999999999999\r\na;b\t4\r\n";
-	struct profile_read_options lenient = { .lenient = true };
+	struct profile_read_options strict = { .strict = true };
 	struct profile_read_result result;
 	struct profile *p;
 	int err;
 
-	p = read_text(text, NULL, &result, &err);
+	p = read_text(text, &strict, &result, &err);
 	CHECK(err == -EINVAL && !p);
 	CHECK(result.line == 4);
 	CHECK(strstr(result.message, "no sample count"));
 
-	p = read_text(text, &lenient, &result, &err);
+	/* Skipped by default, as flamegraph.pl skips them. */
+	p = read_text(text, NULL, &result, &err);
 	CHECK(!err && p);
 	CHECK(result.skipped == 6);
 	CHECK(result.line == 4);
@@ -161,7 +162,7 @@ static void test_folded_errors(void)
 		CHECK(stack_weight(p, "a;b") == 5);
 	profile__free(p);
 
-	p = read_text("a 18446744073709551615\nb 1\n", NULL, &result, &err);
+	p = read_text("a 18446744073709551615\nb 1\n", &strict, &result, &err);
 	CHECK(err == -EINVAL && result.line == 2);
 	profile__free(p);
 
@@ -374,22 +375,48 @@ static void test_perf_script(void)
 	CHECK(perf_script_reader__detect(text, strlen(text)));
 	CHECK(!perf_script_reader__detect("app;main 10\n", 12));
 	CHECK(!perf_script_reader__detect("a 1.5: b;c 3\nd 4\n", 17));
+	CHECK(!perf_script_reader__detect("a 12\nb 1\n", 9));
+	CHECK(perf_script_reader__detect("a 12\n\tb 1\n", 10));
 	p = read_text(text, NULL, &result, &err);
 	CHECK(!err && p && result.format == PROFILE_FORMAT_PERF_SCRIPT);
 	if (!p)
 		return;
-	CHECK(p->samples_taken == 3 && profile__total_weight(p) == 3);
-	CHECK(p->duration_ns == 20000000);
+	/* The first event's records, weighed by their periods: cpu-clock's
+	 * are nanoseconds. */
+	CHECK(result.nr_events == 2 && !strcmp(result.events, "cpu-clock:ppp, cycles"));
+	CHECK(!strcmp(result.event_read, "cpu-clock:ppp"));
+	CHECK(p->unit == UNIT_NANOSECONDS);
+	CHECK(p->samples_taken == 2 && profile__total_weight(p) == 20202020);
+	CHECK(p->duration_ns == 10000000);
 	folded = folded_text(p);
 	CHECK(folded && !strcmp(folded,
-				"Web Content;[libc.so.6+0x2724a];render_rows 1\n"
-				"Web Content;[libc.so.6+0x2724a];render_rows;pvm_irq_enable_[k] 1\n"
-				"wl;render_rows 1\n"));
+				"Web Content;[libc.so.6];render_rows 10101010\n"
+				"Web Content;[libc.so.6];render_rows;pvm_irq_enable_[k] 10101010\n"));
 	free(folded);
 	profile__free(p);
-	/* A frame line that is not one is an error with its line. */
-	p = read_text("wl 17 100.020100: 1 cycles: \n\t12ab render_rows\n", NULL, &result, &err);
-	CHECK(err == -EINVAL && !p && result.line == 2 && strstr(result.message, "not a frame"));
+	/* --event picks another; a file without it is refused. */
+	p = read_text(text, &(struct profile_read_options){.event = "cycles"}, &result, &err);
+	CHECK(!err && p && p->unit == UNIT_SAMPLES && profile__total_weight(p) == 1);
+	folded = p ? folded_text(p) : NULL;
+	CHECK(folded && !strcmp(folded, "wl;render_rows 1\n"));
+	free(folded);
+	profile__free(p);
+	p = read_text(text, &(struct profile_read_options){.event = "cpu"}, &result, &err);
+	CHECK(err == -EINVAL && !p && strstr(result.message, "no event 'cpu'"));
+	/* A line that is neither header nor frame is skipped, or refused
+	 * with --strict; ';' stays in a JIT name until a folded writer. */
+	static const char junk[] = "java 17 100.020100: 1 cycles: \n"
+				   "\t12ab Lcom/A;.run(I)V+0x4 (/tmp/perf-17.map)\n"
+				   "\n"
+				   "not a header\n";
+	p = read_text(junk, NULL, &result, &err);
+	CHECK(!err && p && result.skipped == 1 && result.line == 4);
+	folded = p ? folded_text(p) : NULL;
+	CHECK(folded && !strcmp(folded, "java;com/A:.run_[j] 1\n"));
+	free(folded);
+	profile__free(p);
+	p = read_text(junk, &(struct profile_read_options){.strict = true}, &result, &err);
+	CHECK(err == -EINVAL && !p && result.line == 4);
 }
 
 static void test_text_output(void)

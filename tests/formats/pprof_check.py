@@ -34,7 +34,11 @@ def pprof_name(name):
     if name == "[unknown] (python)_[p]":  # code that could not be read
         return "[unknown]"
     match = PYTHON_FRAME.fullmatch(name)
-    return match.group(1) if match else name
+    if match:
+        return match.group(1)
+    # An inlined function is an inline line of its caller's location,
+    # which pprof shows by the function's own name.
+    return name[:-4] if name.endswith("_[i]") else name
 
 
 def run_pprof(pprof, *args):

@@ -18,7 +18,8 @@ $PPROF_CHECK tags "$PPROF" "$WORK/gt.pb.gz" process=ground_truth thread=ground_t
 "$PPROF" -raw "$WORK/gt.pb.gz" >"$WORK/raw" 2>&1 || fail "pprof -raw: $(cat "$WORK/raw")"
 grep -q '^PeriodType: cpu nanoseconds' "$WORK/raw" || fail "period type: $(head -5 "$WORK/raw")"
 grep -q '^Period: 1001001$' "$WORK/raw" || fail "period"
-grep -q '^samples/count cpu/nanoseconds' "$WORK/raw" || fail "sample types"
+# samples is the default type, so pprof shows what llmprof reads.
+grep -q '^samples/count\[dflt\] cpu/nanoseconds' "$WORK/raw" || fail "sample types: $(grep -A1 '^Samples:' "$WORK/raw")"
 year=$(date +%Y)
 grep -q "^Time: $year-" "$WORK/raw" || fail "time: $(grep ^Time "$WORK/raw")"
 # The span runs from the session's start, before the command is started, to
