@@ -702,14 +702,14 @@ static int scenario_cupti_13_0_ga(void)
 /*
  * An attach while the application's own profiler (Kineto-like: its own
  * buffer callbacks and kinds, no subscription) runs a window from 0.5 s to
- * 6.5 s; llmprof stops about 5 s after the agent started, inside it.  The agent notices
+ * 10.5 s; llmprof stops about 8 s after the agent started, inside it.  The agent notices
  * that its records stopped, says so, and at stop leaves CUPTI's activity
  * alone: the application's profiler gets every kernel of its window.
  */
 static int scenario_profiler_window(void)
 {
-	const char *args[] = {"--seconds", "8", "--attach-agent", agent_lib, "--profiler-window",
-			      "0.5:6.5",   NULL};
+	const char *args[] = {"--seconds", "12", "--attach-agent", agent_lib, "--profiler-window",
+			      "0.5:10.5",  NULL};
 	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
 	char *reference = reference_checksum();
 	const struct gpu_agent_info *a;
@@ -718,7 +718,7 @@ static int scenario_profiler_window(void)
 	struct run *r = &ar.run;
 	const char *line;
 
-	run_attached(&ar, args, env, 5000);
+	run_attached(&ar, args, env, 8000);
 	EXPECT(!ar.exited_early, "mock_app ended before the stop");
 	check_app(r, reference);
 	line = strstr(r->err, "profiler kernels ");
@@ -787,7 +787,7 @@ static int scenario_clock_settle(void)
  */
 static int scenario_foreign_clock(void)
 {
-	const char *args[] = {"--seconds", "2.5", "--foreign-clock", "1", NULL};
+	const char *args[] = {"--seconds", "4", "--foreign-clock", "1", NULL};
 	const char *env[] = {"MOCK_CUPTI_TIMESTAMP_CALLBACK=replace", NULL};
 	const struct gpu_agent_info *a;
 	size_t kernels = 0, outside = 0;

@@ -46,9 +46,11 @@
  * otherwise (0: every launch). */
 #define PROBE_RATE_DEFAULT 10000
 /* Flush intervals in a row in which launches older than an interval got no
- * record back, though flushed every tick in the second: another client
- * took the records. */
-#define RECORDS_TAKEN_INTERVALS 2
+ * record back, though flushed every tick after the first: another client
+ * took the records.  Four, not two: a kernel or a collective that holds the
+ * GPU for two seconds (a rank waiting for a straggler), or a starved
+ * completion thread, is not another client. */
+#define RECORDS_TAKEN_INTERVALS 4
 /* How far CUPTI's clock may be from ours while our timestamp callback is
  * its clock (the two reads are microseconds apart). */
 #define CLOCK_CALLBACK_SLACK_NS 10000000ull
