@@ -425,6 +425,97 @@ static int loader_threads__fill(struct loader_threads *t, const struct analysis 
 	return 0;
 }
 
+/* Where a waiting stack asks for its batch: the caller of __next__. */
+static void wait_site(const struct profile *p, uint32_t stack, char *buf, size_t size)
+{
+	if (!python_place(p, stack, find_loader_next(p, stack), true, buf, size))
+		snprintf(buf, size, "(no Python frame)");
+}
+
+/*
+ * The training loop's wait for batches, on a timeline: the call where the
+ * training threads wait most often (one wait per step, where a start-up
+ * wait for the workers is one long wait elsewhere), and its share of their
+ * wall time from their first wait there to their last.  *site is the call's
+ * index in waits, or -1 without a timeline (the shares stay as they are).
+ */
+static int loop_waits(const struct analysis *a, const enum loader_role *roles,
+		      const struct tally *waits, uint64_t *wait, uint64_t *wall, int *site)
+{
+	const struct profile *p = a->profile;
+	int *site_of = NULL, *last = NULL;
+	uint64_t *episodes = NULL, *first_ns = NULL, *last_ns = NULL;
+	int err = -ENOMEM;
+
+	*site = -1;
+	if (!a->has_timeline || !p->nr_threads || !waits->nr)
+		return 0;
+	site_of = malloc(p->nr_stacks * sizeof(*site_of));
+	last = malloc(p->nr_threads * sizeof(*last));
+	episodes = calloc(waits->nr, sizeof(*episodes));
+	first_ns = malloc(p->nr_threads * sizeof(*first_ns));
+	last_ns = calloc(p->nr_threads, sizeof(*last_ns));
+	if (!site_of || !last || !episodes || !first_ns || !last_ns)
+		goto out;
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+
+		site_of[i] = -1;
+		if (roles[i] != LOADER_WAIT)
+			continue;
+		wait_site(p, i, location, sizeof(location));
+		for (size_t k = 0; k < waits->nr && site_of[i] < 0; k++)
+			if (!strcmp(waits->entries[k].key, location))
+				site_of[i] = (int)k;
+	}
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		last[t] = -1;
+		first_ns[t] = UINT64_MAX;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		int at = x->thread < p->nr_threads ? site_of[x->stack] : -1;
+
+		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack])
+			continue;
+		if (at >= 0 && at != last[x->thread])
+			episodes[at]++;
+		last[x->thread] = at;
+	}
+	*site = 0;
+	for (size_t k = 1; k < waits->nr; k++)
+		if (episodes[k] > episodes[*site])
+			*site = (int)k;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+
+		if (x->thread < p->nr_threads && site_of[x->stack] == *site) {
+			if (first_ns[x->thread] == UINT64_MAX)
+				first_ns[x->thread] = x->time_ns;
+			last_ns[x->thread] = x->time_ns;
+		}
+	}
+	*wait = *wall = 0;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+
+		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack] ||
+		    x->time_ns < first_ns[x->thread] || x->time_ns > last_ns[x->thread])
+			continue;
+		*wall += x->weight;
+		if (site_of[x->stack] == *site)
+			*wait += x->weight;
+	}
+	err = 0;
+out:
+	free(site_of);
+	free(last);
+	free(episodes);
+	free(first_ns);
+	free(last_ns);
+	return err;
+}
+
 static int data_loading(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
@@ -434,6 +525,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0;
 	size_t trainers = 0, loops = 0;
 	enum loader_role *roles = NULL;
+	int site = -1;
 	struct finding *f;
 	double share;
 	int err = 0;
@@ -464,9 +556,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			/* Where the training loop asked for the batch: the
 			 * caller of __next__, not the queue inside it. */
 			wait += p->stacks[i].weight;
-			if (!python_place(p, i, find_loader_next(p, i), true, location,
-					  sizeof(location)))
-				snprintf(location, sizeof(location), "(no Python frame)");
+			wait_site(p, i, location, sizeof(location));
 			err = tally__add(&waits, location, p->stacks[i].weight);
 			break;
 		case LOADER_INLINE:
@@ -500,10 +590,16 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			loop_busy += t->busy;
 		}
 	}
+	err = loop_waits(a, roles, &waits, &wait, &trainer_wall, &site);
+	if (err)
+		goto cleanup;
 	share = trainer_wall ? (double)wait / trainer_wall : 0;
 	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE) {
-		const char *of = trainers > 1 ? "the training threads' wall time"
-					      : "the training thread's wall time";
+		const char *of = site < 0 ? (trainers > 1 ? "the training threads' wall time"
+							  : "the training thread's wall time")
+					  : (trainers > 1 ? "the training loops' wall time"
+							  : "the training loop's wall time");
+		const char *at = waits.nr ? waits.entries[site < 0 ? 0 : site].key : NULL;
 
 		err = outcome__note(o, "%.1f%% of %s waiting on the DataLoader (fires at %.0f%%)",
 				    100 * share, of, 100 * DATA_WAIT_MIN_SHARE);
@@ -514,11 +610,16 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 					  "DataLoader",
 					  100 * share, of);
 		err = -ENOMEM;
-		if (!f || (waits.nr && finding__locate(f, waits.entries[0].key)))
+		if (!f || (at && finding__locate(f, at)))
 			goto cleanup;
-		if (waits.nr && finding__evidence(f, "the loop waits for its batch at %s",
-						  waits.entries[0].key))
+		if (at && finding__evidence(f, "the loop waits for its batch at %s", at))
 			goto cleanup;
+		for (size_t k = 0; site >= 0 && k < waits.nr && k < EVIDENCE_TOP; k++)
+			if ((int)k != site &&
+			    finding__evidence(f, "outside the loop, %.2f s waiting at %s",
+					      a->seconds_per_weight * waits.entries[k].weight,
+					      waits.entries[k].key))
+				goto cleanup;
 		if (loops &&
 		    finding__evidence(f,
 				      "the %zu worker loop%s %s on the CPU or runnable "
@@ -543,11 +644,12 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	share = analysis__cpu_share(a, inline_load);
 	if (a->has_off_cpu)
 		err = outcome__note(o,
-				    "%.1f%% of the training thread's wall time waiting on the "
+				    "%.1f%% of the training %s wall time waiting on the "
 				    "DataLoader (fires at %.0f%%), %.1f%% of %s loading data in "
 				    "the training process (fires at %.0f%%)",
 				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
-				    100 * DATA_WAIT_MIN_SHARE, 100 * share,
+				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
+				    100 * share,
 				    analysis__cpu_share_of(a), 100 * DATA_INLINE_MIN_SHARE);
 	else
 		err = outcome__note(o,
