@@ -193,8 +193,8 @@ int do_report(int argc, char **argv)
 		}
 	}
 	/* The findings read the timeline too: GPU activity with its times,
-	 * samples by thread. */
-	read_options.keep_timeline = findings;
+	 * samples by thread; --by-process compares ranks over their training. */
+	read_options.keep_timeline = findings || by_process;
 	if (by_process)
 		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
 					 format, output_path);

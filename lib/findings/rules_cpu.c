@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "findings/analysis.h"
+#include "profile/process_report.h"
 
 #define HOST_SYNC_MIN_SHARE 0.05
 #define DATA_WAIT_MIN_SHARE 0.10
@@ -17,7 +18,6 @@
 #define GIL_MIN_SHARE 0.05
 #define PYTHON_OVERHEAD_MIN_SHARE 0.30
 #define PREEMPTED_MIN_SHARE 0.10
-#define STRAGGLER_MIN_EXCESS 0.25
 #define EVIDENCE_TOP 5
 
 /* The calls in which a thread waits for the GPU, and the PyTorch entries
@@ -868,76 +868,80 @@ cleanup:
 	return err;
 }
 
-struct rank_load {
-	char *name;
-	uint64_t busy;
-};
-
-static int compare_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 static int straggler(struct analysis *a, struct rule_outcome *o)
 {
-	const struct profile *p = a->profile;
-	struct tally ranks = {0};
-	uint64_t *others = NULL, median;
-	size_t top = 0, n = 0;
+	struct rank_load *rows = NULL;
+	size_t nr = 0, cap = 0, ranks = 0;
+	uint64_t median = 0, waits_median = 0;
+	double excess, spw = a->seconds_per_weight;
+	const struct rank_load *top;
 	struct finding *f;
-	double excess;
-	int err = 0;
+	int64_t at;
+	int err;
 
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const char *process = analysis__root_name(p, i);
-
-		if (a->is_gpu_stack[i] || a->is_off_cpu_stack[i] || !strstr(process, "[rank "))
-			continue;
-		err = tally__add(&ranks, process, p->stacks[i].weight);
-		if (err)
-			goto cleanup;
-	}
-	if (ranks.nr < 2) {
-		err = outcome__note(o, "needs two or more ranks (the profile has %zu)", ranks.nr);
+	err = rank_loads__read(a->profile, &rows, &nr, &cap);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < nr; i++)
+		ranks += rows[i].rank;
+	if (ranks < 2) {
+		err = outcome__note(o, "needs two or more ranks (the profile has %zu)", ranks);
 		goto cleanup;
 	}
 	o->ran = true;
-	tally__sort(&ranks);
-	others = malloc((ranks.nr - 1) * sizeof(*others));
-	if (!others) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (size_t i = 1; i < ranks.nr; i++)
-		others[n++] = ranks.entries[i].weight;
-	qsort(others, n, sizeof(*others), compare_u64);
-	median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
-	excess = median ? (double)ranks.entries[top].weight / median - 1 : 0;
+	at = rank_loads__straggler(rows, nr, &excess, &median);
 	err = outcome__note(o,
-			    "the busiest rank is %.0f%% above the median of the others (fires "
-			    "at %.0f%%)",
-			    100 * excess, 100 * STRAGGLER_MIN_EXCESS);
-	if (err || excess < STRAGGLER_MIN_EXCESS)
+			    "the busiest rank is busy %.0f%% more than the median of the others "
+			    "(fires at %.0f%%)",
+			    100 * excess, 100 * STRAGGLER_EXCESS);
+	if (err || at < 0)
 		goto cleanup;
+	top = &rows[at];
+	{
+		uint64_t lo = UINT64_MAX;
+
+		/* What the other ranks wait for it: the least that one of
+		 * them waits in collectives, beyond what it waits itself. */
+		for (size_t i = 0; i < nr; i++)
+			if (rows[i].rank && (int64_t)i != at && rows[i].waits < lo)
+				lo = rows[i].waits;
+		waits_median = lo == UINT64_MAX ? 0 : lo;
+	}
 	/* The others wait for the straggler at every collective: the time
 	 * they lose is its excess over them. */
 	f = analysis__add_finding(a, o->rule, excess / (1 + excess), "wall time",
-				  "Straggler: %s works %.0f%% longer than the other ranks",
-				  ranks.entries[top].key, 100 * excess);
+				  "Straggler: %s is busy %.0f%% more than the other ranks, which "
+				  "wait for it",
+				  top->label, 100 * excess);
 	err = -ENOMEM;
-	if (!f || finding__locate(f, ranks.entries[top].key))
+	if (!f || finding__locate(f, top->label))
 		goto cleanup;
-	if (finding__evidence_from_tally(f, &ranks, a->on_cpu_weight, EVIDENCE_TOP))
+	if (spw && finding__evidence(f,
+				     "%s is on the CPU or runnable %.2f s, the other ranks' median "
+				     "%.2f s: %.2f s more",
+				     top->label, spw * top->busy, spw * median,
+				     spw * (top->busy - median)))
 		goto cleanup;
+	if (spw && waits_median > top->waits &&
+	    finding__evidence(f,
+			      "the other ranks wait in collectives (c10d, NCCL) at least %.2f s, "
+			      "%s %.2f s",
+			      spw * waits_median, top->label, spw * top->waits))
+		goto cleanup;
+	for (size_t i = 0; i < nr; i++)
+		if (rows[i].rank &&
+		    finding__evidence(f, "%s: busy %.1f%% of its wall time, %.1f%% waiting in "
+					 "collectives",
+				      rows[i].label,
+				      rows[i].wall ? 100.0 * rows[i].busy / rows[i].wall : 0,
+				      rows[i].wall ? 100.0 * rows[i].waits / rows[i].wall : 0))
+			goto cleanup;
 	err = finding__suggest(f, "compare the straggler with another rank (llmprof report "
 				  "--by-process, or llmprof diff of their profiles): uneven data "
 				  "shards or sequence lengths, a slower GPU or host, or extra work "
 				  "on that rank (logging, checkpointing) are the usual causes");
 cleanup:
-	free(others);
-	tally__free(&ranks);
+	free(rows);
 	return err;
 }
 
@@ -947,6 +951,6 @@ const struct rule cpu_rules[] = {
     {"gil-contention", "threads waiting for the GIL", gil_contention},
     {"python-overhead", "the interpreter's own share of Python threads' CPU time", python_overhead},
     {"cpu-oversubscription", "threads runnable but waiting for a CPU", cpu_oversubscription},
-    {"straggler", "one rank doing more work than the others", straggler},
+    {"straggler", "one rank busy longer than the others, which wait for it", straggler},
 };
 const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);

@@ -17,7 +17,6 @@ struct process_row {
 	uint64_t cpu, gpu; /* weights of CPU and of GPU stacks */
 	uint32_t top;	   /* frame with the most self weight, UINT32_MAX if none */
 	uint64_t top_weight;
-	bool rank;
 };
 
 static int add_rows(const struct profile *p, const char *file, struct process_row **rows,
@@ -54,7 +53,6 @@ static int add_rows(const struct profile *p, const char *file, struct process_ro
 			row->root = s->frames[0];
 			row->label = p->frames[s->frames[0]].name;
 			row->top = UINT32_MAX;
-			row->rank = strstr(row->label, "[rank ") != NULL;
 		}
 		if (profile__stack_is_gpu(p, i)) {
 			row->gpu += s->weight;
@@ -90,34 +88,192 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The straggler among the rows (ranks if two or more rows are ranks):
- * its index, or -1; *excess how far above the others' median it is. */
-static int64_t find_straggler(const struct process_row *rows, size_t nr, double *excess)
+static bool is_off_cpu_leaf(const struct profile *p, const struct stack *s)
+{
+	return !strncmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] ", 10);
+}
+
+/* The calls in which a rank waits for the others: a c10d work's wait (gloo
+ * on the CPU, NCCL's host-side wait), and NCCL's own.  A gloo thread that
+ * waits for work in its run loop is idle, not waiting for a rank. */
+bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	if (!s->depth || !is_off_cpu_leaf(p, s) ||
+	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+		return false;
+	for (uint32_t i = s->depth; i-- > 0;) {
+		const char *name = p->frames[s->frames[i]].name;
+
+		if (strstr(name, "::runLoop"))
+			return false;
+		if ((!strncmp(name, "c10d::", 6) && strstr(name, "::wait")) ||
+		    !strncmp(name, "ncclGroupEnd", 12) || !strncmp(name, "ncclAllReduce", 13))
+			return true;
+	}
+	return false;
+}
+
+static struct rank_load *load_row(const struct profile *p, uint32_t root, struct rank_load **rows,
+				  size_t first, size_t *nr, size_t *cap)
+{
+	struct rank_load *row;
+
+	for (size_t k = first; k < *nr; k++)
+		if ((*rows)[k].root == root)
+			return &(*rows)[k];
+	if (array__grow((void **)rows, cap, *nr + 1, sizeof(**rows)))
+		return NULL;
+	row = &(*rows)[(*nr)++];
+	memset(row, 0, sizeof(*row));
+	row->profile = p;
+	row->root = root;
+	row->label = p->frames[root].name;
+	row->worker = strstr(row->label, "[worker ") != NULL;
+	row->rank = !row->worker && strstr(row->label, "[rank ") != NULL;
+	return row;
+}
+
+static void load_add(struct rank_load *row, const struct profile *p, uint32_t stack,
+		     uint64_t weight)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	row->wall += weight;
+	if (!is_off_cpu_leaf(p, s) ||
+	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+		row->busy += weight;
+	else if (profile__stack_waits_for_collective(p, stack))
+		row->waits += weight;
+}
+
+/*
+ * On a timeline, the ranks are compared over the span in which all of them
+ * run collectives (from the last rank's first wait in one to the first
+ * rank's last): the training, without the start-up (imports, model
+ * building) that every rank does alike and that would dilute the
+ * difference.  Returns false when there is no such span.
+ */
+static bool collective_span(const struct profile *p, const struct rank_load *rows, size_t first,
+			    size_t nr, uint64_t *from, uint64_t *to)
+{
+	uint64_t *first_ns = NULL, *last_ns = NULL;
+	size_t ranks = 0;
+	bool found = false;
+
+	*from = 0;
+	*to = UINT64_MAX;
+	if (!p->nr_samples || nr == first)
+		return false;
+	first_ns = malloc((nr - first) * sizeof(*first_ns));
+	last_ns = calloc(nr - first, sizeof(*last_ns));
+	if (!first_ns || !last_ns)
+		goto out;
+	for (size_t k = 0; k < nr - first; k++)
+		first_ns[k] = UINT64_MAX;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		const struct stack *s = &p->stacks[x->stack];
+
+		if (!s->depth || !profile__stack_waits_for_collective(p, x->stack))
+			continue;
+		for (size_t k = first; k < nr; k++) {
+			if (rows[k].root != s->frames[0])
+				continue;
+			if (first_ns[k - first] == UINT64_MAX)
+				first_ns[k - first] = x->time_ns;
+			last_ns[k - first] = x->time_ns;
+		}
+	}
+	for (size_t k = first; k < nr; k++) {
+		if (!rows[k].rank)
+			continue;
+		if (first_ns[k - first] == UINT64_MAX)
+			goto out;
+		ranks++;
+		if (first_ns[k - first] > *from)
+			*from = first_ns[k - first];
+		if (last_ns[k - first] < *to)
+			*to = last_ns[k - first];
+	}
+	found = ranks >= 2 && *from < *to;
+out:
+	free(first_ns);
+	free(last_ns);
+	return found;
+}
+
+int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *nr, size_t *cap)
+{
+	size_t first = *nr;
+	uint64_t from, to;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		struct rank_load *row;
+
+		if (!s->depth || !s->weight)
+			continue;
+		row = load_row(p, s->frames[0], rows, first, nr, cap);
+		if (!row)
+			return -ENOMEM;
+		if (!profile__stack_is_gpu(p, i))
+			load_add(row, p, i, s->weight);
+	}
+	if (!collective_span(p, *rows, first, *nr, &from, &to))
+		return 0;
+	for (size_t k = first; k < *nr; k++) {
+		(*rows)[k].busy = (*rows)[k].waits = (*rows)[k].wall = 0;
+		(*rows)[k].span_ns = to - from;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		const struct stack *s = &p->stacks[x->stack];
+
+		if (!s->depth || x->time_ns < from || x->time_ns > to ||
+		    profile__stack_is_gpu(p, x->stack))
+			continue;
+		for (size_t k = first; k < *nr; k++)
+			if ((*rows)[k].root == s->frames[0])
+				load_add(&(*rows)[k], p, x->stack, x->weight);
+	}
+	return 0;
+}
+
+int64_t rank_loads__straggler(const struct rank_load *rows, size_t nr, double *excess,
+			      uint64_t *median)
 {
 	size_t ranks = 0, n = 0, busiest = SIZE_MAX;
-	uint64_t *others, median;
+	uint64_t *others;
 	bool only_ranks;
 
+	*excess = 0;
+	*median = 0;
 	for (size_t i = 0; i < nr; i++)
 		ranks += rows[i].rank;
 	only_ranks = ranks >= 2;
+#define COMPARED(row) (only_ranks ? (row).rank : !(row).worker)
 	for (size_t i = 0; i < nr; i++)
-		if ((!only_ranks || rows[i].rank) &&
-		    (busiest == SIZE_MAX ||
-		     rows[i].cpu + rows[i].gpu > rows[busiest].cpu + rows[busiest].gpu))
+		if (COMPARED(rows[i]) && (busiest == SIZE_MAX || rows[i].busy > rows[busiest].busy))
 			busiest = i;
-	if (busiest == SIZE_MAX || (only_ranks ? ranks : nr) < 2)
+	if (busiest == SIZE_MAX)
 		return -1;
 	others = malloc(nr * sizeof(*others));
 	if (!others)
 		return -1;
 	for (size_t i = 0; i < nr; i++)
-		if (i != busiest && (!only_ranks || rows[i].rank))
-			others[n++] = rows[i].cpu + rows[i].gpu;
+		if (i != busiest && COMPARED(rows[i]))
+			others[n++] = rows[i].busy;
+#undef COMPARED
+	if (!n) {
+		free(others);
+		return -1;
+	}
 	qsort(others, n, sizeof(*others), compare_u64);
-	median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+	*median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
 	free(others);
-	*excess = median ? (double)(rows[busiest].cpu + rows[busiest].gpu) / median - 1 : 0;
+	*excess = *median ? (double)rows[busiest].busy / *median - 1 : 0;
 	return *excess >= STRAGGLER_EXCESS ? (int64_t)busiest : -1;
 }
 
@@ -133,23 +289,42 @@ static const char *unit_word(const struct profile *p)
 	}
 }
 
+static const char *busy_text(const struct profile *p, uint64_t weight, char *buf, size_t size)
+{
+	if (p->unit == UNIT_MICROSECONDS || p->unit == UNIT_NANOSECONDS)
+		snprintf(buf, size, "%.2f s",
+			 weight / (p->unit == UNIT_MICROSECONDS ? 1e6 : 1e9));
+	else
+		snprintf(buf, size, "%llu samples", (unsigned long long)weight);
+	return buf;
+}
+
 int process_report__write(struct profile *const *profiles, const char *const *names, size_t n,
 			  enum text_format format, FILE *out)
 {
 	struct process_row *rows = NULL;
-	size_t nr = 0, cap = 0;
-	uint64_t total = 0;
+	struct rank_load *loads = NULL;
+	size_t nr = 0, cap = 0, nr_loads = 0, cap_loads = 0, ranks = 0;
+	uint64_t total = 0, median = 0;
 	double excess = 0;
-	int64_t straggler;
+	int64_t straggler = -1, busiest;
+	char more[32];
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
 		err = add_rows(profiles[i], names[i], &rows, &nr, &cap);
+	for (size_t i = 0; i < n && !err; i++)
+		err = rank_loads__read(profiles[i], &loads, &nr_loads, &cap_loads);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
 		total += rows[i].cpu;
-	straggler = find_straggler(rows, nr, &excess);
+	for (size_t i = 0; i < nr_loads; i++)
+		ranks += loads[i].rank;
+	/* Both list the root frames of the profiles in the same order. */
+	busiest = rank_loads__straggler(loads, nr_loads, &excess, &median);
+	if (busiest >= 0 && (size_t)busiest < nr)
+		straggler = busiest;
 	if (format == TEXT_FORMAT_JSON) {
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < nr; i++) {
@@ -169,6 +344,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				fputs("null", out);
 			else
 				text_output__json_string(out, r->profile->frames[r->top].name);
+			if (i < nr_loads)
+				fprintf(out, ",\"busy\":%llu,\"collective_wait\":%llu,\"rank\":%s",
+					(unsigned long long)loads[i].busy,
+					(unsigned long long)loads[i].waits,
+					loads[i].rank ? "true" : "false");
 			fprintf(out, ",\"straggler\":%s}",
 				(int64_t)i == straggler ? "true" : "false");
 		}
@@ -203,17 +383,22 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 		}
 		if (straggler >= 0)
 			fprintf(out,
-				"\nstraggler: %s works %.0f%% more than the median of the others\n",
-				rows[straggler].label, 100 * excess);
+				"\nstraggler: %s is busy %.0f%% more than the median of the other "
+				"%s (%s more)\n",
+				rows[straggler].label, 100 * excess,
+				loads[straggler].rank ? "ranks" : "processes",
+				busy_text(rows[straggler].profile, loads[straggler].busy - median,
+					  more, sizeof(more)));
 		else if (nr > 1)
 			fprintf(out,
-				"\nno straggler: no process is %.0f%% above the median of the "
+				"\nno straggler: no %s is busy %.0f%% above the median of the "
 				"others\n",
-				100 * STRAGGLER_EXCESS);
+				ranks >= 2 ? "rank" : "process", 100 * STRAGGLER_EXCESS);
 	}
 	if (ferror(out))
 		err = -EIO;
 out:
 	free(rows);
+	free(loads);
 	return err;
 }

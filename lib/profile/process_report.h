@@ -3,11 +3,17 @@
  * report --by-process: one row per process (each root frame of each input
  * profile: a rank, a DataLoader worker, a file written with -o '%r'), with
  * its weight, its top function and its GPU time, and the straggler named:
- * the rank (or process) whose weight stands out from the median of the rest.
+ * the rank whose busy time (on the CPU, or runnable) stands out from the
+ * median of the other ranks'.  Ranks are compared with ranks only, never
+ * with their DataLoader workers or the launcher; without two ranks, the
+ * processes that are not workers are.  The straggler rule of the findings
+ * reads the same figures (rank_loads__read()).
  */
 #ifndef LLMPROF_PROCESS_REPORT_H
 #define LLMPROF_PROCESS_REPORT_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile/profile.h"
@@ -15,6 +21,32 @@
 
 /* Flagged when the busiest is this much above the median of the others. */
 #define STRAGGLER_EXCESS 0.25
+
+/* One process of a profile, as the straggler test sees it. */
+struct rank_load {
+	const struct profile *profile;
+	uint32_t root;	   /* its root frame */
+	const char *label; /* the root frame's name */
+	bool rank;	   /* "[rank R]" and not a DataLoader worker */
+	bool worker;	   /* "[worker N]" */
+	uint64_t busy;	   /* on the CPU or runnable (preempted): what it had to do */
+	uint64_t waits;	   /* off the CPU waiting for a collective (c10d, NCCL) */
+	uint64_t wall;	   /* every CPU-side weight */
+	/* On a timeline, the weights are those of the span in which every
+	 * rank runs collectives, span_ns long; 0 for the whole profile. */
+	uint64_t span_ns;
+};
+
+/* Appends a row per root frame of profile to *rows.  0 or -ENOMEM. */
+int rank_loads__read(const struct profile *profile, struct rank_load **rows, size_t *nr,
+		     size_t *cap);
+/* The straggler of rows (ranks if two or more are, else the processes that
+ * are not workers): its index, or -1; *excess is its busy time over the
+ * median of the others' minus one, *median that median. */
+int64_t rank_loads__straggler(const struct rank_load *rows, size_t nr, double *excess,
+			      uint64_t *median);
+/* True when the stack (not a GPU one) waits off the CPU for a collective. */
+bool profile__stack_waits_for_collective(const struct profile *profile, uint32_t stack);
 
 /* names[i] labels profiles[i] (its file).  Returns 0 or -errno. */
 int process_report__write(struct profile *const *profiles, const char *const *names, size_t n,

@@ -199,7 +199,7 @@ static bool collective_python_frame(const struct frame *f)
 	    NULL,
 	};
 
-	if (f->kind != FRAME_PYTHON || !f->file || !strcmp(f->name, "<module>"))
+	if (f->kind != FRAME_PYTHON || !f->file || !strncmp(f->name, "<module>", 8))
 		return false;
 	for (size_t i = 0; files[i]; i++)
 		if (strstr(f->file, files[i]))
@@ -213,7 +213,8 @@ void process_table__mark_stack(struct tracked_process *p, const struct profile *
 	for (size_t i = 0; i < n; i++) {
 		const struct frame *f = &profile->frames[frames[i]];
 
-		if (f->kind == FRAME_PYTHON && !strcmp(f->name, "_worker_loop") && f->file &&
+		/* Live Python frames are "function (short file)". */
+		if (f->kind == FRAME_PYTHON && !strncmp(f->name, "_worker_loop", 12) && f->file &&
 		    strstr(f->file, "torch/utils/data/_utils/worker.py"))
 			p->ran_loader_worker = true;
 		else if (collective_python_frame(f) || !strncmp(f->name, "c10d::ProcessGroup", 18) ||
