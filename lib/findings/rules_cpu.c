@@ -445,6 +445,7 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 	const struct profile *p = a->profile;
 	int *site_of = NULL, *last = NULL;
 	uint64_t *episodes = NULL, *first_ns = NULL, *last_ns = NULL;
+	uint64_t *thread_episodes = NULL, *thread_end = NULL;
 	int err = -ENOMEM;
 
 	*site = -1;
@@ -455,7 +456,10 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 	episodes = calloc(waits->nr, sizeof(*episodes));
 	first_ns = malloc(p->nr_threads * sizeof(*first_ns));
 	last_ns = calloc(p->nr_threads, sizeof(*last_ns));
-	if (!site_of || !last || !episodes || !first_ns || !last_ns)
+	thread_episodes = calloc(p->nr_threads, sizeof(*thread_episodes));
+	thread_end = calloc(p->nr_threads, sizeof(*thread_end));
+	if (!site_of || !last || !episodes || !first_ns || !last_ns || !thread_episodes ||
+	    !thread_end)
 		goto out;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		char location[512];
@@ -486,14 +490,34 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 	for (size_t k = 1; k < waits->nr; k++)
 		if (episodes[k] > episodes[*site])
 			*site = (int)k;
+	for (size_t t = 0; t < p->nr_threads; t++)
+		last[t] = -1;
+	memset(thread_episodes, 0, p->nr_threads * sizeof(*thread_episodes));
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
+		int at;
 
-		if (x->thread < p->nr_threads && site_of[x->stack] == *site) {
+		if (x->thread >= p->nr_threads)
+			continue;
+		at = site_of[x->stack];
+		thread_end[x->thread] = x->time_ns;
+		if (at == *site) {
 			if (first_ns[x->thread] == UINT64_MAX)
 				first_ns[x->thread] = x->time_ns;
 			last_ns[x->thread] = x->time_ns;
+			thread_episodes[x->thread] += at != last[x->thread];
 		}
+		last[x->thread] = at;
+	}
+	/* The loop ends a step after its last wait: a step is the mean time
+	 * between its waits (or, with one wait, the thread's last sample). */
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		if (first_ns[t] == UINT64_MAX)
+			continue;
+		if (thread_episodes[t] > 1)
+			last_ns[t] += (last_ns[t] - first_ns[t]) / (thread_episodes[t] - 1);
+		else
+			last_ns[t] = thread_end[t];
 	}
 	*wait = *wall = 0;
 	for (size_t i = 0; i < p->nr_samples; i++) {
@@ -513,6 +537,8 @@ out:
 	free(episodes);
 	free(first_ns);
 	free(last_ns);
+	free(thread_episodes);
+	free(thread_end);
 	return err;
 }
 
@@ -545,6 +571,10 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		roles[i] = loader_role(a, i);
 		switch (roles[i]) {
 		case LOADER_WORKER_BUSY:
+			/* The worker's loop only: a spawned worker's start-up
+			 * (imports) is not the data it prepares. */
+			if (!runs_worker_loop(p, i))
+				break;
 			/* By function: a hot loop spreads over its lines. */
 			worker_busy += p->stacks[i].weight;
 			if (!python_place(p, i, -1, false, location, sizeof(location)))
@@ -872,11 +902,10 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 {
 	struct rank_load *rows = NULL;
 	size_t nr = 0, cap = 0, ranks = 0;
-	uint64_t median = 0, waits_median = 0;
-	double excess, spw = a->seconds_per_weight;
+	double spw = a->seconds_per_weight;
 	const struct rank_load *top;
+	struct straggler found;
 	struct finding *f;
-	int64_t at;
 	int err;
 
 	err = rank_loads__read(a->profile, &rows, &nr, &cap);
@@ -889,52 +918,50 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 		goto cleanup;
 	}
 	o->ran = true;
-	at = rank_loads__straggler(rows, nr, &excess, &median);
-	err = outcome__note(o,
-			    "the busiest rank is busy %.0f%% more than the median of the others "
-			    "(fires at %.0f%%)",
-			    100 * excess, 100 * STRAGGLER_EXCESS);
-	if (err || at < 0)
+	err = rank_loads__straggler(rows, nr, &found);
+	if (!err && found.by_waits)
+		err = outcome__note(o,
+				    "the other ranks wait in collectives %.1f%% of their time more "
+				    "than the rank that waits least (fires at %.0f%%)",
+				    100 * found.share, 100 * STRAGGLER_WAIT_SHARE);
+	else if (!err)
+		err = outcome__note(o,
+				    "the busiest rank is busy %.0f%% more than the median of the "
+				    "others (fires at %.0f%%)",
+				    100 * found.share, 100 * STRAGGLER_EXCESS);
+	if (err || found.index < 0)
 		goto cleanup;
-	top = &rows[at];
-	{
-		uint64_t lo = UINT64_MAX;
-
-		/* What the other ranks wait for it: the least that one of
-		 * them waits in collectives, beyond what it waits itself. */
-		for (size_t i = 0; i < nr; i++)
-			if (rows[i].rank && (int64_t)i != at && rows[i].waits < lo)
-				lo = rows[i].waits;
-		waits_median = lo == UINT64_MAX ? 0 : lo;
-	}
-	/* The others wait for the straggler at every collective: the time
-	 * they lose is its excess over them. */
-	f = analysis__add_finding(a, o->rule, excess / (1 + excess), "wall time",
-				  "Straggler: %s is busy %.0f%% more than the other ranks, which "
-				  "wait for it",
-				  top->label, 100 * excess);
+	top = &rows[found.index];
+	if (found.by_waits)
+		f = analysis__add_finding(a, o->rule, found.share, "wall time",
+					  "Straggler: the other ranks wait for %s in collectives "
+					  "%.1f%% of their time",
+					  top->label, 100 * found.share);
+	else
+		f = analysis__add_finding(a, o->rule, found.share / (1 + found.share),
+					  "wall time",
+					  "Straggler: %s is busy %.0f%% more than the other ranks",
+					  top->label, 100 * found.share);
 	err = -ENOMEM;
 	if (!f || finding__locate(f, top->label))
 		goto cleanup;
-	if (spw && finding__evidence(f,
-				     "%s is on the CPU or runnable %.2f s, the other ranks' median "
-				     "%.2f s: %.2f s more",
-				     top->label, spw * top->busy, spw * median,
-				     spw * (top->busy - median)))
-		goto cleanup;
-	if (spw && waits_median > top->waits &&
+	if (found.by_waits && spw &&
 	    finding__evidence(f,
-			      "the other ranks wait in collectives (c10d, NCCL) at least %.2f s, "
-			      "%s %.2f s",
-			      spw * waits_median, top->label, spw * top->waits))
+			      "the other ranks wait in collectives (c10d, NCCL) %.2f s (median), "
+			      "%s %.2f s: it works %.2f s more",
+			      spw * found.median, top->label, spw * top->waits, spw * found.extra))
+		goto cleanup;
+	if (!found.by_waits && spw &&
+	    finding__evidence(f,
+			      "%s is on the CPU or runnable %.2f s, the other ranks' median "
+			      "%.2f s: %.2f s more",
+			      top->label, spw * top->busy, spw * found.median, spw * found.extra))
 		goto cleanup;
 	for (size_t i = 0; i < nr; i++)
-		if (rows[i].rank &&
-		    finding__evidence(f, "%s: busy %.1f%% of its wall time, %.1f%% waiting in "
-					 "collectives",
-				      rows[i].label,
-				      rows[i].wall ? 100.0 * rows[i].busy / rows[i].wall : 0,
-				      rows[i].wall ? 100.0 * rows[i].waits / rows[i].wall : 0))
+		if (rows[i].rank && spw &&
+		    finding__evidence(f, "%s: on the CPU or runnable %.2f s, waiting in "
+					 "collectives %.2f s",
+				      rows[i].label, spw * rows[i].busy, spw * rows[i].waits))
 			goto cleanup;
 	err = finding__suggest(f, "compare the straggler with another rank (llmprof report "
 				  "--by-process, or llmprof diff of their profiles): uneven data "

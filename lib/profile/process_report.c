@@ -204,6 +204,14 @@ out:
 	return found;
 }
 
+/* A time in the profile's unit; 0 where weights are not times. */
+static uint64_t ns_to_weight(const struct profile *p, uint64_t ns)
+{
+	if (p->unit == UNIT_NANOSECONDS)
+		return ns;
+	return p->unit == UNIT_MICROSECONDS ? ns / 1000 : 0;
+}
+
 int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *nr, size_t *cap)
 {
 	size_t first = *nr;
@@ -221,11 +229,13 @@ int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *n
 		if (!profile__stack_is_gpu(p, i))
 			load_add(row, p, i, s->weight);
 	}
+	for (size_t k = first; k < *nr; k++)
+		(*rows)[k].span = ns_to_weight(p, p->duration_ns);
 	if (!collective_span(p, *rows, first, *nr, &from, &to))
 		return 0;
 	for (size_t k = first; k < *nr; k++) {
 		(*rows)[k].busy = (*rows)[k].waits = (*rows)[k].wall = 0;
-		(*rows)[k].span_ns = to - from;
+		(*rows)[k].span = ns_to_weight(p, to - from);
 	}
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
@@ -241,40 +251,68 @@ int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *n
 	return 0;
 }
 
-int64_t rank_loads__straggler(const struct rank_load *rows, size_t nr, double *excess,
-			      uint64_t *median)
+static uint64_t median_of(uint64_t *values, size_t n)
 {
-	size_t ranks = 0, n = 0, busiest = SIZE_MAX;
-	uint64_t *others;
-	bool only_ranks;
+	qsort(values, n, sizeof(*values), compare_u64);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
-	*excess = 0;
-	*median = 0;
+int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out)
+{
+	size_t ranks = 0, n = 0;
+	uint64_t *others, waits = 0, wall = 0;
+	bool only_ranks;
+	int64_t pick = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->index = out->busiest = -1;
 	for (size_t i = 0; i < nr; i++)
 		ranks += rows[i].rank;
 	only_ranks = ranks >= 2;
 #define COMPARED(row) (only_ranks ? (row).rank : !(row).worker)
 	for (size_t i = 0; i < nr; i++)
-		if (COMPARED(rows[i]) && (busiest == SIZE_MAX || rows[i].busy > rows[busiest].busy))
-			busiest = i;
-	if (busiest == SIZE_MAX)
-		return -1;
+		if (COMPARED(rows[i]))
+			waits += rows[i].waits;
+	out->by_waits = only_ranks && waits;
+	for (size_t i = 0; i < nr; i++) {
+		if (!COMPARED(rows[i]))
+			continue;
+		if (pick < 0 || (out->by_waits ? rows[i].waits < rows[pick].waits
+					       : rows[i].busy > rows[pick].busy))
+			pick = (int64_t)i;
+	}
+	if (pick < 0)
+		return 0;
 	others = malloc(nr * sizeof(*others));
 	if (!others)
-		return -1;
-	for (size_t i = 0; i < nr; i++)
-		if (i != busiest && COMPARED(rows[i]))
-			others[n++] = rows[i].busy;
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		if ((int64_t)i == pick || !COMPARED(rows[i]))
+			continue;
+		others[n++] = out->by_waits ? rows[i].waits : rows[i].busy;
+		/* The time they had: the span, else what they did. */
+		wall += rows[i].span ? rows[i].span : rows[i].busy + rows[i].waits;
+	}
 #undef COMPARED
 	if (!n) {
 		free(others);
-		return -1;
+		return 0;
 	}
-	qsort(others, n, sizeof(*others), compare_u64);
-	*median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+	out->busiest = pick;
+	out->median = median_of(others, n);
 	free(others);
-	*excess = *median ? (double)rows[busiest].busy / *median - 1 : 0;
-	return *excess >= STRAGGLER_EXCESS ? (int64_t)busiest : -1;
+	if (out->by_waits) {
+		out->extra = out->median - rows[pick].waits;
+		out->share = wall ? (double)out->extra * n / wall : 0;
+		if (out->share >= STRAGGLER_WAIT_SHARE)
+			out->index = pick;
+		return 0;
+	}
+	out->extra = rows[pick].busy > out->median ? rows[pick].busy - out->median : 0;
+	out->share = out->median ? (double)rows[pick].busy / out->median - 1 : 0;
+	if (out->share >= STRAGGLER_EXCESS)
+		out->index = pick;
+	return 0;
 }
 
 static const char *unit_word(const struct profile *p)
@@ -305,9 +343,9 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 	struct process_row *rows = NULL;
 	struct rank_load *loads = NULL;
 	size_t nr = 0, cap = 0, nr_loads = 0, cap_loads = 0, ranks = 0;
-	uint64_t total = 0, median = 0;
-	double excess = 0;
-	int64_t straggler = -1, busiest;
+	uint64_t total = 0;
+	struct straggler found;
+	int64_t straggler = -1;
 	char more[32];
 	int err = 0;
 
@@ -322,9 +360,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 	for (size_t i = 0; i < nr_loads; i++)
 		ranks += loads[i].rank;
 	/* Both list the root frames of the profiles in the same order. */
-	busiest = rank_loads__straggler(loads, nr_loads, &excess, &median);
-	if (busiest >= 0 && (size_t)busiest < nr)
-		straggler = busiest;
+	err = rank_loads__straggler(loads, nr_loads, &found);
+	if (err)
+		goto out;
+	if (found.index >= 0 && (size_t)found.index < nr)
+		straggler = found.index;
 	if (format == TEXT_FORMAT_JSON) {
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < nr; i++) {
@@ -357,7 +397,8 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 			fputs("null", out);
 		else
 			text_output__json_string(out, rows[straggler].label);
-		fprintf(out, ",\"straggler_excess\":%.4f}\n", straggler < 0 ? 0.0 : excess);
+		fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f}\n",
+			found.by_waits ? "collective_wait" : "busy", found.share);
 	} else {
 		bool md = format == TEXT_FORMAT_MARKDOWN;
 
@@ -381,14 +422,25 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				r->label, r->file, weight, total ? 100.0 * r->cpu / total : 0.0,
 				gpu, top);
 		}
-		if (straggler >= 0)
+		if (straggler >= 0 && found.by_waits)
+			fprintf(out,
+				"\nstraggler: %s; the other ranks wait for it in collectives "
+				"%s more than it waits (%.0f%% of their wall time)\n",
+				rows[straggler].label,
+				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)),
+				100 * found.share);
+		else if (straggler >= 0)
 			fprintf(out,
 				"\nstraggler: %s is busy %.0f%% more than the median of the other "
 				"%s (%s more)\n",
-				rows[straggler].label, 100 * excess,
+				rows[straggler].label, 100 * found.share,
 				loads[straggler].rank ? "ranks" : "processes",
-				busy_text(rows[straggler].profile, loads[straggler].busy - median,
-					  more, sizeof(more)));
+				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
+		else if (nr > 1 && found.by_waits)
+			fprintf(out,
+				"\nno straggler: no rank makes the others wait in collectives %.0f%% "
+				"of their wall time more than it waits\n",
+				100 * STRAGGLER_WAIT_SHARE);
 		else if (nr > 1)
 			fprintf(out,
 				"\nno straggler: no %s is busy %.0f%% above the median of the "

@@ -33,18 +33,40 @@ struct rank_load {
 	uint64_t waits;	   /* off the CPU waiting for a collective (c10d, NCCL) */
 	uint64_t wall;	   /* every CPU-side weight */
 	/* On a timeline, the weights are those of the span in which every
-	 * rank runs collectives, span_ns long; 0 for the whole profile. */
-	uint64_t span_ns;
+	 * rank runs collectives, this long (in the profile's unit), else the
+	 * profile's duration; 0 where weights are not times. */
+	uint64_t span;
 };
 
 /* Appends a row per root frame of profile to *rows.  0 or -ENOMEM. */
 int rank_loads__read(const struct profile *profile, struct rank_load **rows, size_t *nr,
 		     size_t *cap);
-/* The straggler of rows (ranks if two or more are, else the processes that
- * are not workers): its index, or -1; *excess is its busy time over the
- * median of the others' minus one, *median that median. */
-int64_t rank_loads__straggler(const struct rank_load *rows, size_t nr, double *excess,
-			      uint64_t *median);
+/* Flagged, where ranks wait in collectives, when the others wait this
+ * share of their wall time more than the rank that waits least. */
+#define STRAGGLER_WAIT_SHARE 0.15
+
+/* What the straggler test measured. */
+struct straggler {
+	int64_t index;	  /* the straggler's row, or -1 */
+	int64_t busiest;  /* the candidate's row (the one that waits least, or
+			   * the busiest), or -1 when there is none */
+	bool by_waits;	  /* judged by the others' waits in collectives */
+	double share;	  /* by waits: the others' extra wait, of their wall time;
+			   * by busy time: the candidate's excess over the median */
+	uint64_t extra;	  /* its extra work: what the others wait for it (by
+			   * waits), or its busy time over the others' median */
+	uint64_t median;  /* the others' median busy time, or wait */
+};
+
+/*
+ * The straggler of rows: ranks if two or more are, else the processes that
+ * are not workers.  Where the ranks wait in collectives, the rank the
+ * others wait for: the one that waits least, when the others' median wait
+ * exceeds its own by STRAGGLER_WAIT_SHARE of their wall time (what it does
+ * more, they wait for, whatever the load on the machine); else the busiest,
+ * STRAGGLER_EXCESS above the others' median busy time.  0 or -ENOMEM.
+ */
+int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out);
 /* True when the stack (not a GPU one) waits off the CPU for a collective. */
 bool profile__stack_waits_for_collective(const struct profile *profile, uint32_t stack);
 

@@ -13,6 +13,9 @@ ddp_job.py [--launch spawn|env] [--data slow|fast] [--straggler RANK]
   --data slow     tokenising is slow: the loop waits for its batches;
   --data fast     the workers keep ahead: the loop hardly waits.
   --straggler R   rank R does a second step's worth of compute every step.
+  --rounds N      how many times slow tokenising goes over each sample.
+  --loader-start fork  the DataLoader forks its workers even in a spawned
+                  rank (which otherwise spawns them, as it inherits spawn).
 
 Each rank measures its own loop, after the first batch (first_batch) and
 a barrier, to its last step, and writes one JSON line (to --truth FILE, appended, and to stdout):
@@ -146,8 +149,11 @@ def train(rank, world, args):
     model.register_comm_hook(timer, CommTimer.hook)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     rounds = args.rounds if args.data == "slow" else 1
+    # A rank that spawn started inherits its start method: its workers are
+    # spawned too (a fresh interpreter each) unless --loader-start fork.
+    context = "fork" if args.loader_start == "fork" else None
     loader = DataLoader(Characters(rounds), batch_size=BATCH, num_workers=2,
-                        sampler=range(rank, 1 << 20, world))
+                        sampler=range(rank, 1 << 20, world), multiprocessing_context=context)
     batches = iter(loader)
     first_batch(batches)
     data = compute = extra = comm = 0.0
@@ -200,6 +206,7 @@ def main():
     parser.add_argument("--straggler", type=int, default=-1)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--loader-start", choices=("inherit", "fork"), default="inherit")
     parser.add_argument("--truth")
     args = parser.parse_args()
     if args.launch == "env":
