@@ -948,7 +948,7 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 	if (found.by_waits && spw &&
 	    finding__evidence(f,
 			      "the other ranks wait in collectives (c10d, NCCL) %.2f s (median), "
-			      "%s %.2f s: it works %.2f s more",
+			      "%s %.2f s; steadily, it makes them wait %.2f s more",
 			      spw * found.median, top->label, spw * top->waits, spw * found.extra))
 		goto cleanup;
 	if (!found.by_waits && spw &&

@@ -108,7 +108,8 @@ bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack
 
 		if (strstr(name, "::runLoop"))
 			return false;
-		if ((!strncmp(name, "c10d::", 6) && strstr(name, "::wait")) ||
+		/* A work's wait, not the store's (TCPStore::wait: rendezvous). */
+		if ((!strncmp(name, "c10d::", 6) && strstr(name, "Work") && strstr(name, "::wait")) ||
 		    !strncmp(name, "ncclGroupEnd", 12) || !strncmp(name, "ncclAllReduce", 13))
 			return true;
 	}
@@ -244,10 +245,19 @@ int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *n
 		if (!s->depth || x->time_ns < from || x->time_ns > to ||
 		    profile__stack_is_gpu(p, x->stack))
 			continue;
-		for (size_t k = first; k < *nr; k++)
-			if ((*rows)[k].root == s->frames[0])
-				load_add(&(*rows)[k], p, x->stack, x->weight);
+		for (size_t k = first; k < *nr; k++) {
+			struct rank_load *row = &(*rows)[k];
+			uint64_t waits = row->waits;
+
+			if (row->root != s->frames[0])
+				continue;
+			load_add(row, p, x->stack, x->weight);
+			row->slice_waits[(x->time_ns - from) * RANK_LOAD_SLICES / (to - from + 1)] +=
+			    row->waits - waits;
+		}
 	}
+	for (size_t k = first; k < *nr; k++)
+		(*rows)[k].sliced = true;
 	return 0;
 }
 
@@ -255,6 +265,40 @@ static uint64_t median_of(uint64_t *values, size_t n)
 {
 	qsort(values, n, sizeof(*values), compare_u64);
 	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static int compare_s64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How much longer the other ranks wait than rank pick, over the tenths of
+ * the span without the two where it leads most and the two where it leads
+ * least: what it makes them wait steadily, one-off waits (a rank's workers
+ * starting, the end of the job) aside. */
+#define SLICES_TRIMMED 2
+static uint64_t sliced_lead(const struct rank_load *rows, size_t nr, int64_t pick, bool only_ranks)
+{
+	int64_t leads[RANK_LOAD_SLICES], sum = 0;
+	uint64_t values[64];
+
+	for (size_t slice = 0; slice < RANK_LOAD_SLICES; slice++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < nr && n < 64; i++)
+			if ((int64_t)i != pick && (only_ranks ? rows[i].rank : !rows[i].worker))
+				values[n++] = rows[i].slice_waits[slice];
+		leads[slice] = (int64_t)(n ? median_of(values, n) : 0) -
+			       (int64_t)rows[pick].slice_waits[slice];
+	}
+	qsort(leads, RANK_LOAD_SLICES, sizeof(*leads), compare_s64);
+	for (size_t slice = SLICES_TRIMMED; slice < RANK_LOAD_SLICES - SLICES_TRIMMED; slice++)
+		sum += leads[slice];
+	return sum > 0 ? (uint64_t)sum * RANK_LOAD_SLICES /
+			     (RANK_LOAD_SLICES - 2 * SLICES_TRIMMED)
+		       : 0;
 }
 
 int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out)
@@ -302,7 +346,9 @@ int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct stragg
 	out->median = median_of(others, n);
 	free(others);
 	if (out->by_waits) {
-		out->extra = out->median - rows[pick].waits;
+		out->extra = out->median > rows[pick].waits ? out->median - rows[pick].waits : 0;
+		if (rows[pick].sliced)
+			out->extra = sliced_lead(rows, nr, pick, only_ranks);
 		out->share = wall ? (double)out->extra * n / wall : 0;
 		if (out->share >= STRAGGLER_WAIT_SHARE)
 			out->index = pick;

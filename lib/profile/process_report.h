@@ -22,6 +22,8 @@
 /* Flagged when the busiest is this much above the median of the others. */
 #define STRAGGLER_EXCESS 0.25
 
+#define RANK_LOAD_SLICES 10
+
 /* One process of a profile, as the straggler test sees it. */
 struct rank_load {
 	const struct profile *profile;
@@ -31,6 +33,11 @@ struct rank_load {
 	bool worker;	   /* "[worker N]" */
 	uint64_t busy;	   /* on the CPU or runnable (preempted): what it had to do */
 	uint64_t waits;	   /* off the CPU waiting for a collective (c10d, NCCL) */
+	/* On a timeline, waits in each tenth of the span: a rank that makes
+	 * the others wait does so in most of them, a one-off wait (for a
+	 * rank's workers to start) in one. */
+	uint64_t slice_waits[RANK_LOAD_SLICES];
+	bool sliced; /* slice_waits were filled */
 	uint64_t wall;	   /* every CPU-side weight */
 	/* On a timeline, the weights are those of the span in which every
 	 * rank runs collectives, this long (in the profile's unit), else the
@@ -50,7 +57,8 @@ struct straggler {
 	int64_t index;	  /* the straggler's row, or -1 */
 	int64_t busiest;  /* the candidate's row (the one that waits least, or
 			   * the busiest), or -1 when there is none */
-	bool by_waits;	  /* judged by the others' waits in collectives */
+	bool by_waits;	  /* judged by the others' waits in collectives (in the
+			   * median tenth of the span, on a timeline) */
 	double share;	  /* by waits: the others' extra wait, of their wall time;
 			   * by busy time: the candidate's excess over the median */
 	uint64_t extra;	  /* its extra work: what the others wait for it (by

@@ -144,7 +144,9 @@ def train(rank, world, args):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     vocab = len(set(TEXT))
     plain = TinyGPT(vocab)
-    model = DistributedDataParallel(plain)
+    # The causal mask is a constant buffer: without broadcast_buffers=False
+    # every forward would broadcast it, a collective the job would not time.
+    model = DistributedDataParallel(plain, broadcast_buffers=False)
     timer = CommTimer(world)
     model.register_comm_hook(timer, CommTimer.hook)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)

@@ -35,8 +35,8 @@ job() { # NAME EXPECT LAUNCH ARGS...
 	echo "$name: $SECONDS s"
 }
 
-job spawn-data data spawn --data slow --rounds 6000 --steps 40 --loader-start fork
-job env-data data env --data slow --rounds 6000 --steps 40
-job env-straggler straggler:1 env --straggler 1 --steps 60
-job env-healthy healthy env --steps 60
+job spawn-data data spawn --data slow --rounds 6000 --steps 20 --loader-start fork
+job env-data data env --data slow --rounds 6000 --steps 20
+job env-straggler straggler:1 env --straggler 1 --steps 40
+job env-healthy healthy env --steps 40
 echo PASS
