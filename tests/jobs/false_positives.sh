@@ -29,7 +29,7 @@ for run in $(seq 1 "$RUNS"); do
 		echo "run $run ($1): $(cat "$WORK/$run.out")"
 	else
 		claims=$((claims + 1))
-		echo "run $run ($1): CLAIM: $(tail -2 "$WORK/$run.out")"
+		echo "run $run ($1): CLAIM: $(head -1 "$WORK/$run.out" | cut -c1-700) $(tail -2 "$WORK/$run.out")"
 	fi
 	grep -q 'Straggler:\|waits for data' "$WORK/$run.err" &&
 		echo "run $run: the summary claims: $(grep 'Straggler:\|waits for data' "$WORK/$run.err")"
