@@ -201,8 +201,9 @@ int do_report(int argc, char **argv)
 		}
 	}
 	/* The findings read the timeline too: GPU activity with its times,
-	 * samples by thread. */
-	read_options.keep_timeline = findings || html;
+	 * samples by thread; --by-process (and --html's per-process table)
+	 * compares ranks over their training. */
+	read_options.keep_timeline = findings || by_process || html;
 	if (html && (by_process || findings))
 		return usage_error("%s", "--html holds the findings and the per-process table: "
 				   "drop --findings and --by-process");

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "findings/analysis.h"
+#include "profile/process_report.h"
 
 #define HOST_SYNC_MIN_SHARE 0.05
 #define DATA_WAIT_MIN_SHARE 0.10
@@ -17,7 +18,6 @@
 #define GIL_MIN_SHARE 0.05
 #define PYTHON_OVERHEAD_MIN_SHARE 0.30
 #define PREEMPTED_MIN_SHARE 0.10
-#define STRAGGLER_MIN_EXCESS 0.25
 #define EVIDENCE_TOP 5
 
 /* The calls in which a thread waits for the GPU, and the PyTorch entries
@@ -425,6 +425,123 @@ static int loader_threads__fill(struct loader_threads *t, const struct analysis 
 	return 0;
 }
 
+/* Where a waiting stack asks for its batch: the caller of __next__. */
+static void wait_site(const struct profile *p, uint32_t stack, char *buf, size_t size)
+{
+	if (!python_place(p, stack, find_loader_next(p, stack), true, buf, size))
+		snprintf(buf, size, "(no Python frame)");
+}
+
+/*
+ * The training loop's wait for batches, on a timeline: the call where the
+ * training threads wait most often (one wait per step, where a start-up
+ * wait for the workers is one long wait elsewhere), and its share of their
+ * wall time from their first wait there to their last.  *site is the call's
+ * index in waits, or -1 without a timeline (the shares stay as they are).
+ */
+static int loop_waits(const struct analysis *a, const enum loader_role *roles,
+		      const struct tally *waits, uint64_t *wait, uint64_t *wall, int *site)
+{
+	const struct profile *p = a->profile;
+	int *site_of = NULL, *last = NULL;
+	uint64_t *episodes = NULL, *first_ns = NULL, *last_ns = NULL;
+	uint64_t *thread_episodes = NULL, *thread_end = NULL;
+	int err = -ENOMEM;
+
+	*site = -1;
+	if (!a->has_timeline || !p->nr_threads || !waits->nr)
+		return 0;
+	site_of = malloc(p->nr_stacks * sizeof(*site_of));
+	last = malloc(p->nr_threads * sizeof(*last));
+	episodes = calloc(waits->nr, sizeof(*episodes));
+	first_ns = malloc(p->nr_threads * sizeof(*first_ns));
+	last_ns = calloc(p->nr_threads, sizeof(*last_ns));
+	thread_episodes = calloc(p->nr_threads, sizeof(*thread_episodes));
+	thread_end = calloc(p->nr_threads, sizeof(*thread_end));
+	if (!site_of || !last || !episodes || !first_ns || !last_ns || !thread_episodes ||
+	    !thread_end)
+		goto out;
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+
+		site_of[i] = -1;
+		if (roles[i] != LOADER_WAIT)
+			continue;
+		wait_site(p, i, location, sizeof(location));
+		for (size_t k = 0; k < waits->nr && site_of[i] < 0; k++)
+			if (!strcmp(waits->entries[k].key, location))
+				site_of[i] = (int)k;
+	}
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		last[t] = -1;
+		first_ns[t] = UINT64_MAX;
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		int at = x->thread < p->nr_threads ? site_of[x->stack] : -1;
+
+		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack])
+			continue;
+		if (at >= 0 && at != last[x->thread])
+			episodes[at]++;
+		last[x->thread] = at;
+	}
+	*site = 0;
+	for (size_t k = 1; k < waits->nr; k++)
+		if (episodes[k] > episodes[*site])
+			*site = (int)k;
+	for (size_t t = 0; t < p->nr_threads; t++)
+		last[t] = -1;
+	memset(thread_episodes, 0, p->nr_threads * sizeof(*thread_episodes));
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		int at;
+
+		if (x->thread >= p->nr_threads)
+			continue;
+		at = site_of[x->stack];
+		thread_end[x->thread] = x->time_ns;
+		if (at == *site) {
+			if (first_ns[x->thread] == UINT64_MAX)
+				first_ns[x->thread] = x->time_ns;
+			last_ns[x->thread] = x->time_ns;
+			thread_episodes[x->thread] += at != last[x->thread];
+		}
+		last[x->thread] = at;
+	}
+	/* The loop ends a step after its last wait: a step is the mean time
+	 * between its waits (or, with one wait, the thread's last sample). */
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		if (first_ns[t] == UINT64_MAX)
+			continue;
+		if (thread_episodes[t] > 1)
+			last_ns[t] += (last_ns[t] - first_ns[t]) / (thread_episodes[t] - 1);
+		else
+			last_ns[t] = thread_end[t];
+	}
+	*wait = *wall = 0;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+
+		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack] ||
+		    x->time_ns < first_ns[x->thread] || x->time_ns > last_ns[x->thread])
+			continue;
+		*wall += x->weight;
+		if (site_of[x->stack] == *site)
+			*wait += x->weight;
+	}
+	err = 0;
+out:
+	free(site_of);
+	free(last);
+	free(episodes);
+	free(first_ns);
+	free(last_ns);
+	free(thread_episodes);
+	free(thread_end);
+	return err;
+}
+
 static int data_loading(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
@@ -434,6 +551,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0;
 	size_t trainers = 0, loops = 0;
 	enum loader_role *roles = NULL;
+	int site = -1;
 	struct finding *f;
 	double share;
 	int err = 0;
@@ -453,6 +571,10 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		roles[i] = loader_role(a, i);
 		switch (roles[i]) {
 		case LOADER_WORKER_BUSY:
+			/* The worker's loop only: a spawned worker's start-up
+			 * (imports) is not the data it prepares. */
+			if (!runs_worker_loop(p, i))
+				break;
 			/* By function: a hot loop spreads over its lines. */
 			worker_busy += p->stacks[i].weight;
 			if (!python_place(p, i, -1, false, location, sizeof(location)))
@@ -464,9 +586,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			/* Where the training loop asked for the batch: the
 			 * caller of __next__, not the queue inside it. */
 			wait += p->stacks[i].weight;
-			if (!python_place(p, i, find_loader_next(p, i), true, location,
-					  sizeof(location)))
-				snprintf(location, sizeof(location), "(no Python frame)");
+			wait_site(p, i, location, sizeof(location));
 			err = tally__add(&waits, location, p->stacks[i].weight);
 			break;
 		case LOADER_INLINE:
@@ -500,10 +620,16 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			loop_busy += t->busy;
 		}
 	}
+	err = loop_waits(a, roles, &waits, &wait, &trainer_wall, &site);
+	if (err)
+		goto cleanup;
 	share = trainer_wall ? (double)wait / trainer_wall : 0;
 	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE) {
-		const char *of = trainers > 1 ? "the training threads' wall time"
-					      : "the training thread's wall time";
+		const char *of = site < 0 ? (trainers > 1 ? "the training threads' wall time"
+							  : "the training thread's wall time")
+					  : (trainers > 1 ? "the training loops' wall time"
+							  : "the training loop's wall time");
+		const char *at = waits.nr ? waits.entries[site < 0 ? 0 : site].key : NULL;
 
 		err = outcome__note(o, "%.1f%% of %s waiting on the DataLoader (fires at %.0f%%)",
 				    100 * share, of, 100 * DATA_WAIT_MIN_SHARE);
@@ -514,11 +640,16 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 					  "DataLoader",
 					  100 * share, of);
 		err = -ENOMEM;
-		if (!f || (waits.nr && finding__locate(f, waits.entries[0].key)))
+		if (!f || (at && finding__locate(f, at)))
 			goto cleanup;
-		if (waits.nr && finding__evidence(f, "the loop waits for its batch at %s",
-						  waits.entries[0].key))
+		if (at && finding__evidence(f, "the loop waits for its batch at %s", at))
 			goto cleanup;
+		for (size_t k = 0; site >= 0 && k < waits.nr && k < EVIDENCE_TOP; k++)
+			if ((int)k != site &&
+			    finding__evidence(f, "outside the loop, %.2f s waiting at %s",
+					      a->seconds_per_weight * waits.entries[k].weight,
+					      waits.entries[k].key))
+				goto cleanup;
 		if (loops &&
 		    finding__evidence(f,
 				      "the %zu worker loop%s %s on the CPU or runnable "
@@ -543,11 +674,12 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	share = analysis__cpu_share(a, inline_load);
 	if (a->has_off_cpu)
 		err = outcome__note(o,
-				    "%.1f%% of the training thread's wall time waiting on the "
+				    "%.1f%% of the training %s wall time waiting on the "
 				    "DataLoader (fires at %.0f%%), %.1f%% of %s loading data in "
 				    "the training process (fires at %.0f%%)",
 				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
-				    100 * DATA_WAIT_MIN_SHARE, 100 * share,
+				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
+				    100 * share,
 				    analysis__cpu_share_of(a), 100 * DATA_INLINE_MIN_SHARE);
 	else
 		err = outcome__note(o,
@@ -766,76 +898,77 @@ cleanup:
 	return err;
 }
 
-struct rank_load {
-	char *name;
-	uint64_t busy;
-};
-
-static int compare_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
 static int straggler(struct analysis *a, struct rule_outcome *o)
 {
-	const struct profile *p = a->profile;
-	struct tally ranks = {0};
-	uint64_t *others = NULL, median;
-	size_t top = 0, n = 0;
+	struct rank_load *rows = NULL;
+	size_t nr = 0, cap = 0, ranks = 0;
+	double spw = a->seconds_per_weight;
+	const struct rank_load *top;
+	struct straggler found;
 	struct finding *f;
-	double excess;
-	int err = 0;
+	int err;
 
-	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const char *process = analysis__root_name(p, i);
-
-		if (a->is_gpu_stack[i] || a->is_off_cpu_stack[i] || !strstr(process, "[rank "))
-			continue;
-		err = tally__add(&ranks, process, p->stacks[i].weight);
-		if (err)
-			goto cleanup;
-	}
-	if (ranks.nr < 2) {
-		err = outcome__note(o, "needs two or more ranks (the profile has %zu)", ranks.nr);
+	err = rank_loads__read(a->profile, &rows, &nr, &cap);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; i < nr; i++)
+		ranks += rows[i].rank;
+	if (ranks < 2) {
+		err = outcome__note(o, "needs two or more ranks (the profile has %zu)", ranks);
 		goto cleanup;
 	}
 	o->ran = true;
-	tally__sort(&ranks);
-	others = malloc((ranks.nr - 1) * sizeof(*others));
-	if (!others) {
-		err = -ENOMEM;
+	err = rank_loads__straggler(rows, nr, &found);
+	if (!err && found.by_waits)
+		err = outcome__note(o,
+				    "the other ranks wait in collectives %.1f%% of their time more "
+				    "than the rank that waits least (fires at %.0f%%)",
+				    100 * found.share, 100 * STRAGGLER_WAIT_SHARE);
+	else if (!err)
+		err = outcome__note(o,
+				    "the busiest rank is busy %.0f%% more than the median of the "
+				    "others (fires at %.0f%%)",
+				    100 * found.share, 100 * STRAGGLER_EXCESS);
+	if (err || found.index < 0)
 		goto cleanup;
-	}
-	for (size_t i = 1; i < ranks.nr; i++)
-		others[n++] = ranks.entries[i].weight;
-	qsort(others, n, sizeof(*others), compare_u64);
-	median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
-	excess = median ? (double)ranks.entries[top].weight / median - 1 : 0;
-	err = outcome__note(o,
-			    "the busiest rank is %.0f%% above the median of the others (fires "
-			    "at %.0f%%)",
-			    100 * excess, 100 * STRAGGLER_MIN_EXCESS);
-	if (err || excess < STRAGGLER_MIN_EXCESS)
-		goto cleanup;
-	/* The others wait for the straggler at every collective: the time
-	 * they lose is its excess over them. */
-	f = analysis__add_finding(a, o->rule, excess / (1 + excess), "wall time",
-				  "Straggler: %s works %.0f%% longer than the other ranks",
-				  ranks.entries[top].key, 100 * excess);
+	top = &rows[found.index];
+	if (found.by_waits)
+		f = analysis__add_finding(a, o->rule, found.share, "wall time",
+					  "Straggler: the other ranks wait for %s in collectives "
+					  "%.1f%% of their time",
+					  top->label, 100 * found.share);
+	else
+		f = analysis__add_finding(a, o->rule, found.share / (1 + found.share),
+					  "wall time",
+					  "Straggler: %s is busy %.0f%% more than the other ranks",
+					  top->label, 100 * found.share);
 	err = -ENOMEM;
-	if (!f || finding__locate(f, ranks.entries[top].key))
+	if (!f || finding__locate(f, top->label))
 		goto cleanup;
-	if (finding__evidence_from_tally(f, &ranks, a->on_cpu_weight, EVIDENCE_TOP))
+	if (found.by_waits && spw &&
+	    finding__evidence(f,
+			      "the other ranks wait in collectives (c10d, NCCL) %.2f s (median), "
+			      "%s %.2f s; steadily, it makes them wait %.2f s more",
+			      spw * found.median, top->label, spw * top->waits, spw * found.extra))
 		goto cleanup;
+	if (!found.by_waits && spw &&
+	    finding__evidence(f,
+			      "%s is on the CPU or runnable %.2f s, the other ranks' median "
+			      "%.2f s: %.2f s more",
+			      top->label, spw * top->busy, spw * found.median, spw * found.extra))
+		goto cleanup;
+	for (size_t i = 0; i < nr; i++)
+		if (rows[i].rank && spw &&
+		    finding__evidence(f, "%s: on the CPU or runnable %.2f s, waiting in "
+					 "collectives %.2f s",
+				      rows[i].label, spw * rows[i].busy, spw * rows[i].waits))
+			goto cleanup;
 	err = finding__suggest(f, "compare the straggler with another rank (llmprof report "
 				  "--by-process, or llmprof diff of their profiles): uneven data "
 				  "shards or sequence lengths, a slower GPU or host, or extra work "
 				  "on that rank (logging, checkpointing) are the usual causes");
 cleanup:
-	free(others);
-	tally__free(&ranks);
+	free(rows);
 	return err;
 }
 
@@ -845,6 +978,6 @@ const struct rule cpu_rules[] = {
     {"gil-contention", "threads waiting for the GIL", gil_contention},
     {"python-overhead", "the interpreter's own share of Python threads' CPU time", python_overhead},
     {"cpu-oversubscription", "threads runnable but waiting for a CPU", cpu_oversubscription},
-    {"straggler", "one rank doing more work than the others", straggler},
+    {"straggler", "one rank busy longer than the others, which wait for it", straggler},
 };
 const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);

@@ -271,13 +271,17 @@ static const char *process_name(const struct profile *p, const uint32_t *order, 
 
 static void write_process(struct chrome_writer *w, const char *name, uint32_t pid)
 {
-	const char *rank = strstr(name, "[rank ");
-	char label[32];
-	int value;
+	const char *rank = strstr(name, "[rank "), *worker = strstr(name, "[worker ");
+	char label[48];
+	int value, number = 0;
 
 	metadata(w, pid, 0, "process_name", "name", name, 0);
 	if (rank && sscanf(rank, "[rank %d]", &value) == 1) {
-		snprintf(label, sizeof(label), "rank %d", value);
+		/* A rank's DataLoader workers sort with it. */
+		if (worker && sscanf(worker, "[worker %d]", &number) == 1)
+			snprintf(label, sizeof(label), "rank %d, worker %d", value, number);
+		else
+			snprintf(label, sizeof(label), "rank %d", value);
 		metadata(w, pid, 0, "process_labels", "labels", label, 0);
 		metadata(w, pid, 0, "process_sort_index", "sort_index", NULL, value);
 	}

@@ -17,7 +17,6 @@ struct process_row {
 	uint64_t cpu, gpu; /* weights of CPU and of GPU stacks */
 	uint32_t top;	   /* frame with the most self weight, UINT32_MAX if none */
 	uint64_t top_weight;
-	bool rank;
 };
 
 static int add_rows(const struct profile *p, const char *file, struct process_row **rows,
@@ -54,7 +53,6 @@ static int add_rows(const struct profile *p, const char *file, struct process_ro
 			row->root = s->frames[0];
 			row->label = p->frames[s->frames[0]].name;
 			row->top = UINT32_MAX;
-			row->rank = strstr(row->label, "[rank ") != NULL;
 		}
 		if (profile__stack_is_gpu(p, i)) {
 			row->gpu += s->weight;
@@ -90,35 +88,277 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The straggler among the rows (ranks if two or more rows are ranks):
- * its index, or -1; *excess how far above the others' median it is. */
-static int64_t find_straggler(const struct process_row *rows, size_t nr, double *excess)
+static bool is_off_cpu_leaf(const struct profile *p, const struct stack *s)
 {
-	size_t ranks = 0, n = 0, busiest = SIZE_MAX;
-	uint64_t *others, median;
-	bool only_ranks;
+	return !strncmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] ", 10);
+}
 
+/* The calls in which a rank waits for the others: a c10d work's wait (gloo
+ * on the CPU, NCCL's host-side wait), and NCCL's own.  A gloo thread that
+ * waits for work in its run loop is idle, not waiting for a rank. */
+bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	if (!s->depth || !is_off_cpu_leaf(p, s) ||
+	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+		return false;
+	for (uint32_t i = s->depth; i-- > 0;) {
+		const char *name = p->frames[s->frames[i]].name;
+
+		if (strstr(name, "::runLoop"))
+			return false;
+		/* A work's wait, not the store's (TCPStore::wait: rendezvous). */
+		if ((!strncmp(name, "c10d::", 6) && strstr(name, "Work") && strstr(name, "::wait")) ||
+		    !strncmp(name, "ncclGroupEnd", 12) || !strncmp(name, "ncclAllReduce", 13))
+			return true;
+	}
+	return false;
+}
+
+static struct rank_load *load_row(const struct profile *p, uint32_t root, struct rank_load **rows,
+				  size_t first, size_t *nr, size_t *cap)
+{
+	struct rank_load *row;
+
+	for (size_t k = first; k < *nr; k++)
+		if ((*rows)[k].root == root)
+			return &(*rows)[k];
+	if (array__grow((void **)rows, cap, *nr + 1, sizeof(**rows)))
+		return NULL;
+	row = &(*rows)[(*nr)++];
+	memset(row, 0, sizeof(*row));
+	row->profile = p;
+	row->root = root;
+	row->label = p->frames[root].name;
+	row->worker = strstr(row->label, "[worker ") != NULL;
+	row->rank = !row->worker && strstr(row->label, "[rank ") != NULL;
+	return row;
+}
+
+static void load_add(struct rank_load *row, const struct profile *p, uint32_t stack,
+		     uint64_t weight)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	row->wall += weight;
+	if (!is_off_cpu_leaf(p, s) ||
+	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+		row->busy += weight;
+	else if (profile__stack_waits_for_collective(p, stack))
+		row->waits += weight;
+}
+
+/*
+ * On a timeline, the ranks are compared over the span in which all of them
+ * run collectives (from the last rank's first wait in one to the first
+ * rank's last): the training, without the start-up (imports, model
+ * building) that every rank does alike and that would dilute the
+ * difference.  Returns false when there is no such span.
+ */
+static bool collective_span(const struct profile *p, const struct rank_load *rows, size_t first,
+			    size_t nr, uint64_t *from, uint64_t *to)
+{
+	uint64_t *first_ns = NULL, *last_ns = NULL;
+	size_t ranks = 0;
+	bool found = false;
+
+	*from = 0;
+	*to = UINT64_MAX;
+	if (!p->nr_samples || nr == first)
+		return false;
+	first_ns = malloc((nr - first) * sizeof(*first_ns));
+	last_ns = calloc(nr - first, sizeof(*last_ns));
+	if (!first_ns || !last_ns)
+		goto out;
+	for (size_t k = 0; k < nr - first; k++)
+		first_ns[k] = UINT64_MAX;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		const struct stack *s = &p->stacks[x->stack];
+
+		if (!s->depth || !profile__stack_waits_for_collective(p, x->stack))
+			continue;
+		for (size_t k = first; k < nr; k++) {
+			if (rows[k].root != s->frames[0])
+				continue;
+			if (first_ns[k - first] == UINT64_MAX)
+				first_ns[k - first] = x->time_ns;
+			last_ns[k - first] = x->time_ns;
+		}
+	}
+	for (size_t k = first; k < nr; k++) {
+		if (!rows[k].rank)
+			continue;
+		if (first_ns[k - first] == UINT64_MAX)
+			goto out;
+		ranks++;
+		if (first_ns[k - first] > *from)
+			*from = first_ns[k - first];
+		if (last_ns[k - first] < *to)
+			*to = last_ns[k - first];
+	}
+	found = ranks >= 2 && *from < *to;
+out:
+	free(first_ns);
+	free(last_ns);
+	return found;
+}
+
+/* A time in the profile's unit; 0 where weights are not times. */
+static uint64_t ns_to_weight(const struct profile *p, uint64_t ns)
+{
+	if (p->unit == UNIT_NANOSECONDS)
+		return ns;
+	return p->unit == UNIT_MICROSECONDS ? ns / 1000 : 0;
+}
+
+int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *nr, size_t *cap)
+{
+	size_t first = *nr;
+	uint64_t from, to;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+		struct rank_load *row;
+
+		if (!s->depth || !s->weight)
+			continue;
+		row = load_row(p, s->frames[0], rows, first, nr, cap);
+		if (!row)
+			return -ENOMEM;
+		if (!profile__stack_is_gpu(p, i))
+			load_add(row, p, i, s->weight);
+	}
+	for (size_t k = first; k < *nr; k++)
+		(*rows)[k].span = ns_to_weight(p, p->duration_ns);
+	if (!collective_span(p, *rows, first, *nr, &from, &to))
+		return 0;
+	for (size_t k = first; k < *nr; k++) {
+		(*rows)[k].busy = (*rows)[k].waits = (*rows)[k].wall = 0;
+		(*rows)[k].span = ns_to_weight(p, to - from);
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		const struct stack *s = &p->stacks[x->stack];
+
+		if (!s->depth || x->time_ns < from || x->time_ns > to ||
+		    profile__stack_is_gpu(p, x->stack))
+			continue;
+		for (size_t k = first; k < *nr; k++) {
+			struct rank_load *row = &(*rows)[k];
+			uint64_t waits = row->waits;
+
+			if (row->root != s->frames[0])
+				continue;
+			load_add(row, p, x->stack, x->weight);
+			row->slice_waits[(x->time_ns - from) * RANK_LOAD_SLICES / (to - from + 1)] +=
+			    row->waits - waits;
+		}
+	}
+	for (size_t k = first; k < *nr; k++)
+		(*rows)[k].sliced = true;
+	return 0;
+}
+
+static uint64_t median_of(uint64_t *values, size_t n)
+{
+	qsort(values, n, sizeof(*values), compare_u64);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static int compare_s64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* How much longer the other ranks wait than rank pick, over the tenths of
+ * the span without the two where it leads most and the two where it leads
+ * least: what it makes them wait steadily, one-off waits (a rank's workers
+ * starting, the end of the job) aside. */
+#define SLICES_TRIMMED 2
+static uint64_t sliced_lead(const struct rank_load *rows, size_t nr, int64_t pick, bool only_ranks)
+{
+	int64_t leads[RANK_LOAD_SLICES], sum = 0;
+	uint64_t values[64];
+
+	for (size_t slice = 0; slice < RANK_LOAD_SLICES; slice++) {
+		size_t n = 0;
+
+		for (size_t i = 0; i < nr && n < 64; i++)
+			if ((int64_t)i != pick && (only_ranks ? rows[i].rank : !rows[i].worker))
+				values[n++] = rows[i].slice_waits[slice];
+		leads[slice] = (int64_t)(n ? median_of(values, n) : 0) -
+			       (int64_t)rows[pick].slice_waits[slice];
+	}
+	qsort(leads, RANK_LOAD_SLICES, sizeof(*leads), compare_s64);
+	for (size_t slice = SLICES_TRIMMED; slice < RANK_LOAD_SLICES - SLICES_TRIMMED; slice++)
+		sum += leads[slice];
+	return sum > 0 ? (uint64_t)sum * RANK_LOAD_SLICES /
+			     (RANK_LOAD_SLICES - 2 * SLICES_TRIMMED)
+		       : 0;
+}
+
+int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out)
+{
+	size_t ranks = 0, n = 0;
+	uint64_t *others, waits = 0, wall = 0;
+	bool only_ranks;
+	int64_t pick = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->index = out->busiest = -1;
 	for (size_t i = 0; i < nr; i++)
 		ranks += rows[i].rank;
 	only_ranks = ranks >= 2;
+#define COMPARED(row) (only_ranks ? (row).rank : !(row).worker)
 	for (size_t i = 0; i < nr; i++)
-		if ((!only_ranks || rows[i].rank) &&
-		    (busiest == SIZE_MAX ||
-		     rows[i].cpu + rows[i].gpu > rows[busiest].cpu + rows[busiest].gpu))
-			busiest = i;
-	if (busiest == SIZE_MAX || (only_ranks ? ranks : nr) < 2)
-		return -1;
+		if (COMPARED(rows[i]))
+			waits += rows[i].waits;
+	out->by_waits = only_ranks && waits;
+	for (size_t i = 0; i < nr; i++) {
+		if (!COMPARED(rows[i]))
+			continue;
+		if (pick < 0 || (out->by_waits ? rows[i].waits < rows[pick].waits
+					       : rows[i].busy > rows[pick].busy))
+			pick = (int64_t)i;
+	}
+	if (pick < 0)
+		return 0;
 	others = malloc(nr * sizeof(*others));
 	if (!others)
-		return -1;
-	for (size_t i = 0; i < nr; i++)
-		if (i != busiest && (!only_ranks || rows[i].rank))
-			others[n++] = rows[i].cpu + rows[i].gpu;
-	qsort(others, n, sizeof(*others), compare_u64);
-	median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		if ((int64_t)i == pick || !COMPARED(rows[i]))
+			continue;
+		others[n++] = out->by_waits ? rows[i].waits : rows[i].busy;
+		/* The time they had: the span, else what they did. */
+		wall += rows[i].span ? rows[i].span : rows[i].busy + rows[i].waits;
+	}
+#undef COMPARED
+	if (!n) {
+		free(others);
+		return 0;
+	}
+	out->busiest = pick;
+	out->median = median_of(others, n);
 	free(others);
-	*excess = median ? (double)(rows[busiest].cpu + rows[busiest].gpu) / median - 1 : 0;
-	return *excess >= STRAGGLER_EXCESS ? (int64_t)busiest : -1;
+	if (out->by_waits) {
+		out->extra = out->median > rows[pick].waits ? out->median - rows[pick].waits : 0;
+		if (rows[pick].sliced)
+			out->extra = sliced_lead(rows, nr, pick, only_ranks);
+		out->share = wall ? (double)out->extra * n / wall : 0;
+		if (out->share >= STRAGGLER_WAIT_SHARE)
+			out->index = pick;
+		return 0;
+	}
+	out->extra = rows[pick].busy > out->median ? rows[pick].busy - out->median : 0;
+	out->share = out->median ? (double)rows[pick].busy / out->median - 1 : 0;
+	if (out->share >= STRAGGLER_EXCESS)
+		out->index = pick;
+	return 0;
 }
 
 static const char *unit_word(const struct profile *p)
@@ -133,23 +373,44 @@ static const char *unit_word(const struct profile *p)
 	}
 }
 
+static const char *busy_text(const struct profile *p, uint64_t weight, char *buf, size_t size)
+{
+	if (p->unit == UNIT_MICROSECONDS || p->unit == UNIT_NANOSECONDS)
+		snprintf(buf, size, "%.2f s",
+			 weight / (p->unit == UNIT_MICROSECONDS ? 1e6 : 1e9));
+	else
+		snprintf(buf, size, "%llu samples", (unsigned long long)weight);
+	return buf;
+}
+
 int process_report__write(struct profile *const *profiles, const char *const *names, size_t n,
 			  enum text_format format, FILE *out)
 {
 	struct process_row *rows = NULL;
-	size_t nr = 0, cap = 0;
+	struct rank_load *loads = NULL;
+	size_t nr = 0, cap = 0, nr_loads = 0, cap_loads = 0, ranks = 0;
 	uint64_t total = 0;
-	double excess = 0;
-	int64_t straggler;
+	struct straggler found;
+	int64_t straggler = -1;
+	char more[32];
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
 		err = add_rows(profiles[i], names[i], &rows, &nr, &cap);
+	for (size_t i = 0; i < n && !err; i++)
+		err = rank_loads__read(profiles[i], &loads, &nr_loads, &cap_loads);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < nr; i++)
 		total += rows[i].cpu;
-	straggler = find_straggler(rows, nr, &excess);
+	for (size_t i = 0; i < nr_loads; i++)
+		ranks += loads[i].rank;
+	/* Both list the root frames of the profiles in the same order. */
+	err = rank_loads__straggler(loads, nr_loads, &found);
+	if (err)
+		goto out;
+	if (found.index >= 0 && (size_t)found.index < nr)
+		straggler = found.index;
 	if (format == TEXT_FORMAT_JSON) {
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < nr; i++) {
@@ -169,6 +430,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				fputs("null", out);
 			else
 				text_output__json_string(out, r->profile->frames[r->top].name);
+			if (i < nr_loads)
+				fprintf(out, ",\"busy\":%llu,\"collective_wait\":%llu,\"rank\":%s",
+					(unsigned long long)loads[i].busy,
+					(unsigned long long)loads[i].waits,
+					loads[i].rank ? "true" : "false");
 			fprintf(out, ",\"straggler\":%s}",
 				(int64_t)i == straggler ? "true" : "false");
 		}
@@ -177,7 +443,8 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 			fputs("null", out);
 		else
 			text_output__json_string(out, rows[straggler].label);
-		fprintf(out, ",\"straggler_excess\":%.4f}\n", straggler < 0 ? 0.0 : excess);
+		fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f}\n",
+			found.by_waits ? "collective_wait" : "busy", found.share);
 	} else {
 		bool md = format == TEXT_FORMAT_MARKDOWN;
 
@@ -201,19 +468,35 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				r->label, r->file, weight, total ? 100.0 * r->cpu / total : 0.0,
 				gpu, top);
 		}
-		if (straggler >= 0)
+		if (straggler >= 0 && found.by_waits)
 			fprintf(out,
-				"\nstraggler: %s works %.0f%% more than the median of the others\n",
-				rows[straggler].label, 100 * excess);
+				"\nstraggler: %s; the other ranks wait for it in collectives "
+				"%s more than it waits (%.0f%% of their wall time)\n",
+				rows[straggler].label,
+				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)),
+				100 * found.share);
+		else if (straggler >= 0)
+			fprintf(out,
+				"\nstraggler: %s is busy %.0f%% more than the median of the other "
+				"%s (%s more)\n",
+				rows[straggler].label, 100 * found.share,
+				loads[straggler].rank ? "ranks" : "processes",
+				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
+		else if (nr > 1 && found.by_waits)
+			fprintf(out,
+				"\nno straggler: no rank makes the others wait in collectives %.0f%% "
+				"of their wall time more than it waits\n",
+				100 * STRAGGLER_WAIT_SHARE);
 		else if (nr > 1)
 			fprintf(out,
-				"\nno straggler: no process is %.0f%% above the median of the "
+				"\nno straggler: no %s is busy %.0f%% above the median of the "
 				"others\n",
-				100 * STRAGGLER_EXCESS);
+				ranks >= 2 ? "rank" : "process", 100 * STRAGGLER_EXCESS);
 	}
 	if (ferror(out))
 		err = -EIO;
 out:
 	free(rows);
+	free(loads);
 	return err;
 }

@@ -398,15 +398,44 @@ static size_t walk_thread(struct speedscope_writer *w, uint32_t thread, enum wal
 	return written;
 }
 
+/* In a profile of several processes, the process label ("python3 [rank 0]
+ * [worker 1]") of the thread's samples, so the viewer tells ranks and
+ * workers apart; NULL for one process, or when the name already has it
+ * (read back from a file this writer wrote). */
+static const char *thread_process_label(const struct speedscope_writer *w, uint32_t thread)
+{
+	const struct profile *p = w->profile;
+	const struct thread *t = &p->threads[thread];
+	size_t processes = 0;
+
+	for (size_t i = 0; i < p->nr_frames && processes < 2; i++)
+		processes += p->frames[i].kind == FRAME_PROCESS;
+	if (processes < 2)
+		return NULL;
+	for (size_t k = w->thread_start[thread]; k < w->thread_start[thread + 1]; k++) {
+		const struct stack *s = &p->stacks[p->samples[w->by_thread[k]].stack];
+		const char *label;
+
+		if (!s->depth || p->frames[s->frames[0]].kind != FRAME_PROCESS)
+			continue;
+		label = p->frames[s->frames[0]].name;
+		return t->name && !strncmp(t->name, label, strlen(label)) ? NULL : label;
+	}
+	return NULL;
+}
+
 static void write_thread(struct speedscope_writer *w, uint32_t thread)
 {
 	const struct thread *t = &w->profile->threads[thread];
-	char name[256];
+	const char *process;
+	char name[512];
 	double end;
 
 	if (!walk_thread(w, thread, WALK_NUMBER, &end))
 		return;
-	snprintf(name, sizeof(name), "%s (pid %u, tid %u)", t->name, t->pid, t->tid);
+	process = thread_process_label(w, thread);
+	snprintf(name, sizeof(name), "%s%s%s (pid %u, tid %u)", process ? process : "",
+		 process ? ": " : "", t->name, t->pid, t->tid);
 	write_profile_start(w, "sampled", name, "microseconds", end);
 	fputs(",\"samples\":[", w->out);
 	walk_thread(w, thread, WALK_SAMPLES, &end);

@@ -24,6 +24,10 @@ static const struct {
     {"cuCtxSynchronize", "waiting for the GPU"},
     {"cuEventSynchronize", "waiting for the GPU"},
     {"nccl", "waiting in a collective"},
+    /* torch.distributed's wait for a collective's work (gloo, NCCL). */
+    {"c10d::Work::wait", "waiting in a collective"},
+    {"c10d::ProcessGroupGloo::AsyncWork::wait", "waiting in a collective"},
+    {"c10d::ProcessGroupNCCL::WorkNCCL::wait", "waiting in a collective"},
     {"take_gil", "waiting for the GIL"},
     {"PyEval_RestoreThread", "waiting for the GIL"},
     {"_next_data (torch/utils/data/dataloader.py)", "waiting for a DataLoader worker"},

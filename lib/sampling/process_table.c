@@ -183,14 +183,95 @@ static void name_process(struct process_table *t, struct tracked_process *p)
 	n = readlink(path, p->exe, sizeof(p->exe) - 1);
 	p->exe[n > 0 ? n : 0] = '\0';
 	read_comm(p->pid, p->comm);
-	p->rank = read_rank(p->pid);
+	p->env_rank = read_rank(p->pid);
+	p->python_child = p->parent && looks_like_worker(t, p);
+	p->rank = p->python_child ? -1 : p->env_rank;
 	p->worker = -1;
-	if (p->parent && looks_like_worker(t, p)) {
+}
+
+/* Python functions of a process group's user (not "<module>": a module
+ * body runs at import, in every process that imports torch). */
+static bool collective_python_frame(const struct frame *f)
+{
+	static const char *const files[] = {
+	    "torch/distributed/distributed_c10d.py",
+	    "torch/nn/parallel/distributed.py",
+	    NULL,
+	};
+
+	if (f->kind != FRAME_PYTHON || !f->file || !strncmp(f->name, "<module>", 8))
+		return false;
+	for (size_t i = 0; files[i]; i++)
+		if (strstr(f->file, files[i]))
+			return true;
+	return false;
+}
+
+void process_table__mark_stack(struct tracked_process *p, const struct profile *profile,
+			       const uint32_t *frames, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *f = &profile->frames[frames[i]];
+
+		/* Live Python frames are "function (short file)". */
+		if (f->kind == FRAME_PYTHON && !strncmp(f->name, "_worker_loop", 12) && f->file &&
+		    strstr(f->file, "torch/utils/data/_utils/worker.py"))
+			p->ran_loader_worker = true;
+		else if (collective_python_frame(f) || !strncmp(f->name, "c10d::ProcessGroup", 18) ||
+			 !strncmp(f->name, "c10d::Reducer::", 15))
+			p->ran_collectives = true;
+	}
+}
+
+static bool is_rank(const struct tracked_process *p)
+{
+	return p->ran_collectives || (p->env_rank >= 0 && !p->ran_loader_worker);
+}
+
+static bool is_worker(const struct tracked_process *p)
+{
+	return p->ran_loader_worker || (p->python_child && !is_rank(p));
+}
+
+void process_table__assign_roles(struct process_table *t)
+{
+	int next_rank = 0;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		struct tracked_process *p = &t->processes[i];
+
+		p->rank = is_rank(p) ? p->env_rank : -1;
+		if (p->rank >= next_rank)
+			next_rank = p->rank + 1;
+	}
+	/* Spawned ranks, in the order they were started. */
+	for (;;) {
+		struct tracked_process *first = NULL;
+
+		for (size_t i = 0; i < t->nr; i++) {
+			struct tracked_process *p = &t->processes[i];
+
+			if (is_rank(p) && p->rank < 0 && (!first || p->pid < first->pid))
+				first = p;
+		}
+		if (!first)
+			break;
+		first->rank = next_rank++;
+	}
+	for (size_t i = 0; i < t->nr; i++) {
+		struct tracked_process *p = &t->processes[i];
+		int64_t parent;
+
+		p->worker = -1;
+		if (!is_worker(p))
+			continue;
 		p->worker = 0;
-		for (size_t i = 0; i < t->nr; i++)
-			if (&t->processes[i] != p && t->processes[i].parent == p->parent &&
-			    t->processes[i].worker >= 0)
-				p->worker++;
+		for (size_t k = 0; k < t->nr; k++)
+			p->worker += k != i && t->processes[k].parent == p->parent &&
+				     t->processes[k].pid < p->pid && is_worker(&t->processes[k]);
+		/* A worker serves its parent's rank (and inherits its RANK). */
+		parent = process_table__find(t, p->parent);
+		p->rank = parent >= 0 ? t->processes[parent].rank : p->env_rank;
 	}
 }
 
@@ -198,8 +279,8 @@ void process_table__refresh(struct tracked_process *p)
 {
 	/* A child first seen before its exec had the shell's environment: a
 	 * rank set for the command (RANK=0 cmd) appears only after it. */
-	if (p->rank < 0)
-		p->rank = read_rank(p->pid);
+	if (p->env_rank < 0)
+		p->env_rank = read_rank(p->pid);
 }
 
 int64_t process_table__get(struct process_table *t, pid_t pid, pid_t parent, bool selected)

@@ -15,6 +15,7 @@
 
 #include <linux/types.h>
 
+#include "profile/profile.h"
 #include "sampler.h"
 
 struct symbolizer;
@@ -26,8 +27,17 @@ struct tracked_process {
 	pid_t parent;  /* 0 for a process named on the command line */
 	bool selected; /* named on the command line (or record's command) */
 	bool readable; /* /proc/PID could be read when it was first seen */
-	int rank;      /* RANK, LOCAL_RANK or SLURM_PROCID from its environment; -1 */
+	int rank;      /* its rank in the job (process_table__assign_roles()); -1 */
 	int worker;    /* DataLoader worker number under its parent; -1 */
+	int env_rank;  /* RANK, SLURM_PROCID or LOCAL_RANK from its environment; -1 */
+	bool python_child; /* a copy of its Python parent (fork) or a multiprocessing
+			    * spawn or forkserver child: a worker, unless it runs
+			    * collectives */
+	/* What its stacks ran (session_profile.c marks them): code of a
+	 * process group (torch.distributed, DDP, c10d), and a DataLoader
+	 * worker's loop. */
+	bool ran_collectives;
+	bool ran_loader_worker;
 	char comm[TASK_COMM_LEN + 1];
 	char exe[256]; /* /proc/PID/exe when first seen, "" if unknown */
 	struct symbolizer *symbolizer;
@@ -60,6 +70,21 @@ void process_table__free(struct process_table *table);
  * already gone gets an entry whose frames stay unresolved.  Returns its
  * index or -errno. */
 int64_t process_table__get(struct process_table *table, pid_t pid, pid_t parent, bool selected);
+/* Marks what a stack of the process ran (frames of profile, any order). */
+void process_table__mark_stack(struct tracked_process *process, const struct profile *profile,
+			       const uint32_t *frames, size_t n);
+/*
+ * Names the roles from what each process is and ran: a DataLoader worker is
+ * a process that ran a worker's loop (or, with no such stack, a Python
+ * child that ran no collectives), numbered under its parent in PID order,
+ * and carries its parent's rank; a rank is a process with a rank in its
+ * environment or one that ran collectives, however it was started
+ * (torchrun, torch.multiprocessing.spawn, a multiprocessing child that
+ * calls init_process_group).  Ranks without one in their environment are
+ * numbered in PID order after those with one: the order in which spawn
+ * starts them, which is the rank it passes them.  A rank is never a worker.
+ */
+void process_table__assign_roles(struct process_table *table);
 /* Reads again what an exec may have changed (the rank). */
 void process_table__refresh(struct tracked_process *process);
 /* The index of pid's entry, or -1. */
@@ -72,7 +97,7 @@ int64_t process_table__descendants(pid_t pid, pid_t **pids, pid_t **parents);
 
 /*
  * The root frame name of a process in a profile of several: "COMM [rank R]",
- * "COMM [worker N]", or "COMM"; with per_process, every process its own:
+ * "COMM [rank R] [worker N]", "COMM [worker N]", or "COMM"; with per_process, every process its own:
  * "COMM [rank R] [PID]" or "COMM [PID]".  A lone process is "COMM".
  */
 void process_table__label(const struct process_table *table, size_t index, bool several,

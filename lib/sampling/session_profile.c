@@ -177,6 +177,36 @@ static int64_t off_cpu_leaf(struct profile *p, const uint32_t *frames, size_t n,
 	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
 }
 
+/* Symbolized raw stacks, without the process and thread prefix. */
+struct stack_pool {
+	uint32_t *ids;
+	size_t nr, cap;
+};
+
+/* A raw stack's frames into frames (r->nr_frames of them), symbolized the
+ * first time and kept in the pool. */
+static int pooled_stack(struct session *s, struct profile *p, struct raw_stack *r,
+			struct stack_pool *pool, uint32_t *frames)
+{
+	int n, err;
+
+	if (r->symbolized >= 0) {
+		memcpy(frames, pool->ids + r->symbolized, r->nr_frames * sizeof(*pool->ids));
+		return 0;
+	}
+	n = symbolize_stack(s, p, r, frames, MAX_FRAMES);
+	if (n < 0)
+		return n;
+	err = array__grow((void **)&pool->ids, &pool->cap, pool->nr + n, sizeof(*pool->ids));
+	if (err)
+		return err;
+	memcpy(pool->ids + pool->nr, frames, n * sizeof(*pool->ids));
+	r->symbolized = pool->nr;
+	r->nr_frames = n;
+	pool->nr += n;
+	return 0;
+}
+
 /* The root frame of each process: its command as its main thread last
  * called itself, and in a profile of several processes its rank or worker
  * number (process_table__label()). */
@@ -199,6 +229,7 @@ static int name_processes(struct session *s, struct profile *p)
 			if (s->threads[k].process == i)
 				snprintf(proc->comm, sizeof(proc->comm), "%s", s->threads[k].comm);
 	}
+	process_table__assign_roles(&s->processes);
 	for (size_t i = 0; i < s->processes.nr; i++) {
 		char label[TASK_COMM_LEN + 64];
 		int64_t id;
@@ -219,8 +250,7 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	struct profile *p = NULL;
 	uint32_t *frames = NULL;
 	int64_t *stack_of_raw = NULL, *thread_frame = NULL;
-	uint32_t *pool = NULL; /* symbolized raw stacks, without the prefix */
-	size_t nr_pool = 0, cap_pool = 0;
+	struct stack_pool pool = {0};
 	int err;
 
 	p = profile__new();
@@ -254,9 +284,6 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 
 	p->children_followed = counters[COUNTER_CHILDREN];
 	p->children_lost = counters[COUNTER_CHILDREN_FULL];
-	err = name_processes(s, p);
-	if (err)
-		goto cleanup;
 	for (size_t i = 0; i < s->nr_threads; i++) {
 		char name[TASK_COMM_LEN + 16];
 
@@ -273,6 +300,19 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		stack_of_raw[i] = -1;
 	err = resolve_addresses(s, p);
+	if (err)
+		goto cleanup;
+	/* What each process ran names its role (rank, DataLoader worker). */
+	for (size_t i = 0; i < s->nr_raw_stacks; i++) {
+		struct raw_stack *r = &s->raw_stacks[i];
+
+		err = pooled_stack(s, p, r, &pool, frames);
+		if (err)
+			goto cleanup;
+		process_table__mark_stack(&s->processes.processes[r->process], p, frames,
+					  r->nr_frames);
+	}
+	err = name_processes(s, p);
 	if (err)
 		goto cleanup;
 
@@ -297,24 +337,9 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 			frames[prefix++] = s->process_frames[t->process];
 			if (s->options.per_thread)
 				frames[prefix++] = thread_frame[sample->thread];
-			if (r->symbolized < 0) {
-				n = symbolize_stack(s, p, r, frames + prefix, MAX_FRAMES);
-				if (n < 0) {
-					err = n;
-					goto cleanup;
-				}
-				err = array__grow((void **)&pool, &cap_pool, nr_pool + n,
-						  sizeof(*pool));
-				if (err)
-					goto cleanup;
-				memcpy(pool + nr_pool, frames + prefix, n * sizeof(*pool));
-				r->symbolized = nr_pool;
-				r->nr_frames = n;
-				nr_pool += n;
-			} else {
-				memcpy(frames + prefix, pool + r->symbolized,
-				       r->nr_frames * sizeof(*pool));
-			}
+			err = pooled_stack(s, p, r, &pool, frames + prefix);
+			if (err)
+				goto cleanup;
 			n = r->nr_frames;
 			if (sample->off_cpu_ns) {
 				int64_t leaf;
@@ -354,7 +379,7 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 cleanup:
 	profile__free(p);
 	free(frames);
-	free(pool);
+	free(pool.ids);
 	free(stack_of_raw);
 	free(thread_frame);
 	return err;

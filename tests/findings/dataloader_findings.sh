@@ -5,7 +5,7 @@
 #   data  slow decode_sample in the workers: the rule fires, located at the
 #         training loop's call for the batch (next_batch, its line), names
 #         decode_sample as the workers' code, and its share of the training
-#         thread's wall time is near the one the fixture measured around
+#         loop's wall time is near the one the fixture measured around
 #         next() itself;
 #   step  fast workers, slow step: the rule is quiet, and its figure is
 #         still near the fixture's.
@@ -32,12 +32,12 @@ line=$(grep -n 'return next(batches)' "$FIXTURE" | cut -d: -f1)
 python3 - "$WORK/data.findings" "$WORK/data.out" "$line" <<'PY' || fail "data-loading on the data-bound loop"
 import json, sys
 doc = json.load(open(sys.argv[1]))
-truth = float(next(l.split()[1] for l in open(sys.argv[2]) if l.startswith("wait_share ")))
+truth = float(next(l.split()[1] for l in open(sys.argv[2]) if l.startswith("loop_wait_share ")))
 found = {f["rule"]: f for f in doc["findings"]}
 f = found.get("data-loading")
 assert f, f"data-loading did not fire: {doc['rules']}"
 print(f"data-bound: llmprof {f['cost']:.3f} of {f['cost_of']}, the fixture measured {truth:.3f}")
-assert f["cost_of"] == "the training thread's wall time", f
+assert f["cost_of"] == "the training loop's wall time", f
 assert abs(f["cost"] - truth) <= 0.15, (f["cost"], truth)
 assert f["location"] == f"next_batch (loader_bound.py:{sys.argv[3]})", f["location"]
 evidence = "\n".join(f["evidence"])

@@ -337,6 +337,17 @@ static void test_straggler(void)
 	weigh(p, "python [rank 2];main;step", 98);
 	findings__free(check(p, "straggler", -1));
 	profile__free(p);
+
+	/* A rank's DataLoader workers are not ranks: however busy, they are
+	 * not compared with the ranks, nor the launcher. */
+	p = new_profile(UNIT_SAMPLES, 1);
+	weigh(p, "python;main;spawn", 10);
+	weigh(p, "python [rank 0];main;step", 100);
+	weigh(p, "python [rank 1];main;step", 104);
+	weigh(p, "python [rank 0] [worker 0];_worker_loop;decode", 900);
+	weigh(p, "python [rank 1] [worker 0];_worker_loop;decode", 20);
+	findings__free(check(p, "straggler", -1));
+	profile__free(p);
 }
 
 /*

@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Compares what llmprof says of a recorded ddp_job.py run with what the job
+measured itself.
+
+check_job.py LLMPROF PROFILE TRUTH RECORD_STDERR EXPECT
+
+EXPECT is "data" (data-bound: data-loading fires within 0.10 of the
+job's mean data share, at the loop's own call, tokenise named as the
+workers' code; no straggler unless the job measured one rank's slow
+batches keeping the other waiting), "healthy" (neither fires) or "straggler:R"
+(rank R named by the record's summary, report --findings and report
+--by-process, what the others wait for it within 30% of what the job
+measured: the other rank's all-reduce time beyond rank R's; no
+data-loading finding).  Every run: the processes are the launcher, two
+ranks and two workers per rank named "[rank R] [worker N]".  Prints one
+line of figures: job vs llmprof.
+"""
+import json
+import re
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+
+def main():
+    llmprof, profile, truth_path, stderr_path, expect = sys.argv[1:6]
+    truth = [json.loads(line) for line in open(truth_path)]
+    assert len(truth) == 2, f"the job did not finish: {truth}"
+    print("job:", " ".join(json.dumps(t, sort_keys=True) for t in truth), file=sys.stderr)
+    summary = open(stderr_path).read()
+    findings = json.loads(run(llmprof, "report", "--findings", "-v", "-f", "json", profile))
+    by_process = json.loads(run(llmprof, "report", "--by-process", "-f", "json", profile))
+    found = {f["rule"]: f for f in findings["findings"]}
+    notes = {r["rule"]: r.get("note", "") for r in findings["rules"]}
+
+    labels = sorted(p["process"] for p in by_process["processes"])
+    ranks = [l for l in labels if re.fullmatch(r"python3 \[rank [01]\]", l)]
+    workers = [l for l in labels if re.fullmatch(r"python3 \[rank [01]\] \[worker [01]\]", l)]
+    assert len(ranks) == 2 and len(workers) == 4, f"processes: {labels}"
+    assert len(labels) == 7, f"processes: {labels}"
+
+    job_data = sum(t["data_share"] for t in truth) / 2
+    figures = [f"job data {job_data:.3f}"]
+    loading = found.get("data-loading")
+    figures.append(f"llmprof data {loading['cost']:.3f}" if loading
+                   else f"llmprof data ({notes['data-loading'].split(' of')[0]})")
+    if expect == "data":
+        assert loading, f"data-loading did not fire: {notes['data-loading']}"
+        assert abs(loading["cost"] - job_data) <= 0.10, (loading["cost"], job_data)
+        assert loading["location"] == "train (ddp_job.py)", loading["location"]
+        hot = [e for e in loading["evidence"] if e.lstrip()[:1].isdigit()]
+        assert hot and "tokenise" in hot[0], loading["evidence"]
+    elif loading:
+        # A loaded 2-core machine slows even fast workers: a claim holds
+        # where the job itself measured a wait near the rule's 10%.
+        assert job_data >= 0.08 and abs(loading["cost"] - job_data) <= 0.10, (loading, truth)
+
+    straggler = found.get("straggler")
+    if expect.startswith("straggler:"):
+        rank = int(expect.split(":")[1])
+        name = f"python3 [rank {rank}]"
+        mine = next(t for t in truth if t["rank"] == rank)
+        other = next(t for t in truth if t["rank"] != rank)
+        # What the others wait for it, as the job measured: its planted
+        # work, and whatever else made it slower (its own batches).
+        waited = other["comm_s"] - mine["comm_s"]
+        assert straggler, f"no straggler: {notes['straggler']}"
+        assert straggler["location"] == name, straggler["location"]
+        more = float(re.search(r"([0-9.]+) s more", straggler["evidence"][0]).group(1))
+        figures += [f"job extra {mine['extra_s']:.2f} s, others waited {waited:.2f} s",
+                    f"llmprof {more:.2f} s"]
+        assert abs(more - waited) <= 0.30 * waited, (more, truth)
+        assert by_process["straggler"] == name, by_process["straggler"]
+        assert any("Straggler:" in line and name in line for line in summary.splitlines()), summary
+    elif straggler and expect == "data":
+        # Slow workers on one rank make the other wait for it: a claim
+        # holds where the job itself measured the other rank waiting in
+        # its all-reduces 8% of the loop or more beyond this rank's wait.
+        rank = int(straggler["location"][-2])
+        mine = next(t for t in truth if t["rank"] == rank)
+        other = next(t for t in truth if t["rank"] != rank)
+        lead = (other["comm_s"] - mine["comm_s"]) / other["loop_s"]
+        figures.append(f"llmprof straggler rank {rank}, job lead {lead:.3f}")
+        assert lead >= 0.08, (straggler, truth)
+        assert by_process["straggler"] == straggler["location"], by_process["straggler"]
+    else:
+        assert not straggler, straggler
+        assert by_process["straggler"] is None, by_process["straggler"]
+        figures.append(f"llmprof straggler ({notes['straggler'].split(' (')[0]})")
+    scale = {"ns": 1e9, "us": 1e6}
+    waits = {p["process"]: p["collective_wait"] / scale.get(p["unit"], 1)
+             for p in by_process["processes"] if p["process"] in ranks}
+    figures.append("job comm " + "/".join(f"{t['comm_s']:.2f}" for t in
+                                          sorted(truth, key=lambda t: t["rank"])) + " s")
+    figures.append("llmprof comm " + "/".join(f"{waits[r]:.2f}" for r in sorted(ranks))
+                   + " s")
+    print(f"{expect}: " + ", ".join(figures))
+
+
+if __name__ == "__main__":
+    main()

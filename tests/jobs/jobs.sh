@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Whole PyTorch jobs recorded as a user would (record --mode wall -F 99 -f
+# speedscope), each compared with what the job measured itself
+# (ddp_job.py: DDP over gloo, two ranks, two DataLoader workers each):
+#   spawn data    torch.multiprocessing.spawn, slow tokenising: ranks named
+#                 ranks, data loading found at the loop's call (workers
+#                 forked: spawned ones import torch each, which under the
+#                 profiler takes longer than CI should);
+#   env data      the same started torchrun-style (env_launch.sh);
+#   env straggler rank 1 does a second step's work: named by the summary,
+#                 report --findings and --by-process, its extra time near
+#                 the job's;
+#   env healthy   nothing claimed.
+# check_job.py holds the comparisons and prints the figures.
+. "$TESTS_SOURCE/lib/testlib.sh"
+need_root
+PY=/usr/bin/python3
+JOB=$TESTS_SOURCE/jobs/ddp_job.py
+"$PY" -c 'import torch.distributed' 2>/dev/null || skip "no torch.distributed for $PY"
+
+job() { # NAME EXPECT LAUNCH ARGS...
+	local name=$1 expect=$2 launch=$3
+	shift 3
+	if [ "$launch" = spawn ]; then
+		set -- "$PY" "$JOB" --launch spawn "$@"
+	else
+		set -- sh "$TESTS_SOURCE/jobs/env_launch.sh" "$PY" "$JOB" --launch env "$@"
+	fi
+	"$LLMPROF" record --mode wall -F 99 -f speedscope -o "$WORK/$name.json" -- "$@" \
+		--truth "$WORK/$name.truth" >/dev/null 2>"$WORK/$name.err" ||
+		fail "record of $name failed: $(cat "$WORK/$name.err")"
+	python3 "$TESTS_SOURCE/jobs/check_job.py" "$LLMPROF" "$WORK/$name.json" \
+		"$WORK/$name.truth" "$WORK/$name.err" "$expect" || fail "$name: $(cat "$WORK/$name.err")"
+	echo "$name: $SECONDS s"
+}
+
+job spawn-data data spawn --data slow --rounds 6000 --steps 20 --loader-start fork
+job env-data data env --data slow --rounds 6000 --steps 20
+job env-straggler straggler:1 env --straggler 1 --steps 40
+job env-healthy healthy env --steps 40
+echo PASS
