@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dwarf.h>
 #include <gelf.h>
 
 #include "sampling/module_symbols.h"
@@ -190,4 +191,76 @@ const char *module_symbols__lookup(const struct module_symbols *ms, uint64_t pc,
 		return NULL;
 	*start = label->start;
 	return label->name;
+}
+
+/* .eh_frame_hdr as the linker writes it: version 1, the table of
+ * (initial location, FDE) pairs as 4-byte offsets from the header. */
+#define EH_FRAME_HDR_TABLE_ENCODING (DW_EH_PE_datarel | DW_EH_PE_sdata4)
+
+static Elf_Data *eh_frame_hdr(Elf *elf, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+	size_t names;
+
+	if (elf_getshdrstrndx(elf, &names))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		name = elf_strptr(elf, names, shdr.sh_name);
+		if (name && !strcmp(name, ".eh_frame_hdr")) {
+			*addr = shdr.sh_addr;
+			return elf_getdata(scn, NULL);
+		}
+	}
+	return NULL;
+}
+
+static int32_t read_s32(const unsigned char *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+int module_symbols__fde_start(Dwfl_Module *module, uint64_t elf_pc, uint64_t *start)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(module, &bias);
+	Elf_Data *data;
+	const unsigned char *d;
+	uint64_t hdr_addr = 0;
+	size_t lo = 0, hi, count;
+
+	data = elf ? eh_frame_hdr(elf, &hdr_addr) : NULL;
+	if (!data || data->d_size < 12)
+		return -ENOENT;
+	d = data->d_buf;
+	/* The eh_frame pointer and the count as 4-byte values, and the table
+	 * as above: what every linker writes; anything else is not read. */
+	if (d[0] != 1 || (d[1] & 0x0f) != DW_EH_PE_sdata4 ||
+	    ((d[2] & 0x0f) != DW_EH_PE_udata4 && (d[2] & 0x0f) != DW_EH_PE_sdata4) ||
+	    d[3] != EH_FRAME_HDR_TABLE_ENCODING)
+		return -ENOENT;
+	count = (uint32_t)read_s32(d + 8);
+	if (count > (data->d_size - 12) / 8)
+		return -ENOENT;
+	/* The last FDE that starts at or before elf_pc. */
+	hi = count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (hdr_addr + read_s32(d + 12 + mid * 8) <= elf_pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	*start = hdr_addr + read_s32(d + 12 + (lo - 1) * 8);
+	return 0;
 }

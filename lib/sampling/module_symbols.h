@@ -27,4 +27,10 @@ void module_symbols__free(struct module_symbols *symbols);
 const char *module_symbols__lookup(const struct module_symbols *symbols, uint64_t pc,
 				   uint64_t *start);
 
+/* The start (an ELF address) of the FDE that holds elf_pc where that is an
+ * FDE of .eh_frame, from .eh_frame_hdr's sorted table of FDE starts: a
+ * function without a symbol is named by it.  0, or -ENOENT where the
+ * module has no such table (or one llmprof does not read). */
+int module_symbols__fde_start(Dwfl_Module *module, uint64_t elf_pc, uint64_t *start);
+
 #endif /* LLMPROF_MODULE_SYMBOLS_H */

@@ -760,12 +760,14 @@ static uint64_t function_start(Dwfl_Module *mod, uint64_t pc, uint64_t file_offs
 
 		if (!tables[i] || dwarf_cfi_addrframe(tables[i], elf_pc, &frame))
 			continue;
-		if (dwarf_frame_info(frame, &start, &end, NULL) < 0 || start > elf_pc ||
-		    elf_pc - start > file_offset) {
-			free(frame);
-			continue;
-		}
+		/* The frame's range is that of its row of rules; the function
+		 * starts where its FDE does, which .eh_frame_hdr says. */
+		if ((i != 0 || module_symbols__fde_start(mod, elf_pc, &start)) &&
+		    dwarf_frame_info(frame, &start, &end, NULL) < 0)
+			start = elf_pc + 1;
 		free(frame);
+		if (start > elf_pc || elf_pc - start > file_offset)
+			continue;
 		return file_offset - (elf_pc - start);
 	}
 	return file_offset;

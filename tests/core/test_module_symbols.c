@@ -2,7 +2,10 @@
 /* module_symbols against libdwfl's own dwfl_module_addrinfo(), the choice it
  * replaces, on real libraries (libc, libstdc++, libpython, libtorch_cpu:
  * whichever of the files named on the command line exist): every address at
- * and around each symbol's bounds, and random addresses over the module. */
+ * and around each symbol's bounds, and random addresses over the module.
+ * With --fde RANGES LIBRARY: the FDE start of addresses inside each FDE
+ * that binutils' readelf lists (RANGES: "start end" in hex, a line each),
+ * against its own start. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -124,10 +127,54 @@ static int check_file(const char *path, int *checked)
 	return mismatches != 0;
 }
 
+/* Up to 4000 FDEs spread over the list: their first byte, middle and last
+ * byte each name the FDE's start. */
+static int check_fde_starts(const char *ranges_path, const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	FILE *ranges = fopen(ranges_path, "re");
+	unsigned long long lo, hi;
+	Dwfl_Module *module;
+	size_t nr = 0, checked = 0, wrong = 0, line = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!dwfl || !ranges || fd < 0) {
+		fprintf(stderr, "cannot open %s or %s\n", ranges_path, path);
+		return 1;
+	}
+	module = dwfl_report_elf(dwfl, "module", path, fd, 0x10000000, true);
+	dwfl_report_end(dwfl, NULL, NULL);
+	while (fscanf(ranges, "%llx %llx", &lo, &hi) == 2)
+		nr++;
+	rewind(ranges);
+	while (module && fscanf(ranges, "%llx %llx", &lo, &hi) == 2) {
+		uint64_t pcs[3] = {lo, lo + (hi - lo) / 2, hi - 1}, start;
+
+		if (line++ % (nr / 4000 + 1) || hi <= lo)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			checked++;
+			if (module_symbols__fde_start(module, pcs[k], &start) || start != lo) {
+				if (wrong++ < 10)
+					fprintf(stderr, "%s 0x%llx: FDE from 0x%llx, found 0x%llx\n", path,
+						(unsigned long long)pcs[k], lo,
+						(unsigned long long)start);
+			}
+		}
+	}
+	printf("%s: %zu addresses in %zu FDEs, %zu given another start\n", path, checked, nr,
+	       wrong);
+	fclose(ranges);
+	dwfl_end(dwfl);
+	return !module || !checked || wrong;
+}
+
 int main(int argc, char **argv)
 {
 	int failures = 0, checked = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "--fde"))
+		return check_fde_starts(argv[2], argv[3]);
 	for (int i = 1; i < argc; i++)
 		if (access(argv[i], R_OK) == 0)
 			failures += check_file(argv[i], &checked);

@@ -8,7 +8,9 @@
 # place at the root of the stack.  On the same samples (--unwind compare),
 # 99 percent of the default unwinder's stacks are libdw's on the stack copy:
 # attach warms up until the rules of the files that samples run through
-# are ready.
+# are ready.  A function without a symbol (libgomp's, libtorch's local ones)
+# is named by the start of its FDE (frame pointers' stacks hold addresses
+# that are no return address at all, where libtorch has none).
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 PYTHON=/usr/bin/python3
@@ -29,6 +31,9 @@ $ROOTS "$WORK/auto.folded" --min 95 || fail "default unwinding: stacks cut short
 "$LLMPROF" attach -p "$BG_PID" -d 1 -F 499 --no-python --unwind fp -o "$WORK/fp.folded" 2>"$WORK/err" ||
 	fail "attach --unwind fp failed: $(cat "$WORK/err")"
 $ROOTS "$WORK/fp.folded" --max 50 || fail "frame pointers alone reach the start: test is moot"
+cp "/proc/$BG_PID/maps" "$WORK/maps"
+python3 "$TESTS_SOURCE/unwind/check_fde_frames.py" "$WORK/maps" "$WORK/auto.folded" ||
+	fail "unnamed frames not named by their FDE's start"
 "$LLMPROF" attach -v -p "$BG_PID" -d 2 -F 999 --unwind compare -o /dev/null 2>"$WORK/err" ||
 	fail "attach --unwind compare failed: $(cat "$WORK/err")"
 grep -q "warm-up: .* samples in" "$WORK/err" || fail "no warm-up in -v: $(grep debug "$WORK/err")"
