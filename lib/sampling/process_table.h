@@ -47,6 +47,7 @@ struct tracked_process {
 	bool unknown_since_refresh;
 	bool refreshed_for_unknown; /* an unknown address was looked up once */
 	uint64_t records; /* records of this process received */
+	uint64_t unwind_wait_ns; /* stopped at library loads for unwind rules */
 };
 
 /* How the table creates each process's readers. */

@@ -181,6 +181,12 @@ size_t session__processes(const struct session *session, pid_t *pids, size_t max
  * LOAD_GATE_TIMEOUT_MS whatever happens, so it is never left stopped.
  */
 #define LOAD_GATE_TIMEOUT_MS 500
+/* Once the families have answered, the process waits for the new libraries'
+ * unwind rules too, but no more than this in all its life: a Python process
+ * importing torch loads a hundred extension modules, and with several such
+ * processes queueing rules, waits of 500 ms each made a DataLoader worker's
+ * start 50 s slower. */
+#define LOAD_GATE_UNWIND_BUDGET_MS 200
 void session__add_load_stopper(struct session *session);
 void session__load_handled(struct session *session, pid_t pid);
 

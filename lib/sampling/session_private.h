@@ -131,6 +131,8 @@ struct session {
 		int handled;
 		uint64_t since_ns;
 		bool answered; /* by every family; waits for unwind rules */
+		uint64_t answered_ns;
+		uint64_t unwind_deadline_ns; /* when its budget for them runs out */
 	} load_waits[MAX_LOAD_WAITS];
 	int nr_load_waits;
 };
