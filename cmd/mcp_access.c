@@ -128,6 +128,17 @@ static void open_failure(const struct mcp_server *s, const char *path, int err, 
 		snprintf(why, MCP_WHY_SIZE, "cannot %s '%.200s': %s", verb, path, strerror(err));
 }
 
+/* Takes the user's ids for an open; -1 with the reason in why. */
+static int become_user(struct mcp_server *s, char *why)
+{
+	int err = mcp_access__become_user(s);
+
+	if (err)
+		snprintf(why, MCP_WHY_SIZE, "cannot take the ids of %s: %s", s->user.name,
+			 strerror(-err));
+	return err ? -1 : 0;
+}
+
 int mcp_access__open_input(struct mcp_server *s, const char *path, int *out, char *why)
 {
 	char absolute[PATH_MAX];
@@ -138,12 +149,8 @@ int mcp_access__open_input(struct mcp_server *s, const char *path, int *out, cha
 
 	if (find_root(s, path, &root, &rest, absolute, why))
 		return -1;
-	err = mcp_access__become_user(s);
-	if (err) {
-		snprintf(why, MCP_WHY_SIZE, "cannot take the ids of %s: %s", s->user.name,
-			 strerror(-err));
+	if (become_user(s, why))
 		return -1;
-	}
 	/* Non-blocking: a FIFO must not hang the server. */
 	fd = openat2_beneath(root->fd, rest, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
 	err = errno;
@@ -182,12 +189,8 @@ int mcp_access__open_parent(struct mcp_server *s, const char *path, int *dirfd,
 		snprintf(why, MCP_WHY_SIZE, "'%.200s' does not end in a file name", path);
 		return -1;
 	}
-	err = mcp_access__become_user(s);
-	if (err) {
-		snprintf(why, MCP_WHY_SIZE, "cannot take the ids of %s: %s", s->user.name,
-			 strerror(-err));
+	if (become_user(s, why))
 		return -1;
-	}
 	*dirfd = openat2_beneath(root->fd, dir, O_PATH | O_DIRECTORY, 0);
 	err = errno;
 	mcp_access__become_self(s);
