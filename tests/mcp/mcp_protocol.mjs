@@ -6,6 +6,7 @@
 // the BPF programs it loaded are gone within seconds.
 // argv: LLMPROF WORKDIR PID
 import { execFileSync, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 
 const [llmprof, work, pid] = process.argv.slice(2);
 const args = ["mcp", "--allow-root-commands", "--root", work];
@@ -80,17 +81,46 @@ console.log(`${cases.length} messages, ${replies.length} replies as expected`);
 // A client that hangs up mid-profile.
 const programs = () =>
   new Set(JSON.parse(execFileSync("bpftool", ["-j", "prog", "show"])).map((p) => p.id));
-const before = programs();
+// The BPF programs the server's process tree holds (other tests on the
+// machine load theirs too): from its descendants' descriptors.
+const parentOf = (p) => {
+  try {
+    return Number(readFileSync(`/proc/${p}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1]);
+  } catch {
+    return 0;
+  }
+};
+const heldBy = (root) => {
+  const ids = new Set();
+  for (const p of readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
+    let q = Number(p);
+    for (let depth = 0; q > 1 && q !== root && depth < 8; depth++) q = parentOf(q);
+    if (q !== root) continue;
+    let fds = [];
+    try {
+      fds = readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const m = readFileSync(`/proc/${p}/fdinfo/${fd}`, "utf8").match(/^prog_id:\s+(\d+)/m);
+        if (m) ids.add(Number(m[1]));
+      } catch {}
+    }
+  }
+  return [...ids];
+};
 const server = spawn(llmprof, args, { stdio: ["pipe", "pipe", "inherit"] });
 server.stdin.write(call(1, "profile", { pid: Number(pid), duration: 60, gpu: false }) + "\n");
 let loaded = [];
 for (let i = 0; i < 100 && loaded.length === 0; i++) {
   await new Promise((r) => setTimeout(r, 100));
-  loaded = [...programs()].filter((id) => !before.has(id));
+  loaded = heldBy(server.pid);
 }
 check(loaded.length > 0, "the profile loaded no BPF program");
 await new Promise((r) => setTimeout(r, 1500));
-loaded = [...programs()].filter((id) => !before.has(id));
+loaded = heldBy(server.pid);
 const hungUp = Date.now();
 server.stdin.end();
 const code = await new Promise((resolve) => server.on("close", resolve));
