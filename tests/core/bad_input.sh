@@ -27,7 +27,7 @@ check_error 2 "invalid frequency 'abc'" attach -p 1 -F abc -o "$out"
 check_error 2 "expected 1 to [0-9]* Hz (higher rates stall the machine; kernel.perf_event_max_sample_rate is" \
 	attach -p 1 -F 100000 -o "$out"
 check_error 2 "invalid duration '-1'" attach -p 1 -d -1 -o "$out"
-check_error 2 "invalid format 'svg'" attach -p 1 -f svg -o "$out"
+check_error 2 "invalid format 'png'" attach -p 1 -f png -o "$out"
 check_error 2 "invalid sampling 'poisson' for --sampling" attach -p 1 --sampling poisson -o "$out"
 check_error 2 "invalid sampling 'poisson'" record --sampling poisson -o "$out" -- true
 check_error 2 "no process given" attach -o "$out"
