@@ -3,7 +3,11 @@
 # llmprof diff as a CI gate on real profiles of tests/diff/workload.c.
 #
 # Noise: 20 pairs of profiles of the same program (60/38/2 % of 3 s of CPU in
-# parse_request/render_rows/escape_rows) at 99 Hz; every diff must exit 0.
+# parse_request/render_rows/escape_rows) at 99 Hz; at most 2 diffs may exit 1.
+# The gate's noise floor is at 99 % confidence for each pair (Holm over its
+# functions): a false alarm in up to 1 % of pairs is what it promises, so 0 of
+# 20 would fail up to 18 % of runs where samples are independent, as random
+# sampling makes them; 3 or more of 20, in about 0.1 % of runs.
 # The two profiles of a pair are recorded at the same time, so whatever else
 # the machine runs weighs on both alike.  The threshold alone (1 point) would
 # fail most of them: the test says how many.
@@ -32,6 +36,7 @@ function_field() {
 
 start=$(date +%s)
 threshold_alone=0
+false_alarms=0
 i=1
 while [ "$i" -le "$pairs" ]; do
 	record "pair$i-base" 99 60,38,2 3 &
@@ -54,15 +59,20 @@ while [ "$i" -le "$pairs" ]; do
 	echo "pair $i: exit $status, parse_request self $burn points, $within shares past" \
 		"the threshold within the noise; $floor"
 	if [ "$status" != 0 ]; then
-		echo "FAIL: pair $i of the same program: diff exited $status, expected 0" >&2
+		echo "pair $i of the same program: diff exited $status (a false alarm)" >&2
 		cat "$work/pair$i.txt" >&2
-		failed=1
+		false_alarms=$((false_alarms + 1))
 	fi
 	[ "${within:-0}" -gt 0 ] && threshold_alone=$((threshold_alone + 1))
 	i=$((i + 1))
 done
-echo "noise: $pairs pairs at 99 Hz for 3 s in $(($(date +%s) - start)) s; the 1-point" \
-	"threshold alone would have failed $threshold_alone of them"
+echo "noise: $pairs pairs at 99 Hz for 3 s in $(($(date +%s) - start)) s; $false_alarms" \
+	"false alarms; the 1-point threshold alone would have failed $threshold_alone of them"
+if [ "$false_alarms" -gt $((pairs / 10)) ]; then
+	echo "FAIL: $false_alarms of $pairs pairs of the same program flagged, at most" \
+		"$((pairs / 10)) expected" >&2
+	failed=1
+fi
 
 record shift-base 999 60,38,2 5 &
 b=$!
