@@ -11,7 +11,10 @@
 #   env straggler rank 1 does a second step's work: named by the summary,
 #                 report --findings and --by-process, its extra time near
 #                 the job's;
-#   env healthy   nothing claimed.
+#   env healthy   no data loading claimed, and a straggler only where the
+#                 job itself measured one rank waiting 8 % of its loop
+#                 more than the other (two ranks and four workers on two
+#                 cores are not always even).
 # check_job.py holds the comparisons and prints the figures.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
