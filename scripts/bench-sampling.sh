@@ -7,8 +7,8 @@
 # samples per fixed's; the BPF program's runs per second (every tick, on
 # every CPU) and its time per run and per second (kernel.bpf_stats_enabled
 # counters, as bpftool prog show prints them, over DURATION - 2 s from half a
-# second after both are attached: each run is a timer interrupt on one CPU);
-# and random's runs per fixed's, which should be 1.  Medians of RUNS.
+# second after both are attached); and what random adds per second and
+# per extra run (a discarded tick).  Medians of RUNS.
 #
 #   scripts/bench-sampling.sh
 #
@@ -131,16 +131,18 @@ med = lambda key, rows: statistics.median(r[key] for r in rows)
 print(f"{sys.argv[2]} CPUs; medians of {len(next(iter(runs.values())))} runs, fixed and random "
       "on one target at once")
 print(f"{'Hz':>5} {'sampling':<8} {'samples/(F*s)':>13} {'random/fixed':>12} {'runs/s':>8} "
-      f"{'ns/run':>7} {'BPF us/s':>9} {'runs random/fixed':>17}")
+      f"{'ns/run':>7} {'BPF us/s':>9} {'extra us/s':>10} {'ns/extra run':>12}")
 for f in sorted({k[0] for k in runs}):
     fixed, random = runs[(f, "fixed")], runs[(f, "random")]
     # Per run, then the median, so that each pair shares its target.
     ratio = statistics.median(r["samples"] / x["samples"] for r, x in zip(random, fixed))
-    runs_ratio = statistics.median(r["runs"] / x["runs"] for r, x in zip(random, fixed))
+    extra = statistics.median((r["ns"] - x["ns"]) / 1e3 for r, x in zip(random, fixed))
+    per_run = statistics.median((r["ns"] - x["ns"]) / (r["runs"] - x["runs"])
+                                for r, x in zip(random, fixed) if r["runs"] > x["runs"])
     for name, rows in (("fixed", fixed), ("random", random)):
-        tail = (f"{ratio:>12.4f}", f"{runs_ratio:>17.3f}") if name == "random" \
-            else (f"{'-':>12}", f"{'-':>17}")
+        tail = (f"{ratio:>12.4f}", f"{extra:>10.0f}", f"{per_run:>12.0f}") if name == "random" \
+            else (f"{'-':>12}", f"{'-':>10}", f"{'-':>12}")
         print(f"{f:>5} {name:<8} {med('rate', rows):>13.4f} {tail[0]} {med('runs', rows):>8.0f} "
               f"{med('ns', rows) / med('runs', rows):>7.0f} {med('ns', rows) / 1e3:>9.0f} "
-              f"{tail[1]}")
+              f"{tail[1]} {tail[2]}")
 PY

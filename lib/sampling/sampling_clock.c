@@ -2,8 +2,6 @@
 /* Periods of the sampling clock; see sampling_clock.h. */
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <math.h>
-#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -12,22 +10,30 @@
 #include "sampling/sampling_clock.h"
 
 #define NS_PER_S 1000000000ULL
+/* Ticks per second that K aims at, and the bounds on K.  Every tick is a
+ * timer interrupt on every CPU: some 1 us on bare metal, but 30-45 us in
+ * some VMs, where 10000 a second took 40 % of the target's CPU. */
+#define TARGET_TICK_RATE 1000
+#define MIN_TICKS_PER_SAMPLE 2
+#define MAX_TICKS_PER_SAMPLE 8
 /* The kernel runs cpu-clock timers no faster than every 10 us. */
 #define MIN_PERIOD_NS 10000ULL
-/* How long a period stays set, at least. */
-#define MIN_HOLD_NS (NS_PER_S / 4)
+#define DITHER_INTERVAL_NS NS_PER_S
 
-int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random,
-			 int nr_cpus)
+int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random)
 {
-	if (!frequency || nr_cpus <= 0)
+	unsigned int k = frequency ? TARGET_TICK_RATE / frequency : 0;
+
+	if (!frequency)
 		return -EINVAL;
+	if (k < MIN_TICKS_PER_SAMPLE)
+		k = MIN_TICKS_PER_SAMPLE;
+	if (k > MAX_TICKS_PER_SAMPLE)
+		k = MAX_TICKS_PER_SAMPLE;
 	clock->frequency = frequency;
 	clock->random = random;
-	clock->nr_cpus = nr_cpus;
-	clock->cpus = calloc(nr_cpus, sizeof(*clock->cpus));
-	if (!clock->cpus)
-		return -ENOMEM;
+	clock->ticks_per_sample = random ? k : 1;
+	clock->last_dither_ns = 0;
 	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng)) {
 		struct timespec ts;
 
@@ -38,10 +44,9 @@ int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, b
 	return 0;
 }
 
-void sampling_clock__fini(struct sampling_clock *clock)
+uint64_t sampling_clock__interval_ns(const struct sampling_clock *clock)
 {
-	free(clock->cpus);
-	clock->cpus = NULL;
+	return clock->random ? NS_PER_S / clock->frequency : 0;
 }
 
 /* xorshift64*: a different stream every run, good enough for periods. */
@@ -53,42 +58,19 @@ static uint64_t next_random(struct sampling_clock *clock)
 	return clock->rng * 0x2545f4914f6cdd1dULL;
 }
 
-static double uniform(struct sampling_clock *clock)
+uint64_t sampling_clock__period(struct sampling_clock *clock)
 {
-	return (next_random(clock) >> 11) * 0x1p-53;
-}
-
-uint64_t sampling_clock__period(struct sampling_clock *clock, int cpu, uint64_t now_ns)
-{
-	struct sampling_clock_cpu *c = &clock->cpus[cpu];
-	double interval = (double)NS_PER_S / clock->frequency, sweep, hold, period;
+	double rate, uniform;
+	uint64_t period;
 
 	if (!clock->random)
 		return NS_PER_S / clock->frequency;
-	if (c->paired) {
-		c->skew = -c->skew;
-	} else {
-		/* From a continuous range: in step with no workload's
-		 * period for long. */
-		c->skew = SAMPLING_CLOCK_MIN_SKEW +
-			  (SAMPLING_CLOCK_MAX_SKEW - SAMPLING_CLOCK_MIN_SKEW) * uniform(clock);
-		if (next_random(clock) & 1)
-			c->skew = -c->skew;
-	}
-	c->paired = !c->paired;
-	/* Each tick moves 1/F |d| later or earlier in any 1/F of time:
-	 * whole sweeps of 1/F, as near as the redraw can be timed, spread
-	 * the samples evenly over it. */
-	sweep = interval / fabs(c->skew);
-	hold = ceil(MIN_HOLD_NS / sweep) * sweep;
-	period = interval / (1 + c->skew);
-	/* A redraw restarts the timer: the tick it cuts short comes, on
-	 * average, half a period late; the new period makes that up. */
-	if (c->period_ns)
-		period *= 1 - c->period_ns / (2 * hold);
-	c->period_ns = period < MIN_PERIOD_NS ? MIN_PERIOD_NS : (uint64_t)period;
-	c->next_redraw_ns = now_ns + (uint64_t)hold;
-	return c->period_ns;
+	/* K to 1.25 K ticks per sample, uniform in rate: a period drawn from
+	 * a continuous range is in step with no workload's period. */
+	uniform = (next_random(clock) >> 11) * 0x1p-53;
+	rate = (double)clock->frequency * clock->ticks_per_sample * (1 + uniform / 4);
+	period = NS_PER_S / rate;
+	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
 }
 
 int sampling_clock__dither(struct sampling_clock *clock, const int *fds, int nr_fds,
@@ -98,13 +80,17 @@ int sampling_clock__dither(struct sampling_clock *clock, const int *fds, int nr_
 
 	if (!clock->random)
 		return 0;
-	for (int cpu = 0; cpu < nr_fds && cpu < clock->nr_cpus; cpu++) {
-		uint64_t period;
+	if (!clock->last_dither_ns)
+		clock->last_dither_ns = now_ns; /* the events have just been opened */
+	if (now_ns < clock->last_dither_ns + DITHER_INTERVAL_NS)
+		return 0;
+	clock->last_dither_ns = now_ns;
+	for (int i = 0; i < nr_fds; i++) {
+		uint64_t period = sampling_clock__period(clock);
 
-		if (fds[cpu] < 0 || now_ns < clock->cpus[cpu].next_redraw_ns)
+		if (fds[i] < 0)
 			continue;
-		period = sampling_clock__period(clock, cpu, now_ns);
-		if (ioctl(fds[cpu], PERF_EVENT_IOC_PERIOD, &period) && !err)
+		if (ioctl(fds[i], PERF_EVENT_IOC_PERIOD, &period) && !err)
 			err = -errno;
 	}
 	return err;

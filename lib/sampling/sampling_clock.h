@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The perf_event periods behind fixed and randomised sampling.  Fixed: one
- * tick per sample, 1e9/F ns apart, as perf does.  Random: still one tick
- * per sample, but each CPU ticks at its own rate F (1 + d), |d| between
- * 0.05 and 0.10, drawn again about four times a second (d and then -d, so
- * the mean rate is F).  A tick's place in any period of the target's work
- * then moves by 5-10 % of 1/F at each tick, and over the target's period
- * the samples fall evenly; the redraws start each CPU's ticks at a new,
- * random phase.  So random sampling costs no more timer interrupts than
- * fixed, and no periodic work stays in step with it.
+ * tick per sample, 1e9/F ns apart, as perf does.  Random: each CPU ticks
+ * about K = clamp(1000/F, 2, 8) times faster than F, at its own random
+ * period, and the BPF program (bpf/sampling_clock.bpf.h) keeps one tick in
+ * each 1/F of time at a random instant; the periods are drawn again now
+ * and then, so no CPU's ticks stay in step with the target for long.
  */
 #ifndef LLMPROF_SAMPLING_CLOCK_H
 #define LLMPROF_SAMPLING_CLOCK_H
@@ -16,34 +13,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The range of |d|. */
-#define SAMPLING_CLOCK_MIN_SKEW 0.05
-#define SAMPLING_CLOCK_MAX_SKEW 0.10
-
-struct sampling_clock_cpu {
-	uint64_t period_ns;	 /* the period now set; 0 before the first */
-	uint64_t next_redraw_ns; /* CLOCK_MONOTONIC */
-	double skew;		 /* d of the period now set */
-	bool paired;		 /* the next draw is -skew */
-};
-
 struct sampling_clock {
 	unsigned int frequency;
 	bool random;
+	unsigned int ticks_per_sample; /* K; 1 when fixed */
 	uint64_t rng;
-	struct sampling_clock_cpu *cpus;
-	int nr_cpus;
+	uint64_t last_dither_ns;
 };
 
-/* 0, -EINVAL for a zero frequency or no CPU, -ENOMEM. */
-int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random,
-			 int nr_cpus);
-void sampling_clock__fini(struct sampling_clock *clock);
-/* The sample_period for CPU cpu's cpu-clock event opened at now_ns
- * (CLOCK_MONOTONIC), in ns. */
-uint64_t sampling_clock__period(struct sampling_clock *clock, int cpu, uint64_t now_ns);
-/* Gives each open event (fds[cpu] >= 0) whose time has come a new random
- * period; nothing when fixed.  0 or -errno of the first failure. */
+/* 0, or -EINVAL for a zero frequency. */
+int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random);
+/* What the BPF program's sample_interval_ns must be: 0 keeps every tick. */
+uint64_t sampling_clock__interval_ns(const struct sampling_clock *clock);
+/* The sample_period of the next CPU's cpu-clock event, in ns. */
+uint64_t sampling_clock__period(struct sampling_clock *clock);
+/* Gives each open event (fd >= 0) a new random period, at most once a
+ * second (now_ns is CLOCK_MONOTONIC); nothing when fixed.  Restarting a
+ * tick loses no sample: the BPF side keeps time, not ticks.  0 or -errno
+ * of the first failure. */
 int sampling_clock__dither(struct sampling_clock *clock, const int *fds, int nr_fds,
 			   uint64_t now_ns);
 

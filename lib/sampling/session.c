@@ -133,10 +133,10 @@ int session__open(struct session **out, const struct session_options *options)
 		if (err)
 			goto fail;
 	}
-	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals,
-				   libbpf_num_possible_cpus());
+	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
 		goto fail;
+	s->skel->rodata->sample_interval_ns = sampling_clock__interval_ns(&s->clock);
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
 	if (options->mode != SESSION_MODE_CPU || options->bursts)
@@ -555,7 +555,7 @@ int session__start(struct session *s)
 		return 0;
 	}
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
-		attr.sample_period = sampling_clock__period(&s->clock, cpu, monotonic_ns());
+		attr.sample_period = sampling_clock__period(&s->clock);
 		s->perf_fds[cpu] = perf_event_open(&attr, -1, cpu);
 		if (s->perf_fds[cpu] < 0) {
 			if (errno == ENODEV) /* offline CPU */
@@ -791,7 +791,7 @@ uint64_t session__counter(const struct session *s, uint32_t counter)
 }
 
 /* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
- * (every tick, on every CPU) and per sample. */
+ * (most ticks of a random clock are discarded at once) and per sample. */
 static void report_bpf_cost(const struct session *s, uint64_t samples)
 {
 	struct bpf_prog_info info = {0};
@@ -890,7 +890,6 @@ void session__close(struct session *s)
 	free(s->threads);
 	free(s->launches);
 	free(s->perf_fds);
-	sampling_clock__fini(&s->clock);
 	free(s->links);
 	free(s);
 }

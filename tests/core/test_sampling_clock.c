@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the sampling clock's periods: random periods one tick per
- * sample at a mean rate of F, skewed 5-10 % each way in pairs, held for
- * whole sweeps of at least a quarter second; fixed periods. */
+/* Unit tests of the sampling clock's periods: ticks per sample, the range
+ * random periods are drawn from, and fixed periods. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 
 #include "sampling/sampling_clock.h"
@@ -18,59 +16,28 @@ static int failures;
 		}                                                                                  \
 	} while (0)
 
-/* Ticks over a long run, with each redraw's restart losing half a period
- * on average: their rate is F within 0.5 %, each period's rate is within
- * 5-10 % of F (plus the restart's make-up), and the skews spread over
- * their range. */
-static void check_random(unsigned int frequency)
+/* Random periods of F at K ticks per sample lie in [1/(1.25 F K), 1/(F K)]
+ * and spread over that range; the mean tick rate is 1.125 F K. */
+static void check_random(unsigned int frequency, unsigned int k)
 {
 	struct sampling_clock clock;
-	double interval = 1e9 / frequency, ticks = 0, lo = 1, hi = 0;
-	uint64_t now = 1000000000ULL, end;
-	int fds[1] = {-1};
+	double rate_sum = 0, lo = 1e18, hi = 0;
+	double shortest = 1e9 / (1.25 * frequency * k), longest = 1e9 / ((double)frequency * k);
 
-	EXPECT(sampling_clock__init(&clock, frequency, true, 1) == 0);
-	sampling_clock__period(&clock, 0, now);
-	end = now + 4000 * (uint64_t)interval + 200ULL * 1000000000ULL;
-	while (now < end) {
-		const struct sampling_clock_cpu *c = &clock.cpus[0];
-		double hold = c->next_redraw_ns - now, skew = fabs(c->skew);
+	EXPECT(sampling_clock__init(&clock, frequency, true) == 0);
+	EXPECT(clock.ticks_per_sample == k);
+	EXPECT(sampling_clock__interval_ns(&clock) == 1000000000ULL / frequency);
+	for (int i = 0; i < 10000; i++) {
+		double period = sampling_clock__period(&clock);
 
-		EXPECT(hold >= 0.25e9 - 1);
-		EXPECT(skew >= SAMPLING_CLOCK_MIN_SKEW && skew <= SAMPLING_CLOCK_MAX_SKEW);
-		/* Within the make-up for a restart: half a period in a hold of at
-		 * least ten. */
-		EXPECT(fabs(interval / c->period_ns - 1 - c->skew) < 0.08);
-		lo = skew < lo ? skew : lo;
-		hi = skew > hi ? skew : hi;
-		/* The restart comes half a period late, on average. */
-		ticks += (hold - c->period_ns / 2.0) / c->period_ns;
-		now = c->next_redraw_ns;
-		EXPECT(sampling_clock__dither(&clock, fds, 1, now - 1) == 0);
-		EXPECT(clock.cpus[0].next_redraw_ns == now);
-		/* fds[0] < 0: no event to set, and no redraw either. */
-		sampling_clock__period(&clock, 0, now);
+		rate_sum += 1e9 / period;
+		lo = period < lo ? period : lo;
+		hi = period > hi ? period : hi;
 	}
-	EXPECT(fabs(ticks * interval / (end - 1000000000ULL) - 1) < 0.005);
-	EXPECT(hi - lo > 0.8 * (SAMPLING_CLOCK_MAX_SKEW - SAMPLING_CLOCK_MIN_SKEW));
-	sampling_clock__fini(&clock);
-}
-
-/* Skews come in pairs d, -d: each pair's mean rate is F. */
-static void check_pairs(void)
-{
-	struct sampling_clock clock;
-
-	EXPECT(sampling_clock__init(&clock, 99, true, 2) == 0);
-	for (int i = 0; i < 100; i++) {
-		double first;
-
-		sampling_clock__period(&clock, i % 2, i * 1000000000ULL);
-		first = clock.cpus[i % 2].skew;
-		sampling_clock__period(&clock, i % 2, i * 1000000000ULL + 500000000ULL);
-		EXPECT(clock.cpus[i % 2].skew == -first);
-	}
-	sampling_clock__fini(&clock);
+	EXPECT(lo >= shortest - 1 && hi <= longest + 1);
+	EXPECT(hi - lo > 0.9 * (longest - shortest));
+	rate_sum /= 10000 * 1.125 * frequency * k;
+	EXPECT(rate_sum > 0.99 && rate_sum < 1.01);
 }
 
 int main(void)
@@ -78,25 +45,25 @@ int main(void)
 	struct sampling_clock clock;
 	int dummy_fds[2] = {-1, -1};
 
-	check_random(1);
-	check_random(99);
-	check_random(999);
-	check_random(4999);
-	check_pairs();
+	check_random(1, 8);
+	check_random(99, 8);
+	check_random(125, 8);
+	check_random(200, 5);
+	check_random(999, 2);
+	check_random(4999, 2);
 
-	/* Fixed: one tick every 1/F exactly, never redrawn. */
-	EXPECT(sampling_clock__init(&clock, 999, false, 2) == 0);
-	EXPECT(sampling_clock__period(&clock, 1, 0) == 1000000000ULL / 999);
+	/* Fixed: one tick per sample, every 1/F exactly, no BPF interval. */
+	EXPECT(sampling_clock__init(&clock, 999, false) == 0);
+	EXPECT(clock.ticks_per_sample == 1);
+	EXPECT(sampling_clock__interval_ns(&clock) == 0);
+	EXPECT(sampling_clock__period(&clock) == 1000000000ULL / 999);
 	EXPECT(sampling_clock__dither(&clock, dummy_fds, 2, 5000000000ULL) == 0);
-	sampling_clock__fini(&clock);
 
 	/* No timer runs faster than every 10 us. */
-	EXPECT(sampling_clock__init(&clock, 1000000, true, 1) == 0);
-	EXPECT(sampling_clock__period(&clock, 0, 0) == 10000);
-	sampling_clock__fini(&clock);
+	EXPECT(sampling_clock__init(&clock, 100000, true) == 0);
+	EXPECT(sampling_clock__period(&clock) == 10000);
 
-	EXPECT(sampling_clock__init(&clock, 0, true, 1) == -EINVAL);
-	EXPECT(sampling_clock__init(&clock, 99, true, 0) == -EINVAL);
+	EXPECT(sampling_clock__init(&clock, 0, true) == -EINVAL);
 
 	if (failures)
 		return 1;
