@@ -11,6 +11,7 @@
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *          [--profiler-window START:END] [--foreign-clock START]
+ *          [--load-library LIB]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -32,6 +33,9 @@
  * kernel records it got of the kernels the loop launched in its window.
  * --foreign-clock registers, START seconds into the loop, a CUPTI timestamp
  * callback that returns TSC cycles (of a 3 GHz TSC), as Kineto does.
+ * --load-library opens LIB (RTLD_GLOBAL) before any CUDA call, as
+ * libtorch's bundled libraries (libcupti-HASH.so.13) come in; at the end
+ * mock_app prints how many libcupti files it maps.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -540,6 +544,34 @@ static void *attach_thread(void *arg)
 	return NULL;
 }
 
+/* Distinct libcupti files this process maps, whatever their names. */
+static int cupti_files_mapped(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "re");
+	char line[4096 + 256], seen[8][4096];
+	int nr = 0;
+
+	if (!maps)
+		return -1;
+	while (fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/'), *base;
+		bool known = false;
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		base = strrchr(file, '/') + 1;
+		if (strncmp(base, "libcupti", 8))
+			continue;
+		for (int i = 0; i < nr; i++)
+			known |= !strcmp(seen[i], file);
+		if (!known && nr < 8)
+			snprintf(seen[nr++], sizeof(seen[0]), "%s", file);
+	}
+	fclose(maps);
+	return nr;
+}
+
 static double thread_cpu_seconds(void)
 {
 	struct timespec ts;
@@ -599,6 +631,7 @@ int main(int argc, char **argv)
 	int spawn = 0, child_status = 0;
 	bool child = false, coverage = false;
 	const char *until = NULL; /* stop early once this file exists */
+	bool loaded_library = false;
 	pid_t child_pid = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -641,13 +674,19 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--profiler-window") && i + 1 < argc) {
 			profiler_setup(argv[++i]);
+		} else if (!strcmp(argv[i], "--load-library") && i + 1 < argc) {
+			if (!dlopen(argv[++i], RTLD_NOW | RTLD_GLOBAL)) {
+				fprintf(stderr, "mock_app: %s\n", dlerror());
+				return 1;
+			}
+			loaded_library = true;
 		} else {
 			fprintf(stderr,
 				"usage: mock_app [--seconds S] [--until FILE] [--iterations N] "
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
 				"[--api-coverage] [--profiler-window START:END] "
-				"[--foreign-clock START]\n");
+				"[--foreign-clock START] [--load-library LIB]\n");
 			return 2;
 		}
 	}
@@ -707,6 +746,8 @@ int main(int argc, char **argv)
 			__atomic_load_n(&attach_starts, __ATOMIC_RELAXED));
 	if (own_callbacks)
 		fprintf(stderr, "own callbacks %lu\n", own_callbacks);
+	if (loaded_library)
+		fprintf(stderr, "cupti libraries mapped %d\n", cupti_files_mapped());
 	if (profiler.done)
 		fprintf(stderr, "profiler kernels %lu of %lu\n", profiler.kernels,
 			profiler.launched);

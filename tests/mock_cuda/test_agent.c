@@ -7,7 +7,7 @@
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
- * profiler_window, clock_settle, foreign_clock
+ * profiler_window, clock_settle, foreign_clock, hashed_cupti
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -813,6 +814,70 @@ static int scenario_foreign_clock(void)
 	return failures ? 1 : 0;
 }
 
+/* Copies the file at from to to; 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, err = -1;
+	char buf[65536];
+	ssize_t n;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0)
+		goto cleanup;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			goto cleanup;
+	err = n < 0 ? -1 : 0;
+cleanup:
+	close(in);
+	if (out >= 0 && close(out))
+		err = -1;
+	return err;
+}
+
+/*
+ * An attach to a job that maps libcupti under the name libtorch's bundles
+ * give it (libcupti-HASH.so.13, as auditwheel renames it): the agent uses
+ * that copy, so the job maps exactly one libcupti, and CUPTI's single
+ * subscriber is the agent's, with GPU records.
+ */
+static int scenario_hashed_cupti(void)
+{
+	char dir[128], hashed[256];
+	const char *args[] = {"--seconds", "3", "--load-library", hashed, "--attach-agent",
+			      agent_lib, NULL};
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
+	const struct gpu_agent_info *a;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+	int mapped = -1;
+	const char *line;
+
+	snprintf(dir, sizeof(dir), "/tmp/llmprof-test-agent-%d.d", getpid());
+	snprintf(hashed, sizeof(hashed), "%s/libcupti-8f3a2c1d.so.13", dir);
+	if (mkdir(dir, 0700) || copy_file(cupti_lib, hashed)) {
+		fprintf(stderr, "FAIL: cannot make %s\n", hashed);
+		return 1;
+	}
+	run_attached(&ar, args, env, 1000);
+	check_app(r, r->out);
+	line = strstr(r->err, "cupti libraries mapped ");
+	EXPECT(line && sscanf(line, "cupti libraries mapped %d", &mapped) == 1 && mapped == 1,
+	       "the job maps %d libcupti files", mapped);
+	a = gpu_session__agent(r->gs, 0);
+	EXPECT(a && a->cupti_path && !strcmp(a->cupti_path, hashed), "the agent used %s",
+	       a && a->cupti_path ? a->cupti_path : "(none)");
+	EXPECT(gpu_session__nr_records(r->gs) > 0, "no GPU records");
+	fprintf(stderr, "hashed libcupti: %d libcupti files mapped, the agent used %s\n", mapped,
+		a && a->cupti_path ? a->cupti_path : "(none)");
+	run_free(r);
+	unlink(hashed);
+	rmdir(dir);
+	return failures ? 1 : 0;
+}
+
 /* Each copy and launch entry point of mock_app --api-coverage: the GPU
  * work it made leads to a probed launch record of that call. */
 static int scenario_api_coverage(void)
@@ -965,6 +1030,8 @@ int main(int argc, char **argv)
 		failures += scenario_clock_settle();
 	else if (!strcmp(scenario, "foreign_clock"))
 		failures += scenario_foreign_clock();
+	else if (!strcmp(scenario, "hashed_cupti"))
+		failures += scenario_hashed_cupti();
 	else
 		return 2;
 	if (failures)

@@ -84,8 +84,33 @@ static uint64_t CUPTIAPI monotonic_timestamp(void)
 
 /* Sending. */
 
+/*
+ * Whether a file name is CUPTI's library: libcupti.so[.N...], or the name
+ * auditwheel gives the copy a wheel bundles (libtorch's libcupti-HASH.so.N),
+ * not CUPTI's other libraries (libcupti_sass_metrics...).
+ */
+static bool is_cupti_name(const char *base)
+{
+	const char *p;
+
+	if (strncmp(base, "libcupti", 8))
+		return false;
+	p = base + 8;
+	if (*p == '-') {
+		const char *hash = ++p;
+
+		/* Not isalnum(): the target's locale is not ours to trust. */
+		while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		       (*p >= 'A' && *p <= 'Z'))
+			p++;
+		if (p == hash)
+			return false;
+	}
+	return !strncmp(p, ".so", 3);
+}
+
 /* The libcupti the process maps already, e.g. the one a PyTorch wheel
- * ships. */
+ * ships: using another would map a second CUPTI beside it. */
 static bool mapped_cupti(char *path, size_t size)
 {
 	FILE *maps = fopen("/proc/self/maps", "re");
@@ -101,7 +126,7 @@ static bool mapped_cupti(char *path, size_t size)
 			continue;
 		file[strcspn(file, "\n")] = '\0';
 		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "libcupti.so", 11) || strstr(file, " (deleted)"))
+		if (!is_cupti_name(base) || strstr(file, " (deleted)"))
 			continue;
 		snprintf(path, size, "%s", file);
 		found = true;
