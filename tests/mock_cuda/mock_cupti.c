@@ -35,6 +35,12 @@
  * process's CUDA stack is fully up.  MOCK_CUPTI_BUFFER_RECORDS=N completes a
  * buffer after N records, so buffers come back often, as the real one's
  * per-stream buffers do.
+ *
+ * Like the real one (C++ statics, destroyed by handlers registered when the
+ * library loads), the mock tears its state down at exit, in the handler its
+ * constructor registers: from then on its worker delivers nothing and any
+ * CUPTI call crashes the process.  A client whose exit handler runs later
+ * (registered before libcupti was loaded) calls into a dead library.
  */
 #include <cupti.h>
 
@@ -127,6 +133,9 @@ static struct {
 	.subscriber_storage = {"mock"},
 };
 
+/* The exit handler ran: the library's state is destroyed. */
+static _Atomic bool torn_down;
+
 static __thread int in_callback;
 /* The runtime call in progress on this thread, whose id nested driver calls
  * share. */
@@ -203,6 +212,29 @@ static bool other_thread_launching(void)
 	       clock_ns(CLOCK_MONOTONIC) - atomic_load(&cupti.last_call_ns) < FAULT_WINDOW_NS;
 }
 
+static void teardown(void)
+{
+	trace("teardown");
+	atomic_store(&torn_down, true);
+}
+
+/* What the real library's destructors registered when it loaded. */
+__attribute__((constructor)) static void mock_load(void)
+{
+	cupti.trace = getenv("MOCK_CUPTI_TRACE") != NULL;
+	atexit(teardown);
+}
+
+/* A call into the library after its teardown: the real one reads freed
+ * state; the mock crashes at once. */
+static void check_alive(const char *function)
+{
+	if (!atomic_load(&torn_down))
+		return;
+	fprintf(stderr, "mock_cupti: %s after teardown: crash\n", function);
+	abort();
+}
+
 static bool callback_enabled(int domain, uint32_t cbid)
 {
 	if (domain <= 0 || domain >= CUPTI_CB_DOMAIN_SIZE)
@@ -226,7 +258,8 @@ static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint
 		.correlationId = correlation,
 	};
 
-	if (!callback || !atomic_load(&cupti.subscriber) || !callback_enabled(domain, cbid))
+	if (!callback || !atomic_load(&cupti.subscriber) || !callback_enabled(domain, cbid) ||
+	    atomic_load(&torn_down))
 		return;
 	in_callback++;
 	callback(cupti.userdata, domain, cbid, &data);
@@ -532,7 +565,7 @@ static void *worker(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&cupti.lock);
-		if (cupti.completed)
+		if (cupti.completed && !atomic_load(&torn_down))
 			cupti.completed(NULL, 0, p.buffer, p.size, p.valid);
 		pthread_mutex_unlock(&cupti.deliver_lock);
 	}
@@ -565,8 +598,9 @@ static void mock_init(void)
 	cupti.hooked = true;
 }
 
-static CUptiResult ready(void)
+static CUptiResult ready_for(const char *function)
 {
+	check_alive(function);
 	pthread_once(&init_once, mock_init);
 	return cupti.hooked ? CUPTI_SUCCESS : CUPTI_ERROR_NOT_INITIALIZED;
 }
@@ -575,7 +609,7 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 				     CUpti_CallbackFunc callback, void *userdata,
 				     CUpti_SubscriberParams *params)
 {
-	CUptiResult result = ready();
+	CUptiResult result = ready_for(__func__);
 
 	if (result)
 		return result;
@@ -629,7 +663,7 @@ static void clear_callbacks(void)
 
 EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!subscriber || subscriber != atomic_load(&cupti.subscriber))
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -641,7 +675,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
 				       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!subscriber || subscriber != atomic_load(&cupti.subscriber) || domain <= 0 ||
 	    domain >= CUPTI_CB_DOMAIN_SIZE || cbid >= MAX_CBID)
@@ -653,7 +687,7 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
 				     CUpti_CallbackDomain domain)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!subscriber || subscriber != atomic_load(&cupti.subscriber) || domain <= 0 ||
 	    domain >= CUPTI_CB_DOMAIN_SIZE)
@@ -667,7 +701,7 @@ EXPORT CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle sub
 
 EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (kind <= 0 || kind >= MAX_KIND || !record_size(kind))
 		return CUPTI_ERROR_NOT_COMPATIBLE;
@@ -681,7 +715,7 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 
 EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (kind <= 0 || kind >= MAX_KIND)
 		return CUPTI_ERROR_INVALID_KIND;
@@ -700,7 +734,7 @@ EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
 						  CUpti_BuffersCallbackCompleteFunc completed)
 {
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!requested || !completed)
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -716,7 +750,7 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbac
 	const char *env = getenv("MOCK_CUPTI_TIMESTAMP_CALLBACK");
 	bool late;
 
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!timestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
@@ -740,6 +774,7 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 	size_t offset = 0, size;
 	CUpti_Activity *next;
 
+	check_alive(__func__);
 	if (!buffer || !record)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	if (*record)
@@ -757,6 +792,7 @@ EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream,
 						     size_t *dropped)
 {
+	check_alive(__func__);
 	if (!dropped)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_mutex_lock(&cupti.lock);
@@ -773,7 +809,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
 
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	trace("flush%s", forced ? " forced" : "");
 	if (is_13_0_ga() && other_thread_launching()) {
@@ -801,6 +837,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
+	check_alive(__func__);
 	if (!timestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	*timestamp = cupti_now();
@@ -809,6 +846,7 @@ EXPORT CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 
 EXPORT CUptiResult cuptiGetGraphExecId(CUgraphExec exec, uint32_t *id)
 {
+	check_alive(__func__);
 	if (!exec || !id)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	*id = MOCK_GRAPH_EXEC_ID(exec);
@@ -823,7 +861,7 @@ EXPORT CUptiResult cuptiFinalize(void)
 	CUpti_BuffersCallbackCompleteFunc completed;
 	int nr_back = 0;
 
-	if (ready())
+	if (ready_for(__func__))
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	trace("finalize in_callback=%d", in_callback);
 	cupti.finalized = true;
@@ -855,6 +893,7 @@ EXPORT CUptiResult cuptiFinalize(void)
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *version)
 {
+	check_alive(__func__);
 	if (!version)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	pthread_once(&init_once, mock_init);

@@ -7,7 +7,7 @@
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
- * profiler_window, clock_settle, foreign_clock, hashed_cupti
+ * profiler_window, clock_settle, foreign_clock, hashed_cupti, exit_order
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -814,6 +814,50 @@ static int scenario_foreign_clock(void)
 	return failures ? 1 : 0;
 }
 
+/* The agent's last flush at exit, in a job that exits while recording, ran
+ * before libcupti's teardown, and its records and goodbye arrived. */
+static void check_exit_flush(const struct run *r, const char *how)
+{
+	const struct gpu_agent_info *a = gpu_session__agent(r->gs, 0);
+	const char *flush = strstr(r->err, "mock_cupti: flush forced");
+	const char *teardown = strstr(r->err, "mock_cupti: teardown");
+
+	EXPECT(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s: mock_app status %d",
+	       how, r->status);
+	EXPECT(!strstr(r->err, "after teardown"), "%s: a CUPTI call after libcupti's teardown",
+	       how);
+	EXPECT(flush && teardown && flush < teardown,
+	       "%s: the agent's exit flush did not run before libcupti's teardown", how);
+	EXPECT(a && a->hello && a->goodbye, "%s: no hello or goodbye", how);
+	EXPECT(gpu_session__nr_records(r->gs) > 0, "%s: no GPU records", how);
+	fprintf(stderr, "%s: exit status %d, %zu records, goodbye %d\n", how, r->status,
+		gpu_session__nr_records(r->gs), a && a->goodbye);
+}
+
+/*
+ * A job that did not load libcupti itself (every nvcc program) exits while
+ * the agent records, in record mode and after an attach: libcupti's exit
+ * handlers (its C++ statics' destructors) were registered when the agent
+ * loaded it, and the agent's last flush must come before them.
+ */
+static int scenario_exit_order(void)
+{
+	const char *args[] = {"--seconds", "1", NULL};
+	const char *attach_args[] = {"--seconds", "1.5", "--attach-agent", agent_lib, NULL};
+	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
+	struct attached_run ar;
+	struct run r;
+
+	run_recorded(&r, args, NULL);
+	check_exit_flush(&r, "record");
+	run_free(&r);
+	run_attached(&ar, attach_args, env, 10000);
+	EXPECT(ar.exited_early, "mock_app did not exit while attached");
+	check_exit_flush(&ar.run, "attach");
+	run_free(&ar.run);
+	return failures ? 1 : 0;
+}
+
 /* Copies the file at from to to; 0 or -1. */
 static int copy_file(const char *from, const char *to)
 {
@@ -1032,6 +1076,8 @@ int main(int argc, char **argv)
 		failures += scenario_foreign_clock();
 	else if (!strcmp(scenario, "hashed_cupti"))
 		failures += scenario_hashed_cupti();
+	else if (!strcmp(scenario, "exit_order"))
+		failures += scenario_exit_order();
 	else
 		return 2;
 	if (failures)

@@ -166,6 +166,22 @@ static const char *cupti_resolve(struct cupti *c)
 	return missing;
 }
 
+static void on_exit_flush(void);
+
+/*
+ * Exit handlers run in the reverse order of their registration, and
+ * libcupti's (its C++ statics' destructors) are registered when it loads:
+ * the agent's last flush is registered after that, so it runs first.  In a
+ * program that never loaded libcupti itself (any nvcc program), registered
+ * earlier, it would call into a library already torn down.
+ */
+static void register_exit_flush(void)
+{
+	atexit(on_exit_flush);
+}
+
+static pthread_once_t exit_flush_once = PTHREAD_ONCE_INIT;
+
 /* Opens libcupti once per process; it is never closed, CUPTI keeps threads. */
 static int cupti_open(struct cupti *c, char *why, size_t why_size)
 {
@@ -208,6 +224,7 @@ static int cupti_open(struct cupti *c, char *why, size_t why_size)
 			snprintf(c->path, sizeof(c->path), "%s", candidates[i]);
 		if (c->get_version)
 			c->get_version(&c->version);
+		pthread_once(&exit_flush_once, register_exit_flush);
 		return 0;
 	}
 	return -ENOENT;
@@ -1199,7 +1216,6 @@ static void agent_init(void)
 	launch_ring_init();
 	traced_calls_init();
 	pthread_atfork(NULL, NULL, on_fork_child);
-	atexit(on_exit_flush);
 }
 
 static int agent_start(const char *socket_name, enum gpu_agent_mode mode)
