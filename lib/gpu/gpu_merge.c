@@ -325,7 +325,10 @@ static size_t inferred_stack(struct merge_state *m, const struct gpu_record *r,
 	const struct probed *hit = NULL;
 	size_t lo, hi;
 
-	if (!n || !m->options->launch_stack)
+	/* A graph's work whose launch the agent could not tell (see
+	 * GPU_MSG_NOTICE): the same kernel launched outside a graph is
+	 * another call site. */
+	if (!n || !m->options->launch_stack || (r->graph_id && !r->correlation))
 		return 0;
 	if (l) {
 		equal_range(by_tid, n, &key, prefix_agent_key_tid, &lo, &hi);
@@ -734,6 +737,8 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 			report__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "
 				     "when the capture stopped, or without valid times\n",
 				     a->pid, a->incomplete);
+		if (a->notice)
+			report__text("  pid %u: %s\n", a->pid, a->notice);
 		if (a->other_subscriber)
 			report__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,
 				     a->other_tool && a->other_tool[0] ? a->other_tool

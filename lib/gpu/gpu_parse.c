@@ -332,6 +332,19 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 				     info->error ? info->error : "error");
 		break;
 	}
+	case GPU_MSG_NOTICE: {
+		struct gpu_error m;
+
+		NEED(m);
+		memcpy(&m, body, sizeof(m));
+		if (m.length > body_len - sizeof(m))
+			return -EBADMSG;
+		free(info->notice);
+		info->notice = text_dup(body + sizeof(m), m.length);
+		if (info->notice)
+			report__warn("GPU data of pid %u: %s", info->pid, info->notice);
+		break;
+	}
 	case GPU_MSG_GOODBYE: {
 		struct gpu_goodbye m;
 

@@ -35,6 +35,11 @@
  * and at most LLMPROF_AGENT_PROBE_RATE (default 10000) per second and
  * thread, graph launches always (GPU_LAUNCH_PROBED says which did).
  *
+ * Before CUPTI 13.1 Update 1 the records of a graph launch's work carry
+ * wrong correlation ids in every session after a process's first: there
+ * the agent sends them with correlation 0 (the launch unknown), and says
+ * so once in a NOTICE.
+ *
  * Order: HELLO first; then NAME before the first KERNEL that uses its id;
  * LAUNCH, KERNEL, MEMCPY, MEMSET and DROPPED in any order; GOODBYE last.
  * llmprof may send STOP at any time: the agent flushes what CUPTI holds,
@@ -66,6 +71,7 @@ enum gpu_message_type {
 	GPU_MSG_OTHER_SUBSCRIBER = 8, /* struct gpu_other_subscriber + tool name text */
 	GPU_MSG_ERROR = 9,	      /* struct gpu_error + text */
 	GPU_MSG_GOODBYE = 10,	      /* struct gpu_goodbye */
+	GPU_MSG_NOTICE = 11,	      /* struct gpu_error + text: data kept, with a caveat */
 	/* llmprof -> agent */
 	GPU_MSG_STOP = 64, /* header only */
 };

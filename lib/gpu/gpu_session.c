@@ -522,6 +522,7 @@ void gpu_session__close(struct gpu_session *gs)
 		free(gs->agents[i].cupti_path);
 		free(gs->agents[i].other_tool);
 		free(gs->agents[i].error);
+		free(gs->agents[i].notice);
 	}
 	if (gs->listen_fd >= 0)
 		close(gs->listen_fd);

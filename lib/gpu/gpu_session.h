@@ -84,6 +84,7 @@ struct gpu_agent_info {
 	bool other_subscriber; /* CUPTI is in use by another tool */
 	char *other_tool;      /* its name when CUPTI said, or NULL */
 	char *error;	       /* the agent's last error text, or NULL */
+	char *notice;	       /* what its data lacks, or NULL */
 	uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
 	uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches; /* from goodbye */
 };

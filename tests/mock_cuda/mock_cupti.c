@@ -29,6 +29,12 @@
  * API call waits for it: the job hangs), and cuptiActivityFlushAll while
  * another thread launches crashes the process.
  *
+ * Before CUPTI 13.1 Update 1 (API 130101) the activity records of CUDA
+ * graph launches carry wrong correlation ids in every subscription after a
+ * process's first: here, the id of the API call made before the graph
+ * launch, so that a client that trusts them puts the graph's kernels under
+ * another launch.
+ *
  * MOCK_CUPTI_CLOCK_SETTLE=MS:OFFSET_MS: CUPTI's clock (cuptiGetTimestamp and
  * the records' times) runs OFFSET_MS off until MS after the first subscribe,
  * then settles, as the real one's GPU-CPU calibration can once the
@@ -67,6 +73,9 @@
  * must be for its disable and flush faults to strike. */
 #define VERSION_13_0_GA 130000
 #define FAULT_WINDOW_NS 100000000ull
+/* The first API version with graph launches' correlation ids right in
+ * later subscriptions (CUDA 13.1 Update 1). */
+#define VERSION_GRAPH_CORRELATION_FIXED 130101
 
 struct CUpti_Subscriber_st {
 	const char *name;
@@ -98,6 +107,7 @@ static struct {
 	size_t buffer_records; /* MOCK_CUPTI_BUFFER_RECORDS, 0: the client's limit */
 	_Atomic uint64_t settle_at; /* CLOCK_MONOTONIC, 0 before the first subscribe */
 	bool finalized;	   /* cuptiFinalize has run once */
+	_Atomic unsigned subscriptions; /* successful subscribes so far */
 
 	struct CUpti_Subscriber_st subscriber_storage;
 	struct CUpti_Subscriber_st *_Atomic subscriber;
@@ -404,6 +414,15 @@ union record {
 	CUpti_ActivityMemset4 memset;
 };
 
+/* The correlation id a record of a graph launch's work carries. */
+static uint32_t graph_correlation(uint32_t correlation)
+{
+	if (cupti.version < VERSION_GRAPH_CORRELATION_FIXED &&
+	    atomic_load(&cupti.subscriptions) > 1)
+		return correlation - 1;
+	return correlation;
+}
+
 /* The record of a queued operation, times 0; false when its kind is not
  * enabled. */
 static bool make_record(const struct mock_activity *a, union record *out)
@@ -438,9 +457,10 @@ static bool make_record(const struct mock_activity *a, union record *out)
 			.blockX = a->block[0],
 			.blockY = a->block[1],
 			.blockZ = a->block[2],
-			.correlationId = driver_correlation && a->driver_correlation && !a->graph_id
-					 ? a->driver_correlation
-					 : a->correlation,
+			.correlationId = a->graph_id ? graph_correlation(a->correlation)
+				       : driver_correlation && a->driver_correlation
+					   ? a->driver_correlation
+					   : a->correlation,
 			.name = a->name,
 			.graphNodeId = a->graph_node_id,
 			.graphId = a->graph_id,
@@ -638,6 +658,7 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 	cupti.userdata = userdata;
 	atomic_store(&cupti.callback, callback);
 	atomic_store(&cupti.subscriber, &cupti.subscriber_storage);
+	atomic_fetch_add(&cupti.subscriptions, 1);
 	*subscriber = &cupti.subscriber_storage;
 	pthread_mutex_unlock(&cupti.lock);
 	trace("subscribe %s", cupti.subscriber_storage.name);

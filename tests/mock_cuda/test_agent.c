@@ -7,7 +7,8 @@
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
- * profiler_window, clock_settle, foreign_clock, hashed_cupti, exit_order
+ * profiler_window, clock_settle, foreign_clock, hashed_cupti, exit_order,
+ * graph_reattach
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -858,6 +859,127 @@ static int scenario_exit_order(void)
 	return failures ? 1 : 0;
 }
 
+/* A core whose stack for any launch of any session names the launching
+ * API, as fake_launch_stack does for one. */
+static int any_session_launch_stack(void *ctx, uint32_t correlation, uint32_t tid,
+				    uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth)
+{
+	struct fake_core *core = ctx;
+	const struct gpu_launch_record *l = NULL;
+	char name[64];
+	int64_t process, launcher;
+
+	for (size_t i = 0; !l && i < gpu_session__nr_agents(core->gs); i++)
+		l = gpu_session__launch(core->gs, i, correlation);
+	if (!l || l->parent_correlation)
+		return -ENOENT;
+	process = profile__intern_frame(core->profile, "mock_app", NULL, 0, FRAME_PROCESS);
+	snprintf(name, sizeof(name), "launch_%u_%u", l->domain, l->callback_id);
+	launcher = profile__intern_frame(core->profile, name, NULL, 0, FRAME_NATIVE);
+	if (process < 0 || launcher < 0 || max < 2)
+		return -ENOMEM;
+	frames[0] = process;
+	frames[1] = launcher;
+	*depth = 2;
+	return 0;
+}
+
+/*
+ * Two attaches to one job on CUPTI 13.0 Update 1, which (before 13.1
+ * Update 1) gives a graph launch's kernels wrong correlation ids in every
+ * session after the process's first: in the second session no graph
+ * kernel may land under a launch other than a graph launch (unattributed,
+ * with the reason, is right), and in the first they are all under theirs.
+ */
+static int scenario_graph_reattach(void)
+{
+	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, "--attach-count",
+			      "2",	   NULL};
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_VERSION=130001", NULL};
+	char graph_launcher[64];
+	size_t graph[2] = {0}, under_graph[2] = {0}, wrong[2] = {0}, unattributed[2] = {0};
+	struct gpu_merge_options options = {.launch_stack = any_session_launch_stack};
+	struct fake_core core;
+	struct gpu_session *gs;
+	struct profile *p;
+	bool exited = false;
+	int status = 0;
+	pid_t pid;
+
+	if (gpu_session__open(&gs, NULL))
+		return 1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	pid = spawn(args, env);
+	for (int session = 0; session < 2 && !exited; session++) {
+		while (gpu_session__nr_agents(gs) <= (size_t)session && !exited)
+			exited = pump(gs, 50, pid, &status);
+		if (!exited)
+			exited = pump(gs, 1000, pid, &status);
+		EXPECT(!gpu_session__stop(gs, 3000), "session %d: agent did not finish", session);
+	}
+	if (!exited)
+		waitpid(pid, &status, 0);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
+	EXPECT(gpu_session__nr_agents(gs) == 2, "%zu sessions", gpu_session__nr_agents(gs));
+
+	p = profile__new();
+	core = (struct fake_core){.gs = gs, .profile = p};
+	options.ctx = &core;
+	EXPECT(!gpu_session__merge(gs, p, &options), "merge failed");
+	snprintf(graph_launcher, sizeof(graph_launcher), "launch_%u_%u", GPU_DOMAIN_RUNTIME,
+		 311 /* CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 */);
+	for (size_t i = 0; i < p->nr_gpu; i++) {
+		const struct gpu_activity *a = &p->gpu[i];
+		const char *leaf = p->frames[a->frame].name;
+		uint32_t session = a->process;
+
+		if (session > 1 || (!strstr(leaf, "layernorm") && !strstr(leaf, "mlp_kernel") &&
+				    !strstr(leaf, "residual_add")))
+			continue;
+		graph[session]++;
+		if (a->stack == UINT32_MAX) {
+			unattributed[session]++;
+		} else {
+			const struct stack *st = &p->stacks[a->stack];
+			const char *launcher =
+			    st->depth >= 2 ? p->frames[st->frames[st->depth - 2]].name : "";
+
+			if (!strcmp(launcher, graph_launcher))
+				under_graph[session]++;
+			else
+				wrong[session]++;
+		}
+	}
+	for (int session = 0; session < 2; session++)
+		fprintf(stderr,
+			"session %d: %zu graph kernels, %zu under the graph launch, %zu under "
+			"another launch, %zu unattributed\n",
+			session + 1, graph[session], under_graph[session], wrong[session],
+			unattributed[session]);
+	EXPECT(graph[0] > 0 && under_graph[0] == graph[0],
+	       "first session: %zu of %zu graph kernels under the graph launch", under_graph[0],
+	       graph[0]);
+	EXPECT(graph[1] > 0 && !wrong[1], "second session: %zu of %zu graph kernels under another "
+					   "launch's stack",
+	       wrong[1], graph[1]);
+	{
+		const struct gpu_agent_info *a = gpu_session__agent(gs, 1);
+
+		EXPECT(!unattributed[1] ||
+			   (a && a->notice && strstr(a->notice, "13.1 Update 1")),
+		       "second session: %zu graph kernels unattributed without a reason (%s)",
+		       unattributed[1], a && a->notice ? a->notice : "none");
+		a = gpu_session__agent(gs, 0);
+		EXPECT(a && !a->notice, "first session: notice %s", a->notice);
+	}
+	profile__free(p);
+	gpu_session__close(gs);
+	return failures ? 1 : 0;
+}
+
 /* Copies the file at from to to; 0 or -1. */
 static int copy_file(const char *from, const char *to)
 {
@@ -1078,6 +1200,8 @@ int main(int argc, char **argv)
 		failures += scenario_hashed_cupti();
 	else if (!strcmp(scenario, "exit_order"))
 		failures += scenario_exit_order();
+	else if (!strcmp(scenario, "graph_reattach"))
+		failures += scenario_graph_reattach();
 	else
 		return 2;
 	if (failures)

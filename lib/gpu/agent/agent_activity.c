@@ -126,6 +126,14 @@ bool times_valid(uint64_t start, uint64_t end)
 	return false;
 }
 
+/* A record's correlation id, 0 where this CUPTI gets it wrong: a graph
+ * launch's work after the process's first session (before 13.1 Update 1).
+ * Sent as it came, it would put the work under another launch's stack. */
+static uint32_t graph_correlation(uint32_t graph_id, uint32_t correlation)
+{
+	return graph_id && agent.graph_correlation_wrong ? 0 : correlation;
+}
+
 /*
  * Only fields that CUpti_ActivityKernel5 (CUDA 11) and later share are read,
  * at the offsets the CUDA 13 headers give them, so an older libcupti that a
@@ -145,7 +153,7 @@ void emit_kernel(const CUpti_ActivityKernel10 *k)
 	    .device = k->deviceId,
 	    .context = k->contextId,
 	    .stream = k->streamId,
-	    .correlation = k->correlationId,
+	    .correlation = graph_correlation(k->graphId, k->correlationId),
 	    .name_id = name_id(k->name),
 	    .graph_id = k->graphId,
 	    .grid = {k->gridX, k->gridY, k->gridZ},
@@ -171,8 +179,8 @@ void emit_memcpy(const CUpti_ActivityMemcpy6 *c)
 	    .device = c->deviceId,
 	    .context = c->contextId,
 	    .stream = c->streamId,
-	    .correlation = c->correlationId,
-	    .runtime_correlation = c->runtimeCorrelationId,
+	    .correlation = graph_correlation(c->graphId, c->correlationId),
+	    .runtime_correlation = graph_correlation(c->graphId, c->runtimeCorrelationId),
 	    .graph_id = c->graphId,
 	    .copy_kind = c->copyKind,
 	    .src_kind = c->srcKind,
@@ -197,7 +205,7 @@ void emit_memset(const CUpti_ActivityMemset4 *s)
 	    .device = s->deviceId,
 	    .context = s->contextId,
 	    .stream = s->streamId,
-	    .correlation = s->correlationId,
+	    .correlation = graph_correlation(s->graphId, s->correlationId),
 	    .graph_id = s->graphId,
 	    .value = s->value,
 	};

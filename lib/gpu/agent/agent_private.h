@@ -155,6 +155,9 @@ struct agent {
 	/* CUPTI's clock is no longer our timestamp callback: another client
 	 * registered its own (Kineto's returns TSC cycles). */
 	_Atomic bool foreign_clock;
+	/* This CUPTI gives graph launches' records wrong correlation ids in
+	 * this session: they are sent with none. */
+	bool graph_correlation_wrong;
 	/* With a foreign clock, the latest time a record on ours can have (the
 	 * buffer's arrival); 0: no limit.  Under completion_lock. */
 	uint64_t our_clock_until;
@@ -180,6 +183,7 @@ void send_message(uint32_t type, const void *body, size_t body_len, const char *
 const char *cupti_error(CUptiResult result);
 void send_error(int error, CUptiResult result, const char *what);
 void send_refusal(const char *reason);
+void send_notice(const char *text);
 int socket_connect(const char *name);
 
 /* cupti_agent.c */

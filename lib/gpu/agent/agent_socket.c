@@ -138,6 +138,14 @@ void send_refusal(const char *reason)
 	send_message(GPU_MSG_ERROR, &m, sizeof(m), reason);
 }
 
+/* What this session's data lacks, and why: llmprof warns with it. */
+void send_notice(const char *text)
+{
+	struct gpu_error m = {.length = strlen(text)};
+
+	send_message(GPU_MSG_NOTICE, &m, sizeof(m), text);
+}
+
 int socket_connect(const char *name)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};

@@ -67,6 +67,8 @@ static struct {
 /* Set once another client took CUPTI's activity in this process: later
  * sessions leave CUPTI alone. */
 static bool activity_shared;
+/* Sessions that subscribed to CUPTI in this process. */
+static unsigned int subscriptions;
 
 static __thread struct {
 	uint32_t generation;
@@ -565,6 +567,16 @@ static void enable_launch_callbacks(uint32_t enable)
  */
 #define CUPTI_VERSION_13_0_GA 130000
 
+/*
+ * Before CUDA 13.1 Update 1, CUPTI gives the records of cudaGraphLaunch's
+ * work wrong correlation ids in every session after a process's first (its
+ * release notes: "in profiling sessions after the first session").  API
+ * versions are xxyyzz since 13.0 (13.0 Update 1 is 130001); 13.1 GA is
+ * 130100, so Update 1 is taken as 130101.  Sessions counted are this
+ * agent's; that is every CUPTI session of a job llmprof attaches to again.
+ */
+#define CUPTI_VERSION_GRAPH_CORRELATION_FIXED 130101
+
 static void finalize_in_callback(void)
 {
 	int expected = STATE_DETACHING;
@@ -917,6 +929,18 @@ static int session_setup(void)
 	}
 	choose_clock();
 	send_hello();
+	agent.graph_correlation_wrong =
+	    ++subscriptions > 1 && agent.cupti.version < CUPTI_VERSION_GRAPH_CORRELATION_FIXED;
+	if (agent.graph_correlation_wrong) {
+		char text[256];
+
+		snprintf(text, sizeof(text),
+			 "CUPTI before 13.1 Update 1 (here API %u) gives CUDA graph launches' work "
+			 "wrong correlation ids after a process's first session: graph kernels "
+			 "unattributed",
+			 agent.cupti.version);
+		send_notice(text);
+	}
 	result = agent.cupti.register_callbacks(buffer_requested, buffer_completed);
 	if (result != CUPTI_SUCCESS) {
 		send_error(0, result, "cuptiActivityRegisterCallbacks");
