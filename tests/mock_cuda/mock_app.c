@@ -11,7 +11,7 @@
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *          [--profiler-window START:END] [--foreign-clock START]
- *          [--load-library LIB]
+ *          [--load-library LIB] [--failed-launch]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -35,7 +35,9 @@
  * callback that returns TSC cycles (of a 3 GHz TSC), as Kineto does.
  * --load-library opens LIB (RTLD_GLOBAL) before any CUDA call, as
  * libtorch's bundled libraries (libcupti-HASH.so.13) come in; at the end
- * mock_app prints how many libcupti files it maps.
+ * mock_app prints how many libcupti files it maps.  --failed-launch adds to
+ * each step a launch of a function that is no kernel, which fails and puts
+ * no work on the GPU.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -201,8 +203,25 @@ __attribute__((noinline)) static void download_result(void)
 	CHECK(cudaStreamSynchronize(stream));
 }
 
+static bool failed_launch;
+
+/* A launch the runtime rejects: no GPU work, no record. */
+__attribute__((noinline)) static void launch_not_a_kernel(void)
+{
+	unsigned int us = 0;
+	void *args[] = {&us, &device_buf};
+
+	if (cudaLaunchKernel((const void *)launch_not_a_kernel, (dim3){1, 1, 1},
+			     (dim3){1, 1, 1}, args, 0, stream) != cudaErrorInvalidDeviceFunction) {
+		fprintf(stderr, "mock_app: a launch of no kernel did not fail\n");
+		exit(1);
+	}
+}
+
 __attribute__((noinline)) static void train_step(void)
 {
+	if (failed_launch)
+		launch_not_a_kernel();
 	upload_batch();
 	clear_tail();
 	run_gemm();
@@ -674,6 +693,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--profiler-window") && i + 1 < argc) {
 			profiler_setup(argv[++i]);
+		} else if (!strcmp(argv[i], "--failed-launch")) {
+			failed_launch = true;
 		} else if (!strcmp(argv[i], "--load-library") && i + 1 < argc) {
 			if (!dlopen(argv[++i], RTLD_NOW | RTLD_GLOBAL)) {
 				fprintf(stderr, "mock_app: %s\n", dlerror());
@@ -686,7 +707,7 @@ int main(int argc, char **argv)
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
 				"[--api-coverage] [--profiler-window START:END] "
-				"[--foreign-clock START] [--load-library LIB]\n");
+				"[--foreign-clock START] [--load-library LIB] [--failed-launch]\n");
 			return 2;
 		}
 	}

@@ -42,8 +42,10 @@ struct mock_cuda_tool {
 	/* Returns the call's correlation id. */
 	uint32_t (*api_enter)(int domain, uint32_t cbid, const char *function, const void *params,
 			      const char *symbol);
+	/* result: the call's return value (cudaError_t or CUresult), NULL
+	 * where the mock does not say. */
 	void (*api_exit)(int domain, uint32_t cbid, uint32_t correlation, const char *function,
-			 const void *params, const char *symbol);
+			 const void *params, const char *symbol, const void *result);
 	/* An operation entered the device queue: real CUPTI reserves its
 	 * record then, and fills in the times when it finishes. */
 	void (*activity_queued)(const struct mock_activity *activity);

@@ -294,13 +294,20 @@ static uint32_t api_enter(int domain, uint32_t cbid, const char *function, const
 	return t ? t->api_enter(domain, cbid, function, params, symbol) : 0;
 }
 
-static void api_exit(int domain, uint32_t cbid, uint32_t correlation, const char *function,
-		     const void *params, const char *symbol)
+/* As CUPTI's exit callbacks do, with the call's return value. */
+static void api_exit_result(int domain, uint32_t cbid, uint32_t correlation, const char *function,
+			    const void *params, const char *symbol, const void *result)
 {
 	const struct mock_cuda_tool *t = atomic_load(&tool);
 
 	if (t)
-		t->api_exit(domain, cbid, correlation, function, params, symbol);
+		t->api_exit(domain, cbid, correlation, function, params, symbol, result);
+}
+
+static void api_exit(int domain, uint32_t cbid, uint32_t correlation, const char *function,
+		     const void *params, const char *symbol)
+{
+	api_exit_result(domain, cbid, correlation, function, params, symbol, NULL);
 }
 
 static cudaError_t fail(cudaError_t error)
@@ -428,6 +435,7 @@ static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const voi
 	};
 	const char *name = kernel_name(func);
 	uint32_t correlation, driver_correlation;
+	CUresult driver_err;
 	cudaError_t err;
 
 	init();
@@ -436,9 +444,11 @@ static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const voi
 	driver_correlation =
 	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, "cuLaunchKernel", &driver, name);
 	err = launch(func, grid, block, args, stream, correlation, driver_correlation);
-	api_exit(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation, "cuLaunchKernel",
-		 &driver, name);
-	api_exit(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation, "cudaLaunchKernel", &params, name);
+	driver_err = err == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	api_exit_result(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_correlation,
+			"cuLaunchKernel", &driver, name, &driver_err);
+	api_exit_result(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, correlation, "cudaLaunchKernel", &params,
+			name, &err);
 	return err;
 }
 

@@ -254,7 +254,8 @@ static bool callback_enabled(int domain, uint32_t cbid)
 }
 
 static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint32_t correlation,
-		     const char *function, const void *params, const char *symbol)
+		     const char *function, const void *params, const char *symbol,
+		     const void *result)
 {
 	CUpti_CallbackFunc callback = atomic_load(&cupti.callback);
 	uint64_t correlation_data = 0;
@@ -266,6 +267,7 @@ static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint
 		.contextUid = 1,
 		.correlationData = &correlation_data,
 		.correlationId = correlation,
+		.functionReturnValue = (void *)result,
 	};
 
 	if (!callback || !atomic_load(&cupti.subscriber) || !callback_enabled(domain, cbid) ||
@@ -306,14 +308,14 @@ static uint32_t hook_api_enter(int domain, uint32_t cbid, const char *function, 
 		correlation = atomic_fetch_add(&cupti.correlation, 1) + 1;
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && !runtime_open)
 		runtime_open = correlation;
-	dispatch(domain, cbid, CUPTI_API_ENTER, correlation, function, params, symbol);
+	dispatch(domain, cbid, CUPTI_API_ENTER, correlation, function, params, symbol, NULL);
 	return correlation;
 }
 
 static void hook_api_exit(int domain, uint32_t cbid, uint32_t correlation, const char *function,
-			  const void *params, const char *symbol)
+			  const void *params, const char *symbol, const void *result)
 {
-	dispatch(domain, cbid, CUPTI_API_EXIT, correlation, function, params, symbol);
+	dispatch(domain, cbid, CUPTI_API_EXIT, correlation, function, params, symbol, result);
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && runtime_open == correlation)
 		runtime_open = 0;
 }

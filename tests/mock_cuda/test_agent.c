@@ -8,7 +8,7 @@
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
  * receiver_killed, attach, probe_rate, api_coverage, bench, cupti_13_0_ga,
  * profiler_window, clock_settle, foreign_clock, hashed_cupti, exit_order,
- * graph_reattach
+ * graph_reattach, stop_wait
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -628,6 +628,7 @@ static int scenario_attach(void)
 struct attached_run {
 	struct run run;
 	bool exited_early;
+	uint64_t stop_ns; /* how long gpu_session__stop took */
 };
 
 static void run_attached(struct attached_run *ar, const char *const *args,
@@ -657,8 +658,10 @@ static void run_attached(struct attached_run *ar, const char *const *args,
 	if (!exited)
 		exited = pump(r->gs, ms, r->pid, &r->status);
 	ar->exited_early = exited;
+	ar->stop_ns = monotonic_ns();
 	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
 	r->end = monotonic_ns();
+	ar->stop_ns = r->end - ar->stop_ns;
 	if (!exited && !pump(r->gs, 15000, r->pid, &r->status)) {
 		kill(r->pid, SIGKILL);
 		waitpid(r->pid, &r->status, 0);
@@ -980,6 +983,34 @@ static int scenario_graph_reattach(void)
 	return failures ? 1 : 0;
 }
 
+/*
+ * An attach to a job one of whose launches per step fails (no GPU work, so
+ * no record): the stop waits for the work in flight, not for records that
+ * cannot come; the others' records all arrive.  The work in flight at stop
+ * is at most a step's, 5 ms; the agent's wait, when a record never comes,
+ * is a second.
+ */
+static int scenario_stop_wait(void)
+{
+	const char *args[] = {"--seconds", "4", "--failed-launch", "--attach-agent", agent_lib,
+			      NULL};
+	const struct gpu_agent_info *a;
+	struct attached_run ar;
+	struct run *r = &ar.run;
+
+	run_attached(&ar, args, NULL, 1000);
+	check_app(r, r->out);
+	a = gpu_session__agent(r->gs, 0);
+	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
+	EXPECT(a && !a->incomplete, "%" PRIu64 " records cut off at stop", a ? a->incomplete : 0);
+	EXPECT(gpu_session__nr_records(r->gs) > 100, "%zu records", gpu_session__nr_records(r->gs));
+	EXPECT(ar.stop_ns < 500000000ull, "the stop took %.0f ms", ar.stop_ns / 1e6);
+	fprintf(stderr, "stop with failed launches: %.0f ms, %zu records\n", ar.stop_ns / 1e6,
+		gpu_session__nr_records(r->gs));
+	run_free(r);
+	return failures ? 1 : 0;
+}
+
 /* Copies the file at from to to; 0 or -1. */
 static int copy_file(const char *from, const char *to)
 {
@@ -1202,6 +1233,8 @@ int main(int argc, char **argv)
 		failures += scenario_exit_order();
 	else if (!strcmp(scenario, "graph_reattach"))
 		failures += scenario_graph_reattach();
+	else if (!strcmp(scenario, "stop_wait"))
+		failures += scenario_stop_wait();
 	else
 		return 2;
 	if (failures)

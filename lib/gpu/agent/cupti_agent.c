@@ -75,6 +75,8 @@ static __thread struct {
 	uint32_t tid;
 	uint32_t outer;	       /* runtime launch in progress on this thread */
 	uint32_t capturing;    /* stream captures begun and not ended */
+	uint32_t counted;      /* launch counted in launched_work, until its exit */
+	CUpti_CallbackDomain counted_domain;
 	uint64_t probe_credit; /* ns of probe budget saved up */
 	uint64_t probe_last;   /* when the credit was last topped up */
 } thread_state;
@@ -662,6 +664,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		thread_state.tid = syscall(SYS_gettid);
 		thread_state.outer = 0;
 		thread_state.capturing = 0;
+		thread_state.counted = 0;
 		thread_state.probe_credit = PROBE_BURST * agent.probe_interval_ns;
 		thread_state.probe_last = 0;
 	}
@@ -678,6 +681,15 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
 		    thread_state.outer == cb->correlationId)
 			thread_state.outer = 0;
+		/* A launch that failed put no work on the GPU: no record will
+		 * come for the stop to wait for.  Success is 0 in both APIs. */
+		if (thread_state.counted == cb->correlationId &&
+		    thread_state.counted_domain == domain) {
+			thread_state.counted = 0;
+			if (cb->functionReturnValue && *(const int *)cb->functionReturnValue)
+				atomic_fetch_sub_explicit(&agent.launched_work, 1,
+							  memory_order_relaxed);
+		}
 		return;
 	}
 	/* CUPTI may give the driver call inside a runtime launch the
@@ -705,6 +717,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 		atomic_compare_exchange_strong(&agent.first_counted, &none, launch.correlation);
 		atomic_fetch_add_explicit(&agent.launched_work, 1, memory_order_relaxed);
+		thread_state.counted = launch.correlation;
+		thread_state.counted_domain = domain;
 	}
 	if (!launch.parent_correlation && probe_allowed(launch.time_ns, flags)) {
 		launch.flags |= GPU_LAUNCH_PROBED;
