@@ -314,35 +314,27 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		    info->other_tool && info->other_tool[0] ? info->other_tool : "another tool");
 		break;
 	}
-	case GPU_MSG_ERROR: {
+	case GPU_MSG_ERROR:
+	case GPU_MSG_NOTICE: {
+		char **text = h.type == GPU_MSG_NOTICE ? &info->notice : &info->error;
 		struct gpu_error m;
 
 		NEED(m);
 		memcpy(&m, body, sizeof(m));
 		if (m.length > body_len - sizeof(m))
 			return -EBADMSG;
-		free(info->error);
-		info->error = text_dup(body + sizeof(m), m.length);
+		free(*text);
+		*text = text_dup(body + sizeof(m), m.length);
+		if (h.type == GPU_MSG_NOTICE)
+			report__warn("GPU data of pid %u: %s", info->pid,
+				     info->notice ? info->notice : "incomplete");
 		/* -ENOTSUP: the agent chose not to capture, and says why. */
-		if (m.error == -ENOTSUP)
+		else if (m.error == -ENOTSUP)
 			report__warn("CPU only for pid %u: %s", info->pid,
 				     info->error ? info->error : "GPU capture not safe");
 		else
 			report__warn("GPU agent in pid %u: %s", info->pid,
 				     info->error ? info->error : "error");
-		break;
-	}
-	case GPU_MSG_NOTICE: {
-		struct gpu_error m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (m.length > body_len - sizeof(m))
-			return -EBADMSG;
-		free(info->notice);
-		info->notice = text_dup(body + sizeof(m), m.length);
-		if (info->notice)
-			report__warn("GPU data of pid %u: %s", info->pid, info->notice);
 		break;
 	}
 	case GPU_MSG_GOODBYE: {

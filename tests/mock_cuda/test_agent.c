@@ -230,7 +230,8 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
 }
 
 /* The core's part in a real run: a stack per correlation id that fired the
- * probe.  Here the stack names the launching API. */
+ * probe, in any of the session's agents (one process: its ids are unique).
+ * Here the stack names the launching API. */
 struct fake_core {
 	struct gpu_session *gs;
 	struct profile *profile;
@@ -241,10 +242,12 @@ static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 			     uint32_t *frames, size_t max, size_t *depth)
 {
 	struct fake_core *core = ctx;
-	const struct gpu_launch_record *l = gpu_session__launch(core->gs, 0, correlation);
+	const struct gpu_launch_record *l = NULL;
 	char name[64];
 	int64_t process, launcher;
 
+	for (size_t i = 0; !l && i < gpu_session__nr_agents(core->gs); i++)
+		l = gpu_session__launch(core->gs, i, correlation);
 	core->calls++;
 	if (!l)
 		return -ENOENT;
@@ -862,31 +865,6 @@ static int scenario_exit_order(void)
 	return failures ? 1 : 0;
 }
 
-/* A core whose stack for any launch of any session names the launching
- * API, as fake_launch_stack does for one. */
-static int any_session_launch_stack(void *ctx, uint32_t correlation, uint32_t tid,
-				    uint64_t time_ns, uint32_t *frames, size_t max, size_t *depth)
-{
-	struct fake_core *core = ctx;
-	const struct gpu_launch_record *l = NULL;
-	char name[64];
-	int64_t process, launcher;
-
-	for (size_t i = 0; !l && i < gpu_session__nr_agents(core->gs); i++)
-		l = gpu_session__launch(core->gs, i, correlation);
-	if (!l || l->parent_correlation)
-		return -ENOENT;
-	process = profile__intern_frame(core->profile, "mock_app", NULL, 0, FRAME_PROCESS);
-	snprintf(name, sizeof(name), "launch_%u_%u", l->domain, l->callback_id);
-	launcher = profile__intern_frame(core->profile, name, NULL, 0, FRAME_NATIVE);
-	if (process < 0 || launcher < 0 || max < 2)
-		return -ENOMEM;
-	frames[0] = process;
-	frames[1] = launcher;
-	*depth = 2;
-	return 0;
-}
-
 /*
  * Two attaches to one job on CUPTI 13.0 Update 1, which (before 13.1
  * Update 1) gives a graph launch's kernels wrong correlation ids in every
@@ -902,7 +880,7 @@ static int scenario_graph_reattach(void)
 	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_VERSION=130001", NULL};
 	char graph_launcher[64];
 	size_t graph[2] = {0}, under_graph[2] = {0}, wrong[2] = {0}, unattributed[2] = {0};
-	struct gpu_merge_options options = {.launch_stack = any_session_launch_stack};
+	struct gpu_merge_options options = {.launch_stack = fake_launch_stack};
 	struct fake_core core;
 	struct gpu_session *gs;
 	struct profile *p;
