@@ -446,6 +446,41 @@ static void test_rounding(void)
 	profile__free(p);
 }
 
+/*
+ * A graph's gemm that the agent sent without a correlation id (CUPTI gave
+ * it a wrong one) beside a gemm launched outside the graph, with a stack:
+ * the graph's stays unattributed, never under the other call site.
+ */
+static void test_graph_without_launch(void)
+{
+	struct fake_core core = {0};
+	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
+	struct gpu_session *gs;
+	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
+	struct stream s;
+	char *text;
+
+	core.profile = p;
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add_name(&s, NAME_GEMM, "_Z11gemm_kerneljPf");
+	add_kernel_on(&s, 0, 7, 10, NAME_GEMM, US(1000), US(3000), 0);
+	add_kernel_on(&s, 0, 7, 0, NAME_GEMM, US(4000), US(4500), 3);
+	add_launch(&s, 10, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_PROBED);
+	add_launch(&s, 11, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_GRAPH | GPU_LAUNCH_PROBED);
+	if (gpu_session__open(&gs, NULL))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
+	text = folded(p, VIEW_GPU);
+	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] gemm_kernel 500\n"
+			     "mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 2000\n"),
+	       "graph kernel without its launch:\n%s", text);
+	free(text);
+	gpu_session__close(gs);
+	profile__free(p);
+}
+
 int main(void)
 {
 	report__set_level(REPORT_QUIET);
@@ -453,6 +488,7 @@ int main(void)
 	test_merge_plain();
 	test_join();
 	test_rounding();
+	test_graph_without_launch();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures ? 1 : 0;
