@@ -538,13 +538,26 @@ static int scenario_receiver_killed(void)
 	return failures ? 1 : 0;
 }
 
+/* mock_app with ARGS, which attach the agent to a new session *gs, and
+ * EXTRA in its environment; -1 when the session cannot open. */
+static pid_t spawn_attaching(struct gpu_session **gs, const char *const *args, const char *extra)
+{
+	static char socket_env[160], cupti_env[512];
+	const char *env[] = {socket_env, cupti_env, extra, NULL};
+
+	if (gpu_session__open(gs, NULL))
+		return -1;
+	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
+		 gpu_session__socket_name(*gs));
+	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
+	return spawn(args, env);
+}
+
 /* The app loads and starts the agent itself, twice, as two attaches. */
 static int scenario_attach(void)
 {
 	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, "--attach-count",
 			      "2",	   NULL};
-	static char socket_env[160], cupti_env[512];
-	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_TRACE=1", NULL};
 	char *reference = reference_checksum(), *err;
 	struct gpu_session *gs;
 	uint64_t begin[2], end[2];
@@ -552,12 +565,9 @@ static int scenario_attach(void)
 	bool exited = false;
 	pid_t pid;
 
-	if (gpu_session__open(&gs, NULL))
+	pid = spawn_attaching(&gs, args, "MOCK_CUPTI_TRACE=1");
+	if (pid < 0)
 		return 1;
-	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(gs));
-	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
-	pid = spawn(args, env);
 	for (int session = 0; session < 2 && !exited; session++) {
 		begin[session] = monotonic_ns();
 		/* Wait for this session's agent, then record a second. */
@@ -876,8 +886,6 @@ static int scenario_graph_reattach(void)
 {
 	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, "--attach-count",
 			      "2",	   NULL};
-	static char socket_env[160], cupti_env[512];
-	const char *env[] = {socket_env, cupti_env, "MOCK_CUPTI_VERSION=130001", NULL};
 	char graph_launcher[64];
 	size_t graph[2] = {0}, under_graph[2] = {0}, wrong[2] = {0}, unattributed[2] = {0};
 	struct gpu_merge_options options = {.launch_stack = fake_launch_stack};
@@ -888,12 +896,9 @@ static int scenario_graph_reattach(void)
 	int status = 0;
 	pid_t pid;
 
-	if (gpu_session__open(&gs, NULL))
+	pid = spawn_attaching(&gs, args, "MOCK_CUPTI_VERSION=130001");
+	if (pid < 0)
 		return 1;
-	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(gs));
-	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
-	pid = spawn(args, env);
 	for (int session = 0; session < 2 && !exited; session++) {
 		while (gpu_session__nr_agents(gs) <= (size_t)session && !exited)
 			exited = pump(gs, 50, pid, &status);
