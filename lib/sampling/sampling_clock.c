@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Periods of the sampling clock; see sampling_clock.h. */
+/* Periods of the sampling clock, and the thread that draws them again;
+ * see sampling_clock.h. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -10,43 +12,26 @@
 #include "sampling/sampling_clock.h"
 
 #define NS_PER_S 1000000000ULL
-/* Ticks per second that K aims at, and the bounds on K.  Every tick is a
- * timer interrupt on every CPU: some 1 us on bare metal, but 30-45 us in
- * some VMs, where 10000 a second took 40 % of the target's CPU. */
-#define TARGET_TICK_RATE 1000
-#define MIN_TICKS_PER_SAMPLE 2
-#define MAX_TICKS_PER_SAMPLE 8
 /* The kernel runs cpu-clock timers no faster than every 10 us. */
 #define MIN_PERIOD_NS 10000ULL
-#define DITHER_INTERVAL_NS NS_PER_S
+
+static uint64_t monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
 
 int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random)
 {
-	unsigned int k = frequency ? TARGET_TICK_RATE / frequency : 0;
-
 	if (!frequency)
 		return -EINVAL;
-	if (k < MIN_TICKS_PER_SAMPLE)
-		k = MIN_TICKS_PER_SAMPLE;
-	if (k > MAX_TICKS_PER_SAMPLE)
-		k = MAX_TICKS_PER_SAMPLE;
-	clock->frequency = frequency;
-	clock->random = random;
-	clock->ticks_per_sample = random ? k : 1;
-	clock->last_dither_ns = 0;
-	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock->rng = ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ getpid();
-	}
+	*clock = (struct sampling_clock){.frequency = frequency, .random = random};
+	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng))
+		clock->rng = monotonic_now() ^ ((uint64_t)getpid() << 32);
 	clock->rng |= 1;
 	return 0;
-}
-
-uint64_t sampling_clock__interval_ns(const struct sampling_clock *clock)
-{
-	return clock->random ? NS_PER_S / clock->frequency : 0;
 }
 
 /* xorshift64*: a different stream every run, good enough for periods. */
@@ -58,40 +43,123 @@ static uint64_t next_random(struct sampling_clock *clock)
 	return clock->rng * 0x2545f4914f6cdd1dULL;
 }
 
-uint64_t sampling_clock__period(struct sampling_clock *clock)
+static double uniform(struct sampling_clock *clock)
 {
-	double rate, uniform;
-	uint64_t period;
-
-	if (!clock->random)
-		return NS_PER_S / clock->frequency;
-	/* K to 1.25 K ticks per sample, uniform in rate: a period drawn from
-	 * a continuous range is in step with no workload's period. */
-	uniform = (next_random(clock) >> 11) * 0x1p-53;
-	rate = (double)clock->frequency * clock->ticks_per_sample * (1 + uniform / 4);
-	period = NS_PER_S / rate;
-	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
+	return (next_random(clock) >> 11) * 0x1p-53;
 }
 
-int sampling_clock__dither(struct sampling_clock *clock, const int *fds, int nr_fds,
-			   uint64_t now_ns)
+struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock)
 {
-	int err = 0;
+	double interval = (double)NS_PER_S / clock->frequency, hold, rate;
+	struct sampling_clock_draw draw = {0};
 
-	if (!clock->random)
-		return 0;
-	if (!clock->last_dither_ns)
-		clock->last_dither_ns = now_ns; /* the events have just been opened */
-	if (now_ns < clock->last_dither_ns + DITHER_INTERVAL_NS)
-		return 0;
-	clock->last_dither_ns = now_ns;
-	for (int i = 0; i < nr_fds; i++) {
-		uint64_t period = sampling_clock__period(clock);
-
-		if (fds[i] < 0)
-			continue;
-		if (ioctl(fds[i], PERF_EVENT_IOC_PERIOD, &period) && !err)
-			err = -errno;
+	if (!clock->random) {
+		draw.period_ns = NS_PER_S / clock->frequency;
+		return draw;
 	}
-	return err;
+	/* Rates over a range as wide as F, not periods near 1/F: ticks held
+	 * near the period of the target's work would catch one phase of it
+	 * for the whole hold.  Uniform in rate, so the mean rate is F. */
+	hold = interval * (SAMPLING_CLOCK_MIN_HOLD +
+			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
+	rate = clock->frequency * (0.5 + uniform(clock)) + NS_PER_S / (2 * hold);
+	draw.period_ns = NS_PER_S / rate;
+	if (draw.period_ns < MIN_PERIOD_NS)
+		draw.period_ns = MIN_PERIOD_NS;
+	draw.hold_ns = hold;
+	return draw;
+}
+
+uint64_t sampling_clock__period(struct sampling_clock *clock)
+{
+	return sampling_clock__draw(clock).period_ns;
+}
+
+/* Sets new periods on the CPUs whose holds end within half the shortest
+ * hold, so that one wake-up serves several, and sleeps until the next. */
+static void *draw_periods(void *arg)
+{
+	struct sampling_clock *clock = arg;
+	uint64_t batch_ns = NS_PER_S / clock->frequency * SAMPLING_CLOCK_MIN_HOLD / 2;
+
+	pthread_mutex_lock(&clock->lock);
+	while (!clock->stopping) {
+		uint64_t now = monotonic_now(), earliest = UINT64_MAX;
+		struct timespec until;
+
+		for (int cpu = 0; cpu < clock->nr_fds; cpu++) {
+			struct sampling_clock_draw draw;
+
+			if (clock->fds[cpu] < 0)
+				continue;
+			if (clock->next_draw_ns[cpu] <= now + batch_ns) {
+				draw = sampling_clock__draw(clock);
+				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &draw.period_ns) &&
+				    !clock->first_error)
+					clock->first_error = -errno;
+				clock->next_draw_ns[cpu] = now + draw.hold_ns;
+				clock->draws++;
+			}
+			if (clock->next_draw_ns[cpu] < earliest)
+				earliest = clock->next_draw_ns[cpu];
+		}
+		if (earliest == UINT64_MAX)
+			break;
+		until.tv_sec = earliest / NS_PER_S;
+		until.tv_nsec = earliest % NS_PER_S;
+		if (pthread_cond_timedwait(&clock->wake, &clock->lock, &until) == ETIMEDOUT)
+			clock->wake_ups++;
+	}
+	pthread_mutex_unlock(&clock->lock);
+	return NULL;
+}
+
+int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_fds)
+{
+	pthread_condattr_t attr;
+	uint64_t now = monotonic_now();
+	int err;
+
+	if (!clock->random || clock->running)
+		return 0;
+	clock->next_draw_ns = calloc(nr_fds > 0 ? nr_fds : 1, sizeof(*clock->next_draw_ns));
+	if (!clock->next_draw_ns)
+		return -ENOMEM;
+	/* The periods the events opened with are held from now. */
+	for (int cpu = 0; cpu < nr_fds; cpu++)
+		clock->next_draw_ns[cpu] = now + sampling_clock__draw(clock).hold_ns;
+	clock->fds = fds;
+	clock->nr_fds = nr_fds;
+	clock->stopping = false;
+	pthread_mutex_init(&clock->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&clock->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	err = -pthread_create(&clock->thread, NULL, draw_periods, clock);
+	if (err) {
+		pthread_cond_destroy(&clock->wake);
+		pthread_mutex_destroy(&clock->lock);
+		free(clock->next_draw_ns);
+		clock->next_draw_ns = NULL;
+		return err;
+	}
+	clock->running = true;
+	return 0;
+}
+
+void sampling_clock__stop(struct sampling_clock *clock)
+{
+	if (!clock->running)
+		return;
+	pthread_mutex_lock(&clock->lock);
+	clock->stopping = true;
+	pthread_cond_signal(&clock->wake);
+	pthread_mutex_unlock(&clock->lock);
+	pthread_join(clock->thread, NULL);
+	pthread_cond_destroy(&clock->wake);
+	pthread_mutex_destroy(&clock->lock);
+	free(clock->next_draw_ns);
+	clock->next_draw_ns = NULL;
+	clock->running = false;
 }
