@@ -113,9 +113,12 @@ one() {
 	for sampling in fixed random; do
 		read -r samples seconds < <(sed -n \
 			's/.*for \([0-9.]*\) s at .*: \([0-9]*\) samples.*/\2 \1/p' "$WORK/$sampling.err")
+		# Fixed sessions, and llmprof before its random clock drew periods
+		# again, print no such line.
+		draws=0 wake_ups=0
 		read -r draws wake_ups < <(sed -n \
 			's/.*sampling clock: \([0-9]*\) periods drawn in \([0-9]*\) wake-ups.*/\1 \2/p' \
-			"$WORK/$sampling.err")
+			"$WORK/$sampling.err") || true
 		if [ $sampling = fixed ]; then set -- $f1 $f2; else set -- $r1 $r2; fi
 		echo "$f $sampling $samples $seconds $(($3 - $1)) $(($4 - $2)) $((t2 - t1))" \
 			"${draws:-0} ${wake_ups:-0}"

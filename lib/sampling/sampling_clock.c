@@ -3,7 +3,6 @@
  * see sampling_clock.h. */
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -48,25 +47,36 @@ static double uniform(struct sampling_clock *clock)
 	return (next_random(clock) >> 11) * 0x1p-53;
 }
 
+static uint64_t draw_hold(struct sampling_clock *clock)
+{
+	double interval = (double)NS_PER_S / clock->frequency;
+
+	return interval * (SAMPLING_CLOCK_MIN_HOLD +
+			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
+}
+
+/* A period to hold for hold_ns.  Rates over a range as wide as F, not
+ * periods near 1/F: ticks held near the period of the target's work would
+ * catch one phase of it for the whole hold.  Uniform in rate, so the mean
+ * rate is F. */
+static uint64_t draw_period(struct sampling_clock *clock, uint64_t hold_ns)
+{
+	double rate = clock->frequency * (0.5 + uniform(clock)) + NS_PER_S / (2.0 * hold_ns);
+	uint64_t period = NS_PER_S / rate;
+
+	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
+}
+
 struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock)
 {
-	double interval = (double)NS_PER_S / clock->frequency, hold, rate;
 	struct sampling_clock_draw draw = {0};
 
 	if (!clock->random) {
 		draw.period_ns = NS_PER_S / clock->frequency;
 		return draw;
 	}
-	/* Rates over a range as wide as F, not periods near 1/F: ticks held
-	 * near the period of the target's work would catch one phase of it
-	 * for the whole hold.  Uniform in rate, so the mean rate is F. */
-	hold = interval * (SAMPLING_CLOCK_MIN_HOLD +
-			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
-	rate = clock->frequency * (0.5 + uniform(clock)) + NS_PER_S / (2 * hold);
-	draw.period_ns = NS_PER_S / rate;
-	if (draw.period_ns < MIN_PERIOD_NS)
-		draw.period_ns = MIN_PERIOD_NS;
-	draw.hold_ns = hold;
+	draw.hold_ns = draw_hold(clock);
+	draw.period_ns = draw_period(clock, draw.hold_ns);
 	return draw;
 }
 
@@ -75,38 +85,36 @@ uint64_t sampling_clock__period(struct sampling_clock *clock)
 	return sampling_clock__draw(clock).period_ns;
 }
 
-/* Sets new periods on the CPUs whose holds end within half the shortest
- * hold, so that one wake-up serves several, and sleeps until the next. */
+/* At the end of each hold, a period of its own for every CPU's event, all
+ * held until one new end: one wake-up serves every CPU. */
 static void *draw_periods(void *arg)
 {
 	struct sampling_clock *clock = arg;
-	uint64_t batch_ns = NS_PER_S / clock->frequency * SAMPLING_CLOCK_MIN_HOLD / 2;
+	bool any = false;
 
+	for (int cpu = 0; cpu < clock->nr_fds; cpu++)
+		any |= clock->fds[cpu] >= 0;
 	pthread_mutex_lock(&clock->lock);
-	while (!clock->stopping) {
-		uint64_t now = monotonic_now(), earliest = UINT64_MAX;
+	while (any && !clock->stopping) {
+		uint64_t now = monotonic_now(), hold;
 		struct timespec until;
 
-		for (int cpu = 0; cpu < clock->nr_fds; cpu++) {
-			struct sampling_clock_draw draw;
+		if (now >= clock->next_draw_ns) {
+			hold = draw_hold(clock);
+			for (int cpu = 0; cpu < clock->nr_fds; cpu++) {
+				uint64_t period = draw_period(clock, hold);
 
-			if (clock->fds[cpu] < 0)
-				continue;
-			if (clock->next_draw_ns[cpu] <= now + batch_ns) {
-				draw = sampling_clock__draw(clock);
-				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &draw.period_ns) &&
+				if (clock->fds[cpu] < 0)
+					continue;
+				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &period) &&
 				    !clock->first_error)
 					clock->first_error = -errno;
-				clock->next_draw_ns[cpu] = now + draw.hold_ns;
 				clock->draws++;
 			}
-			if (clock->next_draw_ns[cpu] < earliest)
-				earliest = clock->next_draw_ns[cpu];
+			clock->next_draw_ns = now + hold;
 		}
-		if (earliest == UINT64_MAX)
-			break;
-		until.tv_sec = earliest / NS_PER_S;
-		until.tv_nsec = earliest % NS_PER_S;
+		until.tv_sec = clock->next_draw_ns / NS_PER_S;
+		until.tv_nsec = clock->next_draw_ns % NS_PER_S;
 		if (pthread_cond_timedwait(&clock->wake, &clock->lock, &until) == ETIMEDOUT)
 			clock->wake_ups++;
 	}
@@ -117,17 +125,12 @@ static void *draw_periods(void *arg)
 int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_fds)
 {
 	pthread_condattr_t attr;
-	uint64_t now = monotonic_now();
 	int err;
 
 	if (!clock->random || clock->running)
 		return 0;
-	clock->next_draw_ns = calloc(nr_fds > 0 ? nr_fds : 1, sizeof(*clock->next_draw_ns));
-	if (!clock->next_draw_ns)
-		return -ENOMEM;
 	/* The periods the events opened with are held from now. */
-	for (int cpu = 0; cpu < nr_fds; cpu++)
-		clock->next_draw_ns[cpu] = now + sampling_clock__draw(clock).hold_ns;
+	clock->next_draw_ns = monotonic_now() + draw_hold(clock);
 	clock->fds = fds;
 	clock->nr_fds = nr_fds;
 	clock->stopping = false;
@@ -140,8 +143,6 @@ int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_f
 	if (err) {
 		pthread_cond_destroy(&clock->wake);
 		pthread_mutex_destroy(&clock->lock);
-		free(clock->next_draw_ns);
-		clock->next_draw_ns = NULL;
 		return err;
 	}
 	clock->running = true;
@@ -159,7 +160,5 @@ void sampling_clock__stop(struct sampling_clock *clock)
 	pthread_join(clock->thread, NULL);
 	pthread_cond_destroy(&clock->wake);
 	pthread_mutex_destroy(&clock->lock);
-	free(clock->next_draw_ns);
-	clock->next_draw_ns = NULL;
 	clock->running = false;
 }

@@ -4,13 +4,14 @@
  * tick per sample either way.  Fixed: every 1e9/F ns, as perf does.
  * Random: each CPU ticks at a rate of its own drawn uniformly from
  * [F/2, 3F/2] and held for 8 to 24 samples' time (1/F each), then drawn
- * again; a thread of its own sleeps until the next CPU's hold ends and sets
- * the new period with PERF_EVENT_IOC_PERIOD, which restarts that CPU's
- * timer: its next tick comes one new period after the change, at a random
- * instant in any period of the target's work.  The change costs each CPU
- * one interrupt (a call from another CPU) per hold, some 1/16 of the
- * ticks.  The mean rate is F: a hold of H loses half a tick on average to
- * its restart, which its rate makes up (F' + 1/(2H)).
+ * again; a thread of its own sleeps until the hold (one for all CPUs)
+ * ends and sets each CPU's new period with PERF_EVENT_IOC_PERIOD, which
+ * restarts that CPU's timer: its next tick comes one new period after the
+ * change, at a random instant in any period of the target's work.  The
+ * change costs each CPU one interrupt (a call from the thread's CPU) per
+ * hold, some 1/16 of the ticks, and the thread one wake-up.  The mean rate
+ * is F: a hold of H loses half a tick on average to its restart, which its
+ * rate makes up (F' + 1/(2H)).
  */
 #ifndef LLMPROF_SAMPLING_CLOCK_H
 #define LLMPROF_SAMPLING_CLOCK_H
@@ -30,7 +31,7 @@ struct sampling_clock {
 	/* While random events run: the thread that draws their periods. */
 	const int *fds; /* one per CPU, -1 where none */
 	int nr_fds;
-	uint64_t *next_draw_ns; /* per CPU, CLOCK_MONOTONIC */
+	uint64_t next_draw_ns; /* the end of the hold, CLOCK_MONOTONIC */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
