@@ -752,6 +752,10 @@ static void detach(struct session *s)
 	for (int i = 0; i < s->nr_launch_links; i++)
 		bpf_link__destroy(s->launch_links[i]);
 	s->nr_launch_links = 0;
+	/* Sampling ended with the links: the clock's thread, which a loaded
+	 * machine may take a while to run, must not lengthen the profile. */
+	if (s->attached)
+		s->end_ns = monotonic_ns();
 	sampling_clock__stop(&s->clock);
 	if (s->clock.first_error)
 		report__debug("cannot change the sampling period: %s",
@@ -762,8 +766,6 @@ static void detach(struct session *s)
 			close(s->perf_fds[cpu]);
 		s->perf_fds[cpu] = -1;
 	}
-	if (s->attached)
-		s->end_ns = monotonic_ns();
 	s->attached = false;
 }
 
