@@ -23,6 +23,7 @@
 #include "targets.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
+#include "sampling/bpf_cost.h"
 #include "sampling/sampling_clock.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -100,6 +101,7 @@ int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	size_t ring_bytes, record_bytes = sizeof(struct sample_event);
+	uint64_t load_started;
 	bool in_bpf = options->unwind == UNWIND_EHFRAME || options->unwind == UNWIND_COMPARE;
 	bool copy = options->unwind == UNWIND_DWARF || options->unwind == UNWIND_COMPARE;
 	int err;
@@ -145,9 +147,11 @@ int session__open(struct session **out, const struct session_options *options)
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
 		goto fail;
+	load_started = bpf_cost__now();
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto fail;
+	bpf_cost__loaded("sampler", s->skel->obj, load_started);
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
