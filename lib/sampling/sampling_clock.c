@@ -3,6 +3,7 @@
  * see sampling_clock.h. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -55,16 +56,54 @@ static uint64_t draw_hold(struct sampling_clock *clock)
 			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
 }
 
+/* The period of a rate of (0.5 + share) F held for hold_ns, with the half
+ * tick its restart loses made up. */
+static uint64_t period_of(const struct sampling_clock *clock, double share, uint64_t hold_ns)
+{
+	double rate = clock->frequency * (0.5 + share) + NS_PER_S / (2.0 * hold_ns);
+	uint64_t period = NS_PER_S / rate;
+
+	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
+}
+
 /* A period to hold for hold_ns.  Rates over a range as wide as F, not
  * periods near 1/F: ticks held near the period of the target's work would
  * catch one phase of it for the whole hold.  Uniform in rate, so the mean
  * rate is F. */
 static uint64_t draw_period(struct sampling_clock *clock, uint64_t hold_ns)
 {
-	double rate = clock->frequency * (0.5 + uniform(clock)) + NS_PER_S / (2.0 * hold_ns);
-	uint64_t period = NS_PER_S / rate;
+	return period_of(clock, uniform(clock), hold_ns);
+}
 
-	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
+uint64_t sampling_clock__next_hold(struct sampling_clock *clock, uint64_t *periods, int nr)
+{
+	uint64_t hold = clock->pair_hold_ns;
+
+	if (nr > clock->nr_shares) {
+		double *shares = realloc(clock->shares, nr * sizeof(*shares));
+
+		if (!shares)
+			return 0;
+		clock->shares = shares;
+		clock->nr_shares = nr;
+		hold = 0; /* a new pair: the shares are not all drawn */
+	}
+	if (!hold) {
+		hold = draw_hold(clock);
+		for (int cpu = 0; cpu < nr; cpu++) {
+			clock->shares[cpu] = uniform(clock);
+			periods[cpu] = period_of(clock, clock->shares[cpu], hold);
+		}
+		clock->pair_hold_ns = hold;
+		return hold;
+	}
+	/* The second of the pair: as much slower as the first was faster
+	 * (or the reverse), over as long, so each CPU's ticks over the pair
+	 * are 2HF whatever the draws. */
+	for (int cpu = 0; cpu < nr; cpu++)
+		periods[cpu] = period_of(clock, 1 - clock->shares[cpu], hold);
+	clock->pair_hold_ns = 0;
+	return hold;
 }
 
 struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock)
@@ -90,23 +129,26 @@ uint64_t sampling_clock__period(struct sampling_clock *clock)
 static void *draw_periods(void *arg)
 {
 	struct sampling_clock *clock = arg;
+	uint64_t *periods = calloc(clock->nr_fds > 0 ? clock->nr_fds : 1, sizeof(*periods));
 	bool any = false;
 
 	for (int cpu = 0; cpu < clock->nr_fds; cpu++)
 		any |= clock->fds[cpu] >= 0;
 	pthread_mutex_lock(&clock->lock);
-	while (any && !clock->stopping) {
+	while (any && periods && !clock->stopping) {
 		uint64_t now = monotonic_now(), hold;
 		struct timespec until;
 
 		if (now >= clock->next_draw_ns) {
-			hold = draw_hold(clock);
+			hold = sampling_clock__next_hold(clock, periods, clock->nr_fds);
+			if (!hold) {
+				clock->first_error = clock->first_error ? clock->first_error : -ENOMEM;
+				break;
+			}
 			for (int cpu = 0; cpu < clock->nr_fds; cpu++) {
-				uint64_t period = draw_period(clock, hold);
-
 				if (clock->fds[cpu] < 0)
 					continue;
-				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &period) &&
+				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &periods[cpu]) &&
 				    !clock->first_error)
 					clock->first_error = -errno;
 				clock->draws++;
@@ -119,6 +161,7 @@ static void *draw_periods(void *arg)
 			clock->wake_ups++;
 	}
 	pthread_mutex_unlock(&clock->lock);
+	free(periods);
 	return NULL;
 }
 
@@ -161,4 +204,7 @@ void sampling_clock__stop(struct sampling_clock *clock)
 	pthread_cond_destroy(&clock->wake);
 	pthread_mutex_destroy(&clock->lock);
 	clock->running = false;
+	free(clock->shares);
+	clock->shares = NULL;
+	clock->nr_shares = 0;
 }

@@ -11,7 +11,8 @@
  * change costs each CPU one interrupt (a call from the thread's CPU) per
  * hold, some 1/16 of the ticks, and the thread one wake-up.  The mean rate
  * is F: a hold of H loses half a tick on average to its restart, which its
- * rate makes up (F' + 1/(2H)).
+ * rate makes up (F' + 1/(2H)); and holds come in pairs whose rates average
+ * F exactly (sampling_clock__next_hold()).
  */
 #ifndef LLMPROF_SAMPLING_CLOCK_H
 #define LLMPROF_SAMPLING_CLOCK_H
@@ -36,6 +37,9 @@ struct sampling_clock {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool running, stopping;
+	double *shares;	      /* per CPU, the first hold of a pair: its rate is (0.5 + share) F */
+	int nr_shares;
+	uint64_t pair_hold_ns; /* the second hold of a pair comes next, as long; 0: a new pair */
 	uint64_t draws; /* periods set after the events were opened */
 	uint64_t wake_ups; /* of the thread, each a timer interrupt of its own */
 	int first_error; /* of PERF_EVENT_IOC_PERIOD, -errno */
@@ -52,6 +56,12 @@ int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, b
 /* The next period of one CPU's cpu-clock event and, when random, how long
  * to hold it (0 when fixed). */
 struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock);
+/* The next hold of a random clock and, in periods[0..nr), a period for
+ * each CPU.  Holds come in pairs of one length, the second at 2F minus each
+ * CPU's first rate: each CPU's ticks over a pair are 2HF, so the rate over
+ * a short profile does not wander with the draws.  The hold in ns, or 0
+ * without memory. */
+uint64_t sampling_clock__next_hold(struct sampling_clock *clock, uint64_t *periods, int nr);
 /* The sample_period of the next CPU's cpu-clock event, in ns: 1/F, or the
  * first draw of a random clock, held from sampling_clock__start(). */
 uint64_t sampling_clock__period(struct sampling_clock *clock);
