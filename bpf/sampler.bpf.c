@@ -9,7 +9,6 @@
 #include <bpf/usdt.bpf.h>
 
 #include "capture.bpf.h"
-#include "sampling_clock.bpf.h"
 
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
@@ -17,10 +16,6 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	struct sample_event *event;
 	bool urgent;
 
-	/* Most ticks of a randomised clock are not samples: decide first,
-	 * for every task, so that discarding costs little. */
-	if (!sampling_clock__keep())
-		return 0;
 	if (!targets__contains(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	count(COUNTER_SAMPLES);

@@ -7,8 +7,11 @@
 # samples per fixed's; the BPF program's runs per second (every tick, on
 # every CPU) and its time per run and per second (kernel.bpf_stats_enabled
 # counters, as bpftool prog show prints them, over DURATION - 2 s from half a
-# second after both are attached); and what random adds per second and
-# per extra run (a discarded tick).  Medians of RUNS.
+# second after both are attached: each run is a timer tick on one CPU);
+# random's runs per fixed's; and the periods random sets per second (each a
+# call into one CPU) and its thread's wake-ups per second (llmprof -v's
+# count over the whole session), so that random's interrupts per fixed's
+# are (runs + periods set + wake-ups) / fixed's runs.  Medians of RUNS.
 #
 #   scripts/bench-sampling.sh
 #
@@ -60,7 +63,7 @@ prog_stats() {
 
 # session SAMPLING F: starts llmprof on $BG; its pid in PID.
 session() {
-	"$LLMPROF" attach -p "$BG" -d "$SECONDS_EACH" -F "$2" --sampling "$1" -o /dev/null \
+	"$LLMPROF" attach -v -p "$BG" -d "$SECONDS_EACH" -F "$2" --sampling "$1" -o /dev/null \
 		2>"$WORK/$1.err" &
 	PID=$!
 }
@@ -78,10 +81,13 @@ wait_prog() {
 }
 
 # one F: fixed and random on one target at once, so both see the same
-# CPU time of it; a line "F SAMPLING SAMPLES SECONDS RUNS NS WALL_NS" each.
+# CPU time of it; a line "F SAMPLING SAMPLES SECONDS RUNS NS WALL_NS DRAWS WAKE_UPS"
+# each.
 one() {
 	local f=$1 fixed_pid fixed_fd random_pid random_fd f1 f2 r1 r2 t1 t2 samples seconds
-	$TARGET_PREFIX "$TARGET" $((SECONDS_EACH + 8)) >/dev/null &
+	# Killed once both sessions end: the cap only has to outlast their start-up,
+	# which a loaded machine can stretch to several seconds.
+	$TARGET_PREFIX "$TARGET" $((SECONDS_EACH + 60)) >/dev/null &
 	BG=$!
 	sleep 0.3
 	# Started together, so that their summaries cover the same time.
@@ -107,8 +113,15 @@ one() {
 	for sampling in fixed random; do
 		read -r samples seconds < <(sed -n \
 			's/.*for \([0-9.]*\) s at .*: \([0-9]*\) samples.*/\2 \1/p' "$WORK/$sampling.err")
+		# Fixed sessions, and llmprof before its random clock drew periods
+		# again, print no such line.
+		draws=0 wake_ups=0
+		read -r draws wake_ups < <(sed -n \
+			's/.*sampling clock: \([0-9]*\) periods drawn in \([0-9]*\) wake-ups.*/\1 \2/p' \
+			"$WORK/$sampling.err") || true
 		if [ $sampling = fixed ]; then set -- $f1 $f2; else set -- $r1 $r2; fi
-		echo "$f $sampling $samples $seconds $(($3 - $1)) $(($4 - $2)) $((t2 - t1))"
+		echo "$f $sampling $samples $seconds $(($3 - $1)) $(($4 - $2)) $((t2 - t1))" \
+			"${draws:-0} ${wake_ups:-0}"
 	done
 }
 
@@ -122,27 +135,27 @@ python3 - "$WORK/results" "$(nproc)" <<'PY'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    f, sampling, samples, seconds, n, ns, wall = line.split()
+    f, sampling, samples, seconds, n, ns, wall, draws, wake_ups = line.split()
     f, wall = int(f), int(wall) / 1e9
     runs.setdefault((f, sampling), []).append(
         dict(rate=int(samples) / (f * float(seconds)), samples=int(samples) / float(seconds),
-             runs=int(n) / wall, ns=int(ns) / wall))
+             runs=int(n) / wall, ns=int(ns) / wall, draws=int(draws) / float(seconds),
+             wake_ups=int(wake_ups) / float(seconds)))
 med = lambda key, rows: statistics.median(r[key] for r in rows)
 print(f"{sys.argv[2]} CPUs; medians of {len(next(iter(runs.values())))} runs, fixed and random "
       "on one target at once")
 print(f"{'Hz':>5} {'sampling':<8} {'samples/(F*s)':>13} {'random/fixed':>12} {'runs/s':>8} "
-      f"{'ns/run':>7} {'BPF us/s':>9} {'extra us/s':>10} {'ns/extra run':>12}")
+      f"{'ns/run':>7} {'BPF us/s':>9} {'sets/s':>7} {'wake-ups/s':>10} {'interrupts random/fixed':>23}")
 for f in sorted({k[0] for k in runs}):
     fixed, random = runs[(f, "fixed")], runs[(f, "random")]
     # Per run, then the median, so that each pair shares its target.
     ratio = statistics.median(r["samples"] / x["samples"] for r, x in zip(random, fixed))
-    extra = statistics.median((r["ns"] - x["ns"]) / 1e3 for r, x in zip(random, fixed))
-    per_run = statistics.median((r["ns"] - x["ns"]) / (r["runs"] - x["runs"])
-                                for r, x in zip(random, fixed) if r["runs"] > x["runs"])
+    interrupts = statistics.median((r["runs"] + r["draws"] + r["wake_ups"]) / x["runs"]
+                                   for r, x in zip(random, fixed))
     for name, rows in (("fixed", fixed), ("random", random)):
-        tail = (f"{ratio:>12.4f}", f"{extra:>10.0f}", f"{per_run:>12.0f}") if name == "random" \
-            else (f"{'-':>12}", f"{'-':>10}", f"{'-':>12}")
+        tail = (f"{ratio:>12.4f}", f"{interrupts:>23.3f}") if name == "random" \
+            else (f"{'-':>12}", f"{'-':>23}")
         print(f"{f:>5} {name:<8} {med('rate', rows):>13.4f} {tail[0]} {med('runs', rows):>8.0f} "
               f"{med('ns', rows) / med('runs', rows):>7.0f} {med('ns', rows) / 1e3:>9.0f} "
-              f"{tail[1]} {tail[2]}")
+              f"{med('draws', rows):>7.0f} {med('wake_ups', rows):>10.0f} {tail[1]}")
 PY

@@ -24,6 +24,7 @@
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
 #include "gpu/library_probe.h"
+#include "sampling/bpf_cost.h"
 #include "sampling/probe_family.h"
 #include "sampler.h"
 #include "status.h"
@@ -69,6 +70,7 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 {
 	struct capture_settings settings;
 	struct gpu_memory *m = calloc(1, sizeof(*m));
+	uint64_t load_started;
 	int err;
 
 	if (!m)
@@ -105,8 +107,11 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 		    (enum bpf_attach_type)LIBRARY_PROBE_UPROBE_MULTI);
 	}
 	err = session__share_maps(session, m->skel->obj);
+	load_started = bpf_cost__now();
 	if (!err)
 		err = gpu_memory_bpf__load(m->skel);
+	if (!err)
+		bpf_cost__loaded("gpu_memory", m->skel->obj, load_started);
 	if (!err)
 		err = session__set_record_handler(session, SAMPLE_KIND_GPU_MEMORY, record_call, m);
 	if (err)

@@ -358,6 +358,67 @@ int library_probe__scan(struct library_probe *lp)
 	return err;
 }
 
+/* Depth of the descendants looked at: a launcher, its workers, theirs. */
+#define MAX_GENERATIONS 4
+
+static bool maps_library(pid_t pid, bool (*is_library)(const char *path, void *ctx), void *ctx)
+{
+	char path[64], line[PATH_MAX + 128];
+	bool found = false;
+	FILE *maps;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	maps = fopen(path, "re");
+	if (!maps)
+		return false;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/');
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		found = is_library(file, ctx);
+	}
+	fclose(maps);
+	return found;
+}
+
+static bool descendant_maps(pid_t pid, int generations,
+			    bool (*is_library)(const char *path, void *ctx), void *ctx)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *children;
+
+	/* The children of the main thread: those of other threads are rare
+	 * in the jobs profiled (launchers fork from their main thread). */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, pid);
+	children = fopen(path, "re");
+	if (!children)
+		return false;
+	while (!found && fgets(line, sizeof(line), children)) {
+		char *saved;
+
+		for (char *token = strtok_r(line, " \n", &saved); token && !found;
+		     token = strtok_r(NULL, " \n", &saved)) {
+			pid_t child = atoi(token);
+
+			found = maps_library(child, is_library, ctx) ||
+				(generations > 1 &&
+				 descendant_maps(child, generations - 1, is_library, ctx));
+		}
+	}
+	fclose(children);
+	return found;
+}
+
+bool library_probe__mapped(pid_t pid, bool children, bool (*is_library)(const char *path, void *ctx),
+			   void *ctx)
+{
+	return maps_library(pid, is_library, ctx) ||
+	       (children && descendant_maps(pid, MAX_GENERATIONS, is_library, ctx));
+}
+
 int library_probe__on_load(struct library_probe *lp, pid_t pid)
 {
 	/* A library was mapped: probe it before the process runs on. */

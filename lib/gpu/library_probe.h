@@ -89,6 +89,14 @@ int library_probe__add_link_fd(struct library_probe *probe, int fd);
 void library_probe__detach(struct library_probe *probe);
 void library_probe__free(struct library_probe *probe);
 
+/*
+ * Before the session: whether process pid, or with children any process
+ * descended from it that is alive now, maps a file is_library takes.  A
+ * process gone, or one whose maps cannot be read, maps nothing.
+ */
+bool library_probe__mapped(pid_t pid, bool children, bool (*is_library)(const char *path, void *ctx),
+			   void *ctx);
+
 /* Whether a file name (no directory) is a dynamic loader's; the injector's
  * (inject_target.c), which also keeps away from the loader's locks. */
 bool library_name__is_loader(const char *name);

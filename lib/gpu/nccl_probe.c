@@ -25,6 +25,7 @@
 #include "sampling/probe_family.h"
 #include "gpu/nccl_probe.h"
 #include "gpu/nccl_probe_internal.h"
+#include "sampling/bpf_cost.h"
 #include "nccl.h"
 #include "profile/text_output.h"
 #include "sampler.h"
@@ -70,6 +71,7 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 {
 	struct capture_settings settings;
 	struct nccl_probe *n = calloc(1, sizeof(*n));
+	uint64_t load_started;
 	int err;
 
 	if (!n)
@@ -93,8 +95,11 @@ int nccl_probe__open(struct nccl_probe **out, struct session *session, pid_t pid
 	n->skel->rodata->stop_on_load = stop_on_load;
 	n->probe.loader_program = n->skel->progs.nccl_loader;
 	err = session__share_maps(session, n->skel->obj);
+	load_started = bpf_cost__now();
 	if (!err)
 		err = nccl_bpf__load(n->skel);
+	if (!err)
+		bpf_cost__loaded("nccl", n->skel->obj, load_started);
 	if (!err)
 		err = session__set_record_handler(session, SAMPLE_KIND_NCCL, record_call, n);
 	if (err)
@@ -441,10 +446,27 @@ void nccl_probe__close(struct nccl_probe *n)
 }
 
 /* The probe family's row (lib/sampling/probe_family.h): without its probes
- * the profile goes on. */
+ * the profile goes on.  Attached to processes none of which maps libnccl,
+ * the family stays out unless its view is asked for: its object and the
+ * dynamic loader's probe (which stops the target at every library load)
+ * would cost llmprof a tenth of its CPU for nothing.  A command recorded
+ * has mapped nothing yet, so it is probed. */
 static bool nccl_wanted(const struct probe_family_env *env)
 {
-	return env->options->nccl;
+	const struct session_options *sampling = env->sampling;
+	const char *view = env->options->view;
+
+	if (!env->options->nccl)
+		return false;
+	if (env->record || (view && !strcmp(view, "nccl")))
+		return true;
+	if (library_probe__mapped(sampling->pid, sampling->children, is_nccl, NULL))
+		return true;
+	for (size_t i = 0; i < sampling->nr_more_pids; i++)
+		if (library_probe__mapped(sampling->more_pids[i], sampling->children, is_nccl, NULL))
+			return true;
+	report__debug("no process of the target maps libnccl: no NCCL probes");
+	return false;
 }
 
 static int nccl_open(void **state, const struct probe_family_env *env)

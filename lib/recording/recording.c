@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "recording/recording.h"
 #include "recording/run_as.h"
+#include "sampling/bpf_cost.h"
 #include "status.h"
 
 /*
@@ -226,9 +228,14 @@ int recording__finish(struct recording *r, struct recording_result *out)
 
 void recording__print_summary(const struct recording *r)
 {
+	struct rusage usage;
+
 	for (size_t i = 0; i < NR_FAMILIES; i++)
 		if (r->state[i] && families[i]->summary)
 			families[i]->summary(r->state[i], r->result.profile);
+	if (!getrusage(RUSAGE_SELF, &usage))
+		report__debug("peak RSS of llmprof %.1f MiB; BPF maps %.1f MiB in all",
+			      usage.ru_maxrss / 1024.0, bpf_cost__map_bytes() / 1048576.0);
 }
 
 const struct gpu_capture *recording__gpu_capture(const struct recording *r)

@@ -9,6 +9,7 @@
 
 #include "offcpu.h"
 #include "sampler.h"
+#include "sampling/bpf_cost.h"
 #include "sampling/offcpu_probe.h"
 #include "sampling/probe_family.h"
 #include "sampling/session.h"
@@ -29,6 +30,7 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 {
 	struct capture_settings settings;
 	struct offcpu *o = calloc(1, sizeof(*o));
+	uint64_t load_started;
 	int err;
 
 	if (!o)
@@ -57,10 +59,12 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 	err = bpf_map__set_value_size(o->skel->maps.offcpu_pending, o->record_bytes);
 	if (!err)
 		err = session__share_maps(session, o->skel->obj);
+	load_started = bpf_cost__now();
 	if (!err)
 		err = offcpu_bpf__load(o->skel);
 	if (err)
 		goto fail;
+	bpf_cost__loaded("offcpu", o->skel->obj, load_started);
 	*out = o;
 	return 0;
 fail:

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Periods of the sampling clock; see sampling_clock.h. */
+/* Periods of the sampling clock, and the thread that draws them again;
+ * see sampling_clock.h. */
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <time.h>
@@ -10,43 +12,26 @@
 #include "sampling/sampling_clock.h"
 
 #define NS_PER_S 1000000000ULL
-/* Ticks per second that K aims at, and the bounds on K.  Every tick is a
- * timer interrupt on every CPU: some 1 us on bare metal, but 30-45 us in
- * some VMs, where 10000 a second took 40 % of the target's CPU. */
-#define TARGET_TICK_RATE 1000
-#define MIN_TICKS_PER_SAMPLE 2
-#define MAX_TICKS_PER_SAMPLE 8
 /* The kernel runs cpu-clock timers no faster than every 10 us. */
 #define MIN_PERIOD_NS 10000ULL
-#define DITHER_INTERVAL_NS NS_PER_S
+
+static uint64_t monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
 
 int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random)
 {
-	unsigned int k = frequency ? TARGET_TICK_RATE / frequency : 0;
-
 	if (!frequency)
 		return -EINVAL;
-	if (k < MIN_TICKS_PER_SAMPLE)
-		k = MIN_TICKS_PER_SAMPLE;
-	if (k > MAX_TICKS_PER_SAMPLE)
-		k = MAX_TICKS_PER_SAMPLE;
-	clock->frequency = frequency;
-	clock->random = random;
-	clock->ticks_per_sample = random ? k : 1;
-	clock->last_dither_ns = 0;
-	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng)) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock->rng = ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ getpid();
-	}
+	*clock = (struct sampling_clock){.frequency = frequency, .random = random};
+	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng))
+		clock->rng = monotonic_now() ^ ((uint64_t)getpid() << 32);
 	clock->rng |= 1;
 	return 0;
-}
-
-uint64_t sampling_clock__interval_ns(const struct sampling_clock *clock)
-{
-	return clock->random ? NS_PER_S / clock->frequency : 0;
 }
 
 /* xorshift64*: a different stream every run, good enough for periods. */
@@ -58,40 +43,168 @@ static uint64_t next_random(struct sampling_clock *clock)
 	return clock->rng * 0x2545f4914f6cdd1dULL;
 }
 
-uint64_t sampling_clock__period(struct sampling_clock *clock)
+static double uniform(struct sampling_clock *clock)
 {
-	double rate, uniform;
-	uint64_t period;
+	return (next_random(clock) >> 11) * 0x1p-53;
+}
 
-	if (!clock->random)
-		return NS_PER_S / clock->frequency;
-	/* K to 1.25 K ticks per sample, uniform in rate: a period drawn from
-	 * a continuous range is in step with no workload's period. */
-	uniform = (next_random(clock) >> 11) * 0x1p-53;
-	rate = (double)clock->frequency * clock->ticks_per_sample * (1 + uniform / 4);
-	period = NS_PER_S / rate;
+static uint64_t draw_hold(struct sampling_clock *clock)
+{
+	double interval = (double)NS_PER_S / clock->frequency;
+
+	return interval * (SAMPLING_CLOCK_MIN_HOLD +
+			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
+}
+
+/* The period of a rate of (0.5 + share) F held for hold_ns, with the half
+ * tick its restart loses made up. */
+static uint64_t period_of(const struct sampling_clock *clock, double share, uint64_t hold_ns)
+{
+	double rate = clock->frequency * (0.5 + share) + NS_PER_S / (2.0 * hold_ns);
+	uint64_t period = NS_PER_S / rate;
+
 	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
 }
 
-int sampling_clock__dither(struct sampling_clock *clock, const int *fds, int nr_fds,
-			   uint64_t now_ns)
+/* A period to hold for hold_ns.  Rates over a range as wide as F, not
+ * periods near 1/F: ticks held near the period of the target's work would
+ * catch one phase of it for the whole hold.  Uniform in rate, so the mean
+ * rate is F. */
+static uint64_t draw_period(struct sampling_clock *clock, uint64_t hold_ns)
 {
-	int err = 0;
+	return period_of(clock, uniform(clock), hold_ns);
+}
 
-	if (!clock->random)
-		return 0;
-	if (!clock->last_dither_ns)
-		clock->last_dither_ns = now_ns; /* the events have just been opened */
-	if (now_ns < clock->last_dither_ns + DITHER_INTERVAL_NS)
-		return 0;
-	clock->last_dither_ns = now_ns;
-	for (int i = 0; i < nr_fds; i++) {
-		uint64_t period = sampling_clock__period(clock);
+uint64_t sampling_clock__next_hold(struct sampling_clock *clock, uint64_t *periods, int nr)
+{
+	uint64_t hold = clock->pair_hold_ns;
 
-		if (fds[i] < 0)
-			continue;
-		if (ioctl(fds[i], PERF_EVENT_IOC_PERIOD, &period) && !err)
-			err = -errno;
+	if (nr > clock->nr_shares) {
+		double *shares = realloc(clock->shares, nr * sizeof(*shares));
+
+		if (!shares)
+			return 0;
+		clock->shares = shares;
+		clock->nr_shares = nr;
+		hold = 0; /* a new pair: the shares are not all drawn */
 	}
-	return err;
+	if (!hold) {
+		hold = draw_hold(clock);
+		for (int cpu = 0; cpu < nr; cpu++) {
+			clock->shares[cpu] = uniform(clock);
+			periods[cpu] = period_of(clock, clock->shares[cpu], hold);
+		}
+		clock->pair_hold_ns = hold;
+		return hold;
+	}
+	/* The second of the pair: as much slower as the first was faster
+	 * (or the reverse), over as long, so each CPU's ticks over the pair
+	 * are 2HF whatever the draws. */
+	for (int cpu = 0; cpu < nr; cpu++)
+		periods[cpu] = period_of(clock, 1 - clock->shares[cpu], hold);
+	clock->pair_hold_ns = 0;
+	return hold;
+}
+
+struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock)
+{
+	struct sampling_clock_draw draw = {0};
+
+	if (!clock->random) {
+		draw.period_ns = NS_PER_S / clock->frequency;
+		return draw;
+	}
+	draw.hold_ns = draw_hold(clock);
+	draw.period_ns = draw_period(clock, draw.hold_ns);
+	return draw;
+}
+
+uint64_t sampling_clock__period(struct sampling_clock *clock)
+{
+	return sampling_clock__draw(clock).period_ns;
+}
+
+/* At the end of each hold, a period of its own for every CPU's event, all
+ * held until one new end: one wake-up serves every CPU. */
+static void *draw_periods(void *arg)
+{
+	struct sampling_clock *clock = arg;
+	uint64_t *periods = calloc(clock->nr_fds > 0 ? clock->nr_fds : 1, sizeof(*periods));
+	bool any = false;
+
+	for (int cpu = 0; cpu < clock->nr_fds; cpu++)
+		any |= clock->fds[cpu] >= 0;
+	pthread_mutex_lock(&clock->lock);
+	while (any && periods && !clock->stopping) {
+		uint64_t now = monotonic_now(), hold;
+		struct timespec until;
+
+		if (now >= clock->next_draw_ns) {
+			hold = sampling_clock__next_hold(clock, periods, clock->nr_fds);
+			if (!hold) {
+				clock->first_error = clock->first_error ? clock->first_error : -ENOMEM;
+				break;
+			}
+			for (int cpu = 0; cpu < clock->nr_fds; cpu++) {
+				if (clock->fds[cpu] < 0)
+					continue;
+				if (ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &periods[cpu]) &&
+				    !clock->first_error)
+					clock->first_error = -errno;
+				clock->draws++;
+			}
+			clock->next_draw_ns = now + hold;
+		}
+		until.tv_sec = clock->next_draw_ns / NS_PER_S;
+		until.tv_nsec = clock->next_draw_ns % NS_PER_S;
+		if (pthread_cond_timedwait(&clock->wake, &clock->lock, &until) == ETIMEDOUT)
+			clock->wake_ups++;
+	}
+	pthread_mutex_unlock(&clock->lock);
+	free(periods);
+	return NULL;
+}
+
+int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_fds)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	if (!clock->random || clock->running)
+		return 0;
+	/* The periods the events opened with are held from now. */
+	clock->next_draw_ns = monotonic_now() + draw_hold(clock);
+	clock->fds = fds;
+	clock->nr_fds = nr_fds;
+	clock->stopping = false;
+	pthread_mutex_init(&clock->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&clock->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	err = -pthread_create(&clock->thread, NULL, draw_periods, clock);
+	if (err) {
+		pthread_cond_destroy(&clock->wake);
+		pthread_mutex_destroy(&clock->lock);
+		return err;
+	}
+	clock->running = true;
+	return 0;
+}
+
+void sampling_clock__stop(struct sampling_clock *clock)
+{
+	if (!clock->running)
+		return;
+	pthread_mutex_lock(&clock->lock);
+	clock->stopping = true;
+	pthread_cond_signal(&clock->wake);
+	pthread_mutex_unlock(&clock->lock);
+	pthread_join(clock->thread, NULL);
+	pthread_cond_destroy(&clock->wake);
+	pthread_mutex_destroy(&clock->lock);
+	clock->running = false;
+	free(clock->shares);
+	clock->shares = NULL;
+	clock->nr_shares = 0;
 }

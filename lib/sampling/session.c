@@ -23,6 +23,7 @@
 #include "targets.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
+#include "sampling/bpf_cost.h"
 #include "sampling/sampling_clock.h"
 #include "status.h"
 #include "sampling/session.h"
@@ -100,6 +101,7 @@ int session__open(struct session **out, const struct session_options *options)
 {
 	struct session *s = calloc(1, sizeof(*s));
 	size_t ring_bytes, record_bytes = sizeof(struct sample_event);
+	uint64_t load_started;
 	bool in_bpf = options->unwind == UNWIND_EHFRAME || options->unwind == UNWIND_COMPARE;
 	bool copy = options->unwind == UNWIND_DWARF || options->unwind == UNWIND_COMPARE;
 	int err;
@@ -136,7 +138,6 @@ int session__open(struct session **out, const struct session_options *options)
 	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
 		goto fail;
-	s->skel->rodata->sample_interval_ns = sampling_clock__interval_ns(&s->clock);
 	ring_bytes = ring_buffer_size(options->frequency, record_bytes);
 	/* Waits come in bursts no sampling rate bounds: room for a thousand. */
 	if (options->mode != SESSION_MODE_CPU || options->bursts)
@@ -146,9 +147,11 @@ int session__open(struct session **out, const struct session_options *options)
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
 		goto fail;
+	load_started = bpf_cost__now();
 	err = sampler_bpf__load(s->skel);
 	if (err)
 		goto fail;
+	bpf_cost__loaded("sampler", s->skel->obj, load_started);
 	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
@@ -575,6 +578,9 @@ int session__start(struct session *s)
 	}
 	if (!opened)
 		return -ENODEV;
+	err = sampling_clock__start(&s->clock, s->perf_fds, s->nr_cpus);
+	if (err)
+		return err;
 	s->attached = true;
 	if (s->unwind_tables && s->options.warm_up && s->options.mode == SESSION_MODE_CPU) {
 		s->warming_up = true;
@@ -733,9 +739,6 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 			*end = SESSION_END_TARGET_EXITED;
 			return 0;
 		}
-		err = sampling_clock__dither(&s->clock, s->perf_fds, s->nr_cpus, monotonic_ns());
-		if (err)
-			report__debug("cannot change the sampling period: %s", strerror(-err));
 	}
 }
 
@@ -753,13 +756,20 @@ static void detach(struct session *s)
 	for (int i = 0; i < s->nr_launch_links; i++)
 		bpf_link__destroy(s->launch_links[i]);
 	s->nr_launch_links = 0;
+	/* Sampling ended with the links: the clock's thread, which a loaded
+	 * machine may take a while to run, must not lengthen the profile. */
+	if (s->attached)
+		s->end_ns = monotonic_ns();
+	sampling_clock__stop(&s->clock);
+	if (s->clock.first_error)
+		report__debug("cannot change the sampling period: %s",
+			      strerror(-s->clock.first_error));
+	s->clock.first_error = 0;
 	for (int cpu = 0; s->perf_fds && cpu < s->nr_cpus; cpu++) {
 		if (s->perf_fds[cpu] >= 0)
 			close(s->perf_fds[cpu]);
 		s->perf_fds[cpu] = -1;
 	}
-	if (s->attached)
-		s->end_ns = monotonic_ns();
 	s->attached = false;
 }
 
@@ -791,7 +801,7 @@ uint64_t session__counter(const struct session *s, uint32_t counter)
 }
 
 /* With kernel.bpf_stats_enabled=1, what the sample program cost: per run
- * (most ticks of a random clock are discarded at once) and per sample. */
+ * (a tick on any CPU, of any task) and per sample. */
 static void report_bpf_cost(const struct session *s, uint64_t samples)
 {
 	struct bpf_prog_info info = {0};
@@ -845,6 +855,13 @@ int session__finish(struct session *s, struct profile **out)
 		return err;
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
+	if (s->clock.random && s->end_ns > s->start_ns)
+		report__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
+			      "per second",
+			      (unsigned long long)s->clock.draws,
+			      (unsigned long long)s->clock.wake_ups,
+			      s->clock.draws * 1e9 / (s->end_ns - s->start_ns) /
+				  (s->nr_cpus > 0 ? s->nr_cpus : 1));
 	for (size_t i = 0; i < s->processes.nr; i++)
 		if (s->processes.processes[i].unwinder && s->processes.processes[i].selected)
 			unwinder__report(s->processes.processes[i].unwinder);

@@ -62,10 +62,11 @@ awk -v s="$share" 'BEGIN { exit !(s <= 15 || s >= 85 || (s >= 50 && s <= 70)) }'
 	fail "fixed intervals: alpha $share %, expected one phase (near 0 or 100)"
 
 # Mean rate: both clocks at 999 Hz on the same CPU-bound target, at once.
-# It too runs SCHED_FIFO: a target cut into slices by other load shows a
-# fixed clock's lost ticks (a period that fires late is skipped), which the
-# random clock, keeping time rather than counting ticks, does not lose.
-start_bg chrt -f 1 "$FIXTURES/ground_truth" 6 >/dev/null
+# It too runs SCHED_FIFO, so that both see the same CPU time of it.  Both
+# clocks are timers that skip a period that fires late, so they lose
+# ticks alike; the target runs long enough to outlast both sessions'
+# start-up on a loaded machine (they are killed with it at the end).
+start_bg chrt -f 1 "$FIXTURES/ground_truth" 30 >/dev/null
 sleep 0.3
 for sampling in fixed random; do
 	"$LLMPROF" attach -p "$BG_PID" -d 3 -F 999 --sampling $sampling --unwind fp \
@@ -78,6 +79,7 @@ for job in $(jobs -p); do
 	wait "$job" || wait_status=1
 done
 [ $wait_status = 0 ] || fail "a rate session failed: $(cat "$WORK"/rate-*.err)"
+kill "$BG_PID" 2>/dev/null
 rate() { sed -n 's/.*for \([0-9.]*\) s at \([0-9]*\) Hz.*: \([0-9]*\) samples.*/\3 \1 \2/p' "$1"; }
 read -r fixed_n fixed_s f < <(rate "$WORK/rate-fixed.err")
 read -r random_n random_s f < <(rate "$WORK/rate-random.err")

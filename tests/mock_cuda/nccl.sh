@@ -7,7 +7,8 @@
 # the probes fire once per call with the decoded arguments, the calls are
 # reported as failed with their stacks, and --view nccl weighs each stack by
 # the bytes asked for; also when attached before the library is loaded.
-# A process that maps no libnccl gets no NCCL probe; --no-nccl none at all.
+# A process that maps no libnccl gets no NCCL probe; --no-nccl none at all;
+# attach to processes none of which maps it loads no NCCL object.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 scenario=${1:-record}
@@ -110,6 +111,25 @@ unmapped)
 	if grep -q "functions probed in\|NCCL:" "$WORK/u.err"; then
 		fail "NCCL probes on a process without libnccl: $(cat "$WORK/u.err")"
 	fi
+	# attach to a process that maps no libnccl: the NCCL object is not
+	# even loaded; -v says what the sampler's cost to load and its maps.
+	start_bg sleep 30
+	"$LLMPROF" attach -v -d 1 -p $BG_PID --no-gpu -o "$WORK/s.folded" 2>"$WORK/s.err" ||
+		fail "attach to sleep failed: $(cat "$WORK/s.err")"
+	grep -q "no process of the target maps libnccl" "$WORK/s.err" ||
+		fail "attach to sleep does not say it leaves NCCL out: $(cat "$WORK/s.err")"
+	grep -q "BPF object nccl" "$WORK/s.err" && fail "the NCCL object was loaded for sleep"
+	grep -Eq "BPF object sampler: loaded and verified in [0-9.]+ ms, [1-9][0-9]* programs, [1-9][0-9]* instructions verified, [1-9][0-9]* maps of its own, [1-9]" "$WORK/s.err" ||
+		fail "no load cost of the sampler's object: $(grep 'BPF object' "$WORK/s.err")"
+	grep -Eq "peak RSS of llmprof [1-9][0-9.]* MiB; BPF maps [1-9][0-9.]* MiB in all" "$WORK/s.err" ||
+		fail "no peak RSS or map memory: $(tail -3 "$WORK/s.err")"
+	# One that maps it (preloaded): the NCCL object is loaded.
+	start_bg env LD_PRELOAD="$nccl" sleep 30
+	for _ in $(seq 100); do grep -q libnccl /proc/$BG_PID/maps 2>/dev/null && break; sleep 0.05; done
+	"$LLMPROF" attach -v -d 1 -p $BG_PID --no-gpu -o "$WORK/m.folded" 2>"$WORK/m.err" ||
+		fail "attach to a process with libnccl failed: $(cat "$WORK/m.err")"
+	grep -q "BPF object nccl: loaded and verified" "$WORK/m.err" ||
+		fail "no NCCL object for a process that maps libnccl: $(grep 'BPF object\|nccl' "$WORK/m.err")"
 	;;
 esac
 echo PASS

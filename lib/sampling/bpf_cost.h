@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What each BPF object costs to have: the time its load and verification
+ * took, the instructions the verifier went through, and the memory of the
+ * maps it created (a map shared from another object counts once, with the
+ * object that made it).  Said with -v, per object and in all.
+ */
+#ifndef LLMPROF_BPF_COST_H
+#define LLMPROF_BPF_COST_H
+
+#include <stdint.h>
+
+struct bpf_object;
+
+/* CLOCK_MONOTONIC in ns, to time a load. */
+uint64_t bpf_cost__now(void);
+/* Says (report__debug) what the object name (that of its bpf/NAME.bpf.c),
+ * loaded in the time since started_ns, costs, and adds its maps' memory to the total. */
+void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t started_ns);
+/* The memory of every map bpf_cost__loaded() has seen, in bytes. */
+uint64_t bpf_cost__map_bytes(void);
+
+#endif /* LLMPROF_BPF_COST_H */
