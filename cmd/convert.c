@@ -55,7 +55,7 @@ int do_convert(int argc, char **argv)
 {
 	struct profile_read_options read_options = { 0 };
 	struct output_file output = { 0 };
-	enum output_format format = FORMAT_FOLDED;
+	enum profile_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
 	bool has_format = false, python_lines = false, inverted = false;

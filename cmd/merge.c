@@ -121,7 +121,7 @@ int do_merge(int argc, char **argv)
 {
 	struct profile_read_options read_options = {0};
 	struct output_file output = {0};
-	enum output_format format = FORMAT_FOLDED;
+	enum profile_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	char *labels_text = NULL, *labels[4096];
 	size_t nr_labels = 0;

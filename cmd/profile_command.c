@@ -39,7 +39,7 @@ enum profile_mode {
 
 /* How the profile is written. */
 struct profile_output_options {
-	enum output_format format;
+	enum profile_format format;
 	enum output_view view; /* of the CPU profile; a family's view is written whole */
 	const char *path;  /* -o; NULL: stdout, or a file named after the target on a terminal */
 	bool python_lines; /* --lines */

@@ -91,7 +91,7 @@ void profile_input__set_unit(struct profile *p, enum profile_format format, enum
 {
 	/* The default leaves what the reader found (GPU memory views weigh
 	 * bytes) as it is. */
-	if (format != PROFILE_FORMAT_FOLDED || unit == UNIT_SAMPLES)
+	if (format != FORMAT_FOLDED || unit == UNIT_SAMPLES)
 		return;
 	p->unit = unit;
 	if (unit != UNIT_SAMPLES)

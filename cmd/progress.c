@@ -51,7 +51,7 @@ void progress__tick(void *ctx, const struct session *session)
 			 (unsigned long long)sp.samples, (unsigned long long)sp.lost, off_cpu, gpu);
 }
 
-int progress__default_output(pid_t pid, enum output_format format, char *path, size_t size)
+int progress__default_output(pid_t pid, enum profile_format format, char *path, size_t size)
 {
 	char stamp[32];
 	time_t now = time(NULL);

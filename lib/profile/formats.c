@@ -9,7 +9,7 @@
 #include "profile/output.h"
 #include "profile/svg_writer.h"
 
-int output__parse_format(const char *text, enum output_format *format)
+int output__parse_format(const char *text, enum profile_format *format)
 {
 	if (!strcmp(text, "folded"))
 		*format = FORMAT_FOLDED;
@@ -26,13 +26,13 @@ int output__parse_format(const char *text, enum output_format *format)
 	return 0;
 }
 
-int output__write(const struct profile *p, enum output_format format, enum output_view view,
+int output__write(const struct profile *p, enum profile_format format, enum output_view view,
 		  FILE *out)
 {
 	return output__write_with(p, format, &(struct writer_options){.view = view}, out);
 }
 
-int output__write_with(const struct profile *p, enum output_format format,
+int output__write_with(const struct profile *p, enum profile_format format,
 		       const struct writer_options *options, FILE *out)
 {
 	enum output_view view = options->view;
@@ -48,7 +48,7 @@ int output__write_with(const struct profile *p, enum output_format format,
 	return folded__write(p, view, out);
 }
 
-const char *output_format__description(enum output_format format)
+const char *output_format__description(enum profile_format format)
 {
 	switch (format) {
 	case FORMAT_SPEEDSCOPE:
@@ -65,7 +65,7 @@ const char *output_format__description(enum output_format format)
 	}
 }
 
-const char *output_format__extension(enum output_format format)
+const char *output_format__extension(enum profile_format format)
 {
 	switch (format) {
 	case FORMAT_SPEEDSCOPE:

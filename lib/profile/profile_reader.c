@@ -17,9 +17,14 @@
 
 const char *profile_format__name(enum profile_format format)
 {
-	static const char *const names[] = {"folded", "speedscope", "pprof", "perf script"};
+	static const char *const names[] = {
+	    [FORMAT_SPEEDSCOPE] = "speedscope",
+	    [FORMAT_PPROF] = "pprof",
+	    [FORMAT_PERF_SCRIPT] = "perf script",
+	};
 
-	return format < sizeof(names) / sizeof(names[0]) ? names[format] : "folded";
+	return format < sizeof(names) / sizeof(names[0]) && names[format] ? names[format]
+									   : "folded";
 }
 
 enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t *name_start,
@@ -275,7 +280,7 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	head_len = in->len - in->pos;
 	/* pprof is binary and read whole, by its own reader. */
 	if (head_len && pprof_reader__detect(head, head_len)) {
-		result->format = PROFILE_FORMAT_PPROF;
+		result->format = FORMAT_PPROF;
 		return pprof_reader__read(head, head_len, in->stream, options->sample_index, out,
 					  result->message, sizeof(result->message));
 	}
@@ -333,11 +338,11 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		}
 		break;
 	}
-	result->format = json ? PROFILE_FORMAT_SPEEDSCOPE : PROFILE_FORMAT_FOLDED;
+	result->format = json ? FORMAT_SPEEDSCOPE : FORMAT_FOLDED;
 	if (!json && perf_script_reader__detect((const char *)head, head_len)) {
 		struct line_source lines = {.in = in};
 
-		result->format = PROFILE_FORMAT_PERF_SCRIPT;
+		result->format = FORMAT_PERF_SCRIPT;
 		err = perf_script_reader__read(perf_script_line, &lines, options, p, result);
 		free(lines.line);
 	} else if (json)
@@ -347,7 +352,7 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	if (!err && in->error)
 		err = in->error;
 	/* Nothing read and every line skipped: not a profile at all. */
-	if (!err && result->format == PROFILE_FORMAT_FOLDED && result->skipped && !p->nr_stacks) {
+	if (!err && result->format == FORMAT_FOLDED && result->skipped && !p->nr_stacks) {
 		char line[80];
 
 		first_line(head, head_len, line, sizeof(line));

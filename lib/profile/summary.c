@@ -254,7 +254,7 @@ static void print_unnamed(const struct profile *p, uint64_t total)
 }
 
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
-		    enum output_format format)
+		    enum profile_format format)
 {
 	struct function_share *shares = NULL;
 	uint64_t total = 0;
