@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "mcp_private.h"
+#include "profile/formats.h"
 
 #define DEFAULT_DURATION 10.0
 #define MAX_DURATION 3600.0
 #define MAX_COMMAND_WORDS 200
+/* What profile writes: text that its reply is read back from. */
+#define MCP_PROFILE_FORMATS FORMAT_READABLE | FORMAT_WRITABLE, FORMAT_BINARY
 
 /* Argument access with type checks; a missing optional argument is fine.
  * Each returns NULL, or the tool error to answer with. */
@@ -132,6 +135,7 @@ static json_t *tool_profile(struct mcp_server *s, json_t *args)
 	double duration = DEFAULT_DURATION;
 	long pid = 0, frequency = 0;
 	const char *format = NULL;
+	enum profile_format written = FORMAT_FOLDED;
 	bool kernel = true, gpu = true, python = true;
 	json_t *command = json_object_get(args, "command");
 	char why[MCP_WHY_SIZE];
@@ -164,12 +168,17 @@ static json_t *tool_profile(struct mcp_server *s, json_t *args)
 		words[n] = NULL;
 		request.command = words;
 	}
-	if (format && strcmp(format, "folded") && strcmp(format, "speedscope"))
-		return mcp__tool_error("'format' must be folded or speedscope");
+	if (format && format__parse(format, MCP_PROFILE_FORMATS, &written)) {
+		char names[128];
+
+		format__list(names, sizeof(names), MCP_PROFILE_FORMATS, " or ", "", false,
+			     NR_PROFILE_FORMATS);
+		return mcp__tool_error("'format' must be %s", names);
+	}
 	if (pid && mcp_access__check_pid(s, pid, why))
 		return mcp__tool_error("%s", why);
 	request.pid = pid;
-	request.extension = format && !strcmp(format, "speedscope") ? "speedscope.json" : "folded";
+	request.extension = format__get(written)->extension;
 	push(&options, "-d");
 	push_number(&options, "%.3f", duration);
 	if (frequency) {
@@ -309,7 +318,7 @@ static const struct tool tools[] = {
      "\"description\":\"seconds to profile (default 10)\"},"
      "\"frequency\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,"
      "\"description\":\"samples per second per CPU (default 99)\"},"
-     "\"format\":{\"type\":\"string\",\"enum\":[\"folded\",\"speedscope\"]},"
+     "\"format\":{\"type\":\"string\",\"enum\":[]},"
      "\"output\":{\"type\":\"string\",\"description\":\"where to write the profile, "
      "under an allowed directory (default: a new directory under /tmp)\"},"
      "\"kernel\":{\"type\":\"boolean\",\"description\":\"kernel frames (default "
@@ -357,12 +366,27 @@ static const struct tool tools[] = {
 
 #define NR_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
+/* The names of the formats profile writes, for its schema's enum. */
+static json_t *profile_format_names(void)
+{
+	json_t *names = json_array();
+
+	for (int i = 0; i < NR_PROFILE_FORMATS; i++)
+		if (format__matches(i, MCP_PROFILE_FORMATS))
+			json_array_append_new(names, json_string(format__get(i)->name));
+	return names;
+}
+
 json_t *mcp_tools__list(void)
 {
 	json_t *list = json_array();
 
 	for (size_t i = 0; i < NR_TOOLS; i++) {
 		json_t *schema = json_loads(tools[i].schema, 0, NULL);
+		json_t *format = json_object_get(json_object_get(schema, "properties"), "format");
+
+		if (format)
+			json_object_set_new(format, "enum", profile_format_names());
 
 		json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "name", tools[i].name,
 						      "description", tools[i].description,

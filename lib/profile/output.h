@@ -47,12 +47,6 @@ int output__write(const struct profile *profile, enum profile_format format,
 		  enum output_view view, FILE *out);
 int output__write_with(const struct profile *profile, enum profile_format format,
 		       const struct writer_options *options, FILE *out);
-/* Parses "folded", "speedscope", "pprof", "chrome" or "svg"; 0 or -EINVAL. */
-int output__parse_format(const char *text, enum profile_format *format);
-/* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
-const char *output_format__description(enum profile_format format);
-/* "folded", "speedscope.json" or "pb.gz": a file name's ending, no dot. */
-const char *output_format__extension(enum profile_format format);
 
 /*
  * An output that appears whole or not at all: data goes to a temporary file

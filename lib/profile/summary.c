@@ -333,7 +333,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 					  : "the target's threads did not wait");
 	}
 	free(shares);
-	report__info("wrote %s to %s%s", output_format__description(format),
+	report__info("wrote %s to %s%s", format__get(format)->description,
 		     output_path ? output_path : "standard output",
 		     output_path && strchr(output_path, '%') ? " (a file per process)" : "");
 }

@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	bool gpu = argc > 2 && !strcmp(argv[2], "gpu");
 	bool wall = argc > 2 && !strcmp(argv[2], "wall");
 
-	if (!p || argc < 2 || output__parse_format(argv[1], &format))
+	if (!p || argc < 2 || format__parse(argv[1], FORMAT_WRITABLE, 0, &format))
 		return 2;
 	if (argc > 2 && !strncmp(argv[2], "python", 6)) {
 		profile__free(p);
