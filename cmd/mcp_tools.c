@@ -214,14 +214,16 @@ static json_t *open_inputs(struct mcp_server *s, const char *const *paths, int *
 	return NULL;
 }
 
-/* report and findings: llmprof report [--findings [-v]] --top N PATH. */
+/* report: llmprof report --top N PATH; findings: llmprof report --brief
+ * --top N PATH, or --findings -v for every rule. */
 static json_t *run_report(struct mcp_server *s, json_t *args, bool findings)
 {
 	static const char *const known_report[] = {"path", "top", NULL};
 	static const char *const known_findings[] = {"path", "top", "verbose", NULL};
 	struct argv_builder b = {0};
 	const char *path;
-	long top = findings ? 5 : 10;
+	/* Findings alone: the top 5; the brief: 10 rows a section. */
+	long top = -1;
 	bool verbose = false;
 	json_t *result;
 	int fd;
@@ -230,11 +232,13 @@ static json_t *run_report(struct mcp_server *s, json_t *args, bool findings)
 	CHECK(get_string(args, "path", true, &path));
 	CHECK(get_integer(args, "top", 1, 100, &top));
 	CHECK(get_bool(args, "verbose", &verbose));
+	if (top < 0)
+		top = findings && verbose ? 5 : 10;
 	CHECK(open_inputs(s, &path, &fd, 1));
 	push(&b, "llmprof");
 	push(&b, "report");
 	if (findings)
-		push(&b, "--findings");
+		push(&b, verbose ? "--findings" : "--brief");
 	if (verbose)
 		push(&b, "-v");
 	push(&b, "--top");
@@ -304,9 +308,13 @@ struct tool {
 static const struct tool tools[] = {
     {"profile",
      "Profile a running process (pid) or run a command and profile it to its end "
-     "(command): CPU stacks (kernel, native, Python) and GPU kernels. Replies with the "
-     "top functions by self time (percent share, one per line), the findings (what "
-     "is wrong and what to change) and the path of the written profile. The command "
+     "(command): CPU stacks (kernel, native, Python) and GPU kernels. Replies, in at "
+     "most 7680 bytes besides the paths, with the run's status lines (at most 1536 "
+     "bytes), then the top functions by self and by total share, the heaviest call "
+     "paths (root > ... > leaf, with their share), the findings (what is wrong, where: "
+     "file:line where known, and what to change), at most 6144 bytes of them with the "
+     "least important rows left out and counted, and the path of the written profile. "
+     "The command "
      "runs as the user the server serves; pid must be one of that user's processes; "
      "output must be under the server's allowed directories.",
      "{\"type\":\"object\",\"properties\":{"
@@ -340,11 +348,15 @@ static const struct tool tools[] = {
      tool_report},
     {"findings",
      "What a profile file says is wrong and what to change, ranked by the share of "
-     "time each problem costs, with evidence (stacks, Python file:line, kernels).",
+     "time each problem costs, with where (file:line where known) and evidence, beside "
+     "the top functions by self and by total share and the heaviest call paths: at "
+     "most 6144 bytes, the least important rows left out and counted. With verbose, "
+     "every finding's evidence and every rule, and why it did or did not fire.",
      "{\"type\":\"object\",\"properties\":{"
      "\"path\":{\"type\":\"string\",\"description\":\"the profile file\"},"
      "\"top\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":"
-     "\"findings to list (default 5)\"},"
+     "\"rows per section: findings, functions, paths (default 10; with verbose, "
+     "findings to list, default 5)\"},"
      "\"verbose\":{\"type\":\"boolean\",\"description\":\"also list every rule and why "
      "it did or did not fire\"}},"
      "\"required\":[\"path\"],\"additionalProperties\":false}",
