@@ -34,7 +34,8 @@ enum section {
 
 static const char *const section_titles[NR_SECTIONS] = {
     [SECTION_SELF] = "Top functions by self share (time in the function itself):\n",
-    [SECTION_TOTAL] = "Top functions by total share (the function and all it calls):\n",
+    [SECTION_TOTAL] = "Top functions by total share (the function and all it calls; a function "
+		      "whose share is all one callee's is left out):\n",
     [SECTION_PATHS] = "Heaviest call paths, root > ... > leaf:\n",
     [SECTION_FINDINGS] = "Findings (what to change, by the share of time it costs):\n",
 };
@@ -145,6 +146,12 @@ static int name_functions(struct brief *b)
 struct function_weight {
 	uint32_t frame; /* a frame of the function, for its name */
 	uint64_t self, total;
+	/* The function after it on the first stack; it passes through when
+	 * every stack has that one after it and that one is on no other
+	 * stack (_start above main): its total is its callee's, and a row of
+	 * its own would say nothing new. */
+	uint32_t next;
+	bool branches;
 };
 
 static const struct function_weight *sort_functions;
@@ -199,6 +206,12 @@ static int function_rows(struct brief *b, size_t top)
 			/* A recursive function counts once per stack. */
 			if (seen[f] == i)
 				continue;
+			if (d + 1 == s->depth)
+				fw[f].branches = true;
+			else if (!fw[f].total)
+				fw[f].next = b->function[s->frames[d + 1]];
+			else if (fw[f].next != b->function[s->frames[d + 1]])
+				fw[f].branches = true;
 			seen[f] = i;
 			fw[f].frame = s->frames[d];
 			fw[f].total += s->weight;
@@ -215,10 +228,15 @@ static int function_rows(struct brief *b, size_t top)
 			      row_text("  %6.2f%%  %.*s\n", share(b, fw[order[i]].self),
 				       NAME_MAX_CHARS, b->names[fw[order[i]].frame]));
 	qsort(order, nr, sizeof(*order), compare_total);
-	for (size_t i = 0; i < nr && i < top && !err; i++)
-		err = add_row(b, SECTION_TOTAL, i,
+	for (size_t i = 0, rank = 0; i < nr && rank < top && !err; i++) {
+		const struct function_weight *w = &fw[order[i]];
+
+		if (!w->branches && w->total == fw[w->next].total)
+			continue;
+		err = add_row(b, SECTION_TOTAL, rank++,
 			      row_text("  %6.2f%%  %.*s\n", share(b, fw[order[i]].total),
 				       NAME_MAX_CHARS, b->names[fw[order[i]].frame]));
+	}
 cleanup:
 	free(fw);
 	free(seen);

@@ -708,7 +708,7 @@ static void test_brief_budget(void)
 	for (const char *at = text; (at = strstr(at, "app > main > ")); at++)
 		paths++;
 	EXPECT(paths == 40, "%zu paths of 40 with room for all", paths);
-	EXPECT(!strstr(text, "left out"), "rows left out with room for all");
+	EXPECT(!strstr(text, "rows left out"), "rows left out with room for all");
 	/* Only paths deeper than 12 frames are cut. */
 	EXPECT(!strstr(text, " frames ..."), "a path of 8 frames was cut");
 	free(text);
