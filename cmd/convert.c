@@ -27,6 +27,11 @@ static const struct option long_options[] = {
 
 static void usage(FILE *out)
 {
+	char formats[256];
+
+	format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "", false,
+		     NR_PROFILE_FORMATS);
+	strcat(formats, " (required)");
 	fprintf(out,
 		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
 		"\n"
@@ -35,8 +40,9 @@ static void usage(FILE *out)
 		"trace (which needs an input with times: speedscope with timelines) or an\n"
 		"interactive SVG flame graph.  INPUT '-' is standard input.\n"
 		"\n"
-		"Options:\n"
-		"  -f, --format FORMAT  folded, speedscope, pprof, chrome or svg (required)\n"
+		"Options:\n");
+	help_option(out, "  -f, --format FORMAT  ", formats);
+	fprintf(out,
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lines          speedscope: a frame per line of a Python function\n"
@@ -55,10 +61,11 @@ int do_convert(int argc, char **argv)
 {
 	struct profile_read_options read_options = { 0 };
 	struct output_file output = { 0 };
-	enum output_format format = FORMAT_FOLDED;
+	enum profile_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
 	bool has_format = false, python_lines = false, inverted = false;
+	char formats[256];
 	int c, err, status;
 
 	optind = 1;
@@ -66,10 +73,9 @@ int do_convert(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (output__parse_format(optarg, &format))
-				return usage_error("unknown format '%s' (expected folded, "
-						   "speedscope, pprof, chrome or svg)",
-						   optarg);
+			if (format__parse(optarg, FORMAT_WRITABLE, 0, &format))
+				return profile_input__unknown_format("convert", optarg,
+								     FORMAT_WRITABLE, 0);
 			has_format = true;
 			break;
 		case 'o':
@@ -92,9 +98,11 @@ int do_convert(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!has_format)
-		return usage_error("%s", "-f folded, -f speedscope, -f pprof, -f chrome or -f svg is "
-				   "required");
+	if (!has_format) {
+		format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "-f ", false,
+			     NR_PROFILE_FORMATS);
+		return usage_error("%s is required", formats);
+	}
 	if (inverted && format != FORMAT_SVG)
 		return usage_error("%s", "--inverted is for -f svg");
 	if (inverted)
@@ -104,7 +112,7 @@ int do_convert(int argc, char **argv)
 
 	/* Timelines survive a conversion to speedscope, and their threads
 	 * become pprof labels; folded output has no use for them. */
-	read_options.keep_timeline = format != FORMAT_FOLDED;
+	read_options.keep_timeline = format__flags(format) & (FORMAT_TIMELINE | FORMAT_THREADS);
 	err = output_file__open(&output, output_path);
 	if (err) {
 		report__error("cannot create %s: %s", output_path, strerror(-err));
@@ -113,10 +121,10 @@ int do_convert(int argc, char **argv)
 	status = profile_input__load(argv[optind], &read_options, &profile, NULL);
 	if (status)
 		goto cleanup;
-	if (format == FORMAT_CHROME && !chrome__has_timeline(profile)) {
+	if ((format__flags(format) & FORMAT_NEEDS_TIMELINE) && !chrome__has_timeline(profile)) {
 		report__error("convert: %s has no times (folded stacks, or a profile without "
-			      "timelines): -f chrome needs a timeline",
-			      argv[optind]);
+			      "timelines): -f %s needs a timeline",
+			      argv[optind], format__get(format)->name);
 		status = EXIT_USAGE;
 		goto cleanup;
 	}

@@ -27,6 +27,8 @@
 #include "profile/profile_reader.h"
 
 #define MAX_REPLY_LINES 60
+/* The most bytes of status lines a profile reply keeps before its brief. */
+#define MAX_STATUS_BYTES 1536
 #define MAX_FDS 2
 
 struct child_result {
@@ -218,35 +220,79 @@ static json_t *child_error(const struct child_result *r, const char *const *path
 	return result;
 }
 
-/* stderr of a profile run, as a reply: status lines without their prefix,
- * warnings kept, at most MAX_REPLY_LINES lines. */
-static char *summary_text(const char *err, const char *extra)
+/* Whether a status line starts a table the brief holds in full: the top
+ * functions by self time, the top findings. */
+static bool brief_holds(const char *line)
 {
-	size_t cap = strlen(err) + (extra ? strlen(extra) : 0) + 64;
+	return !strncmp(line, "top functions by self time", 26) || !strncmp(line, "findings (", 10);
+}
+
+/* stderr of a profile run, as a reply: status lines without their prefix,
+ * warnings kept, at most MAX_REPLY_LINES lines; with a brief, the tables
+ * it holds left out and at most MAX_STATUS_BYTES of them, then the brief. */
+static char *summary_text(const char *err, const char *brief, const char *extra)
+{
+	size_t cap = strlen(err) + (brief ? strlen(brief) : 0) + (extra ? strlen(extra) : 0) + 64;
 	char *text = malloc(cap), *at = text;
-	int lines = 0;
+	bool in_table = false;
+	int lines = 0, left_out = 0;
 
 	if (!text)
 		return NULL;
 	for (const char *line = err; *line && lines < MAX_REPLY_LINES;) {
 		size_t len = strcspn(line, "\n");
+		const char *next = line[len] ? line + len + 1 : line + len;
 
 		if (!strncmp(line, "llmprof: ", 9)) {
 			line += 9;
 			len -= 9;
+			in_table = brief && brief_holds(line);
+		}
+		if (in_table) {
+			line = next;
+			continue;
+		}
+		if (brief && (size_t)(at - text) + len + 1 > MAX_STATUS_BYTES) {
+			left_out++;
+			line = next;
+			continue;
 		}
 		memcpy(at, line, len);
 		at += len;
 		*at++ = '\n';
 		lines++;
-		line += len;
-		if (*line == '\n')
-			line++;
+		line = next;
 	}
+	if (left_out)
+		at += sprintf(at, "(%d status lines left out)\n", left_out);
 	*at = '\0';
+	if (brief)
+		strcat(at, brief);
 	if (extra)
 		strcat(at, extra);
 	return text;
+}
+
+/* The brief of a written profile: llmprof report --brief, run with the
+ * user's ids on the file opened with the user's rights.  Malloc'd, or NULL
+ * where there is none (the reply then keeps the run's own tables). */
+static char *profile_brief(struct mcp_server *s, const char *output)
+{
+	char *argv[] = {"llmprof", "report", "--brief", "--", "/dev/fd/3", NULL};
+	struct child_spec spec = {.argv = argv, .nr_fds = 1, .stdout_fd = -1, .as_user = true};
+	const char *const paths[] = {output};
+	char why[MCP_WHY_SIZE], *brief = NULL;
+	struct child_result r;
+	int fd;
+
+	if (mcp_access__open_input(s, output, &fd, why))
+		return NULL;
+	spec.fds = &fd;
+	if (!run_self(s, &spec, &r) && !r.status)
+		brief = name_inputs(r.out, paths, 1);
+	close(fd);
+	child_result__free(&r);
+	return brief;
 }
 
 json_t *mcp_run__report(struct mcp_server *s, enum mcp_report_kind kind, char **argv,
@@ -402,17 +448,19 @@ fail:
 	return -1;
 }
 
-static json_t *profile_result(const struct child_result *r, const char *output, bool command)
+static json_t *profile_result(struct mcp_server *s, const struct child_result *r,
+				     const char *output, bool command)
 {
 	const char *const paths[] = {output};
 	char extra[2 * PATH_MAX + 128];
-	char *text, *named;
+	char *text, *named, *brief = profile_brief(s, output);
 	json_t *result;
 
 	snprintf(extra, sizeof(extra), "profile: %s\n%s%s%s", output,
 		 command ? "command output: " : "", command ? output : "",
 		 command ? ".command.out\n" : "");
-	text = summary_text(r->err, extra);
+	text = summary_text(r->err, brief, extra);
+	free(brief);
 	named = text ? name_inputs(text, paths, 1) : NULL;
 	result = named ? mcp__text_result(named) : NULL;
 	free(text);
@@ -488,7 +536,7 @@ json_t *mcp_run__profile(struct mcp_server *s, const struct mcp_profile_request 
 		goto cleanup;
 	}
 	temp[0] = '\0';
-	result = profile_result(&r, output, request->command);
+	result = profile_result(s, &r, output, request->command);
 cleanup:
 	if (temp_fd >= 0) {
 		close(temp_fd);

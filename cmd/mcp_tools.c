@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "mcp_private.h"
+#include "profile/formats.h"
 
 #define DEFAULT_DURATION 10.0
 #define MAX_DURATION 3600.0
 #define MAX_COMMAND_WORDS 200
+/* What profile writes: text that its reply is read back from. */
+#define MCP_PROFILE_FORMATS FORMAT_READABLE | FORMAT_WRITABLE, FORMAT_BINARY
 
 /* Argument access with type checks; a missing optional argument is fine.
  * Each returns NULL, or the tool error to answer with. */
@@ -132,6 +135,7 @@ static json_t *tool_profile(struct mcp_server *s, json_t *args)
 	double duration = DEFAULT_DURATION;
 	long pid = 0, frequency = 0;
 	const char *format = NULL;
+	enum profile_format written = FORMAT_FOLDED;
 	bool kernel = true, gpu = true, python = true;
 	json_t *command = json_object_get(args, "command");
 	char why[MCP_WHY_SIZE];
@@ -164,12 +168,17 @@ static json_t *tool_profile(struct mcp_server *s, json_t *args)
 		words[n] = NULL;
 		request.command = words;
 	}
-	if (format && strcmp(format, "folded") && strcmp(format, "speedscope"))
-		return mcp__tool_error("'format' must be folded or speedscope");
+	if (format && format__parse(format, MCP_PROFILE_FORMATS, &written)) {
+		char names[128];
+
+		format__list(names, sizeof(names), MCP_PROFILE_FORMATS, " or ", "", false,
+			     NR_PROFILE_FORMATS);
+		return mcp__tool_error("'format' must be %s", names);
+	}
 	if (pid && mcp_access__check_pid(s, pid, why))
 		return mcp__tool_error("%s", why);
 	request.pid = pid;
-	request.extension = format && !strcmp(format, "speedscope") ? "speedscope.json" : "folded";
+	request.extension = format__get(written)->extension;
 	push(&options, "-d");
 	push_number(&options, "%.3f", duration);
 	if (frequency) {
@@ -205,14 +214,16 @@ static json_t *open_inputs(struct mcp_server *s, const char *const *paths, int *
 	return NULL;
 }
 
-/* report and findings: llmprof report [--findings [-v]] --top N PATH. */
+/* report: llmprof report --top N PATH; findings: llmprof report --brief
+ * --top N PATH, or --findings -v for every rule. */
 static json_t *run_report(struct mcp_server *s, json_t *args, bool findings)
 {
 	static const char *const known_report[] = {"path", "top", NULL};
 	static const char *const known_findings[] = {"path", "top", "verbose", NULL};
 	struct argv_builder b = {0};
 	const char *path;
-	long top = findings ? 5 : 10;
+	/* Findings alone: the top 5; the brief: 10 rows a section. */
+	long top = -1;
 	bool verbose = false;
 	json_t *result;
 	int fd;
@@ -221,11 +232,13 @@ static json_t *run_report(struct mcp_server *s, json_t *args, bool findings)
 	CHECK(get_string(args, "path", true, &path));
 	CHECK(get_integer(args, "top", 1, 100, &top));
 	CHECK(get_bool(args, "verbose", &verbose));
+	if (top < 0)
+		top = findings && verbose ? 5 : 10;
 	CHECK(open_inputs(s, &path, &fd, 1));
 	push(&b, "llmprof");
 	push(&b, "report");
 	if (findings)
-		push(&b, "--findings");
+		push(&b, verbose ? "--findings" : "--brief");
 	if (verbose)
 		push(&b, "-v");
 	push(&b, "--top");
@@ -295,9 +308,13 @@ struct tool {
 static const struct tool tools[] = {
     {"profile",
      "Profile a running process (pid) or run a command and profile it to its end "
-     "(command): CPU stacks (kernel, native, Python) and GPU kernels. Replies with the "
-     "top functions by self time (percent share, one per line), the findings (what "
-     "is wrong and what to change) and the path of the written profile. The command "
+     "(command): CPU stacks (kernel, native, Python) and GPU kernels. Replies, in at "
+     "most 7680 bytes besides the paths, with the run's status lines (at most 1536 "
+     "bytes), then the top functions by self and by total share, the heaviest call "
+     "paths (root > ... > leaf, with their share), the findings (what is wrong, where: "
+     "file:line where known, and what to change), at most 6144 bytes of them with the "
+     "least important rows left out and counted, and the path of the written profile. "
+     "The command "
      "runs as the user the server serves; pid must be one of that user's processes; "
      "output must be under the server's allowed directories.",
      "{\"type\":\"object\",\"properties\":{"
@@ -309,7 +326,7 @@ static const struct tool tools[] = {
      "\"description\":\"seconds to profile (default 10)\"},"
      "\"frequency\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":10000,"
      "\"description\":\"samples per second per CPU (default 99)\"},"
-     "\"format\":{\"type\":\"string\",\"enum\":[\"folded\",\"speedscope\"]},"
+     "\"format\":{\"type\":\"string\",\"enum\":[]},"
      "\"output\":{\"type\":\"string\",\"description\":\"where to write the profile, "
      "under an allowed directory (default: a new directory under /tmp)\"},"
      "\"kernel\":{\"type\":\"boolean\",\"description\":\"kernel frames (default "
@@ -331,11 +348,15 @@ static const struct tool tools[] = {
      tool_report},
     {"findings",
      "What a profile file says is wrong and what to change, ranked by the share of "
-     "time each problem costs, with evidence (stacks, Python file:line, kernels).",
+     "time each problem costs, with where (file:line where known) and evidence, beside "
+     "the top functions by self and by total share and the heaviest call paths: at "
+     "most 6144 bytes, the least important rows left out and counted. With verbose, "
+     "every finding's evidence and every rule, and why it did or did not fire.",
      "{\"type\":\"object\",\"properties\":{"
      "\"path\":{\"type\":\"string\",\"description\":\"the profile file\"},"
      "\"top\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":100,\"description\":"
-     "\"findings to list (default 5)\"},"
+     "\"rows per section: findings, functions, paths (default 10; with verbose, "
+     "findings to list, default 5)\"},"
      "\"verbose\":{\"type\":\"boolean\",\"description\":\"also list every rule and why "
      "it did or did not fire\"}},"
      "\"required\":[\"path\"],\"additionalProperties\":false}",
@@ -357,12 +378,27 @@ static const struct tool tools[] = {
 
 #define NR_TOOLS (sizeof(tools) / sizeof(tools[0]))
 
+/* The names of the formats profile writes, for its schema's enum. */
+static json_t *profile_format_names(void)
+{
+	json_t *names = json_array();
+
+	for (int i = 0; i < NR_PROFILE_FORMATS; i++)
+		if (format__matches(i, MCP_PROFILE_FORMATS))
+			json_array_append_new(names, json_string(format__get(i)->name));
+	return names;
+}
+
 json_t *mcp_tools__list(void)
 {
 	json_t *list = json_array();
 
 	for (size_t i = 0; i < NR_TOOLS; i++) {
 		json_t *schema = json_loads(tools[i].schema, 0, NULL);
+		json_t *format = json_object_get(json_object_get(schema, "properties"), "format");
+
+		if (format)
+			json_object_set_new(format, "enum", profile_format_names());
 
 		json_array_append_new(list, json_pack("{s:s,s:s,s:o}", "name", tools[i].name,
 						      "description", tools[i].description,

@@ -32,17 +32,23 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* A merged profile has no timeline to write. */
+#define MERGE_FORMATS FORMAT_WRITABLE, FORMAT_NEEDS_TIMELINE
+
 static void usage(FILE *out)
 {
+	char formats[256];
+
+	format__list(formats, sizeof(formats), MERGE_FORMATS, " or ", "", true, FORMAT_FOLDED);
 	fprintf(out,
 		"Usage: llmprof merge [OPTIONS] INPUT...\n"
 		"\n"
 		"Sum profiles (folded stacks, speedscope JSON, pprof or perf script, told\n"
 		"apart by content) into one; they must weigh in the same unit.\n"
 		"\n"
-		"Options:\n"
-		"  -f, --format FORMAT  folded (default), speedscope, pprof or svg (a flame\n"
-		"                       graph)\n"
+		"Options:\n");
+	help_option(out, "  -f, --format FORMAT  ", formats);
+	fprintf(out,
 		"      --inverted       svg: an icicle graph, roots at the top\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
@@ -121,7 +127,7 @@ int do_merge(int argc, char **argv)
 {
 	struct profile_read_options read_options = {0};
 	struct output_file output = {0};
-	enum output_format format = FORMAT_FOLDED;
+	enum profile_format format = FORMAT_FOLDED;
 	const char *output_path = NULL;
 	char *labels_text = NULL, *labels[4096];
 	size_t nr_labels = 0;
@@ -134,15 +140,13 @@ int do_merge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (output__parse_format(optarg, &format))
-				return usage_error(
-				    "unknown format '%s' (expected folded, speedscope, "
-				    "pprof or svg)",
-				    optarg);
-			if (format == FORMAT_CHROME)
-				return usage_error("%s", "-f chrome needs a timeline, and a "
-							 "merged profile has none");
-			break;
+			if (!format__parse(optarg, MERGE_FORMATS, &format))
+				break;
+			if (!format__parse(optarg, FORMAT_WRITABLE, 0, &format))
+				return usage_error("-f %s needs a timeline, and a merged profile "
+						   "has none",
+						   optarg);
+			return profile_input__unknown_format("merge", optarg, MERGE_FORMATS);
 		case 'o':
 			output_path = optarg;
 			break;

@@ -89,7 +89,7 @@ static int rank_of_pid(const struct profile *p, uint32_t pid)
  * with every process whose name it is (all the processes of a rank, for
  * %r).  Returns 0 or -errno; the files written so far stay. */
 int output_pattern__write(const char *pattern, const struct profile *profile,
-			  enum output_format format, const struct writer_options *options)
+			  enum profile_format format, const struct writer_options *options)
 {
 	size_t nr = 0, cap = profile->nr_threads ? profile->nr_threads : 1;
 	uint32_t *pids = calloc(cap, sizeof(*pids)), *group = calloc(cap, sizeof(*group));

@@ -21,6 +21,6 @@ int output_pattern__expand(const char *pattern, pid_t pid, int rank, char *out, 
  * process of that name (all of a rank's, for %r).  0 or -errno; the files
  * written so far stay. */
 int output_pattern__write(const char *pattern, const struct profile *profile,
-			  enum output_format format, const struct writer_options *options);
+			  enum profile_format format, const struct writer_options *options);
 
 #endif /* LLMPROF_OUTPUT_PATTERN_H */

@@ -22,6 +22,7 @@
 #include "gpu/gpu_memory.h"
 #include "profile/output.h"
 #include "privilege.h"
+#include "profile_input.h"
 #include "progress.h"
 #include "recording/run_as.h"
 #include "recording/recording.h"
@@ -39,7 +40,7 @@ enum profile_mode {
 
 /* How the profile is written. */
 struct profile_output_options {
-	enum output_format format;
+	enum profile_format format;
 	enum output_view view; /* of the CPU profile; a family's view is written whole */
 	const char *path;  /* -o; NULL: stdout, or a file named after the target on a terminal */
 	bool python_lines; /* --lines */
@@ -110,6 +111,8 @@ static const struct option long_options[] = {
 
 static void usage(enum profile_mode mode, FILE *out)
 {
+	char formats[256];
+
 	if (mode == MODE_ATTACH)
 		fprintf(out,
 			"Usage: llmprof attach -p PID [OPTIONS]\n\n"
@@ -134,9 +137,13 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
 	    "      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
 	    "                         work cannot keep in step; default) or fixed (every\n"
-	    "                         1/HZ exactly, as perf does)\n"
-	    "  -f, --format FORMAT    folded, speedscope, pprof, chrome (a Chrome/Perfetto\n"
-	    "                         trace) or svg (a flame graph); default folded\n"
+	    "                         1/HZ exactly, as perf does)\n");
+	format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "", true,
+		     NR_PROFILE_FORMATS);
+	strcat(formats, "; default folded");
+	help_option(out, "  -f, --format FORMAT    ", formats);
+	fprintf(
+	    out,
 	    "      --inverted         svg: an icicle graph, roots at the top\n"
 	    "  -o, --output FILE      write the profile to FILE (default stdout)\n"
 	    "      --no-kernel        user-space frames only\n"
@@ -332,9 +339,11 @@ static int check_options(int argc, char **argv, struct profile_env *env, bool vi
 	if (env->recording.families.gpu_memory && !view_given)
 		env->recording.families.view = "memory-peak";
 	env->recording.sampling.bursts = env->recording.families.gpu_memory;
-	if (env->output.format == FORMAT_CHROME && env->recording.families.view) {
-		report__error("-f chrome writes timelines, which the memory and nccl views "
-			      "lack: add --view cpu, gpu or all");
+	if ((format__flags(env->output.format) & FORMAT_NEEDS_TIMELINE) &&
+	    env->recording.families.view) {
+		report__error("-f %s writes timelines, which the memory and nccl views "
+			      "lack: add --view cpu, gpu or all",
+			      format__get(env->output.format)->name);
 		return EXIT_USAGE;
 	}
 	if (env->recording.families.view && !strcmp(env->recording.families.view, "nccl") &&
@@ -432,10 +441,13 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		}
 		case 'f':
-			if (output__parse_format(optarg, &env->output.format)) {
-				report__error("invalid format '%s' for -f: expected folded, "
-					      "speedscope, pprof, chrome or svg",
-					      optarg);
+			if (format__parse(optarg, FORMAT_WRITABLE, 0, &env->output.format)) {
+				char formats[256];
+
+				format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ",
+					     "", false, NR_PROFILE_FORMATS);
+				report__error("invalid format '%s' for -f: expected %s", optarg,
+					      formats);
 				return EXIT_USAGE;
 			}
 			break;
@@ -617,7 +629,7 @@ static void keep_profile(const struct profile_env *env, pid_t pid, const struct 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(path, sizeof(path), "%s/llmprof-%d-%s.%s", dir, pid, stamp,
-		 output_format__extension(env->output.format));
+		 format__get(env->output.format)->extension);
 	err = output_file__open(&kept, path);
 	if (!err)
 		err = output_file__commit(

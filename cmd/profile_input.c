@@ -91,7 +91,7 @@ void profile_input__set_unit(struct profile *p, enum profile_format format, enum
 {
 	/* The default leaves what the reader found (GPU memory views weigh
 	 * bytes) as it is. */
-	if (format != PROFILE_FORMAT_FOLDED || unit == UNIT_SAMPLES)
+	if (format != FORMAT_FOLDED || unit == UNIT_SAMPLES)
 		return;
 	p->unit = unit;
 	if (unit != UNIT_SAMPLES)
@@ -109,6 +109,39 @@ int parse_percent(const char *text, double *value)
 		return -EINVAL;
 	*value = v;
 	return 0;
+}
+
+int profile_input__unknown_format(const char *command, const char *name, unsigned int need,
+				  unsigned int refuse)
+{
+	char formats[192], message[256];
+
+	format__list(formats, sizeof(formats), need, refuse, " or ", "", false, NR_PROFILE_FORMATS);
+	snprintf(message, sizeof(message), "unknown format '%s' (expected %s)", name, formats);
+	return command_usage_error(command, "%s", message);
+}
+
+void help_option(FILE *out, const char *option, const char *text)
+{
+	size_t indent = strlen(option), column = indent;
+
+	fputs(option, out);
+	while (*text) {
+		size_t word = strcspn(text, " ");
+
+		if (column > indent && column + 1 + word > 79) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			column = indent;
+		} else if (column > indent) {
+			fputc(' ', out);
+			column++;
+		}
+		fwrite(text, 1, word, out);
+		column += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', out);
 }
 
 int command_usage_error(const char *command, const char *fmt, const char *arg)

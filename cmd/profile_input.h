@@ -49,6 +49,15 @@ bool profile_input__read_option(int c, const char *arg, struct profile_read_opti
 /* How standard input is named in messages and headers. */
 const char *profile_input__display_name(const char *path);
 
+/* Reports -f NAME as unknown, listing the formats that have every flag
+ * of need and none of refuse (formats.h); returns EXIT_USAGE. */
+int profile_input__unknown_format(const char *command, const char *name, unsigned int need,
+				  unsigned int refuse);
+
+/* Writes an option's help: option (padded to its column) then text,
+ * wrapped at 79 columns under that column. */
+void help_option(FILE *out, const char *option, const char *text);
+
 /* Reports "COMMAND: message (try 'llmprof COMMAND --help')", the message
  * being fmt with arg; returns EXIT_USAGE. */
 int command_usage_error(const char *command, const char *fmt, const char *arg);

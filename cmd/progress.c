@@ -51,7 +51,7 @@ void progress__tick(void *ctx, const struct session *session)
 			 (unsigned long long)sp.samples, (unsigned long long)sp.lost, off_cpu, gpu);
 }
 
-int progress__default_output(pid_t pid, enum output_format format, char *path, size_t size)
+int progress__default_output(pid_t pid, enum profile_format format, char *path, size_t size)
 {
 	char stamp[32];
 	time_t now = time(NULL);
@@ -60,6 +60,6 @@ int progress__default_output(pid_t pid, enum output_format format, char *path, s
 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	n = snprintf(path, size, "llmprof-%d-%s.%s", pid, stamp, output_format__extension(format));
+	n = snprintf(path, size, "llmprof-%d-%s.%s", pid, stamp, format__get(format)->extension);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -29,6 +29,6 @@ void progress__tick(void *progress, const struct session *session);
 
 /* "llmprof-PID-YYYYmmdd-HHMMSS.EXT" in the current directory, EXT after
  * the format.  0 or -ENAMETOOLONG. */
-int progress__default_output(pid_t pid, enum output_format format, char *path, size_t size);
+int progress__default_output(pid_t pid, enum profile_format format, char *path, size_t size);
 
 #endif /* LLMPROF_CMD_PROGRESS_H */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "findings/brief.h"
 #include "findings/findings.h"
 #include "findings/html_report.h"
 #include "profile/output.h"
@@ -21,6 +22,7 @@ enum {
 	OPT_BY_PROCESS,
 	OPT_UNIT,
 	OPT_HTML,
+	OPT_BRIEF,
 };
 
 static const struct option long_options[] = {
@@ -32,6 +34,7 @@ static const struct option long_options[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"by-process", no_argument, NULL, OPT_BY_PROCESS},
     {"html", no_argument, NULL, OPT_HTML},
+    {"brief", no_argument, NULL, OPT_BRIEF},
     PROFILE_READ_LONG_OPTIONS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -62,6 +65,10 @@ static void usage(FILE *out)
 	    "                       written with -o '%%r'), and the straggler named\n"
 	    "      --html           one self-contained HTML page: the flame graph, the\n"
 	    "                       findings, the per-process table and the report\n"
+	    "      --brief          one short text, what llmprof mcp replies: the top\n"
+	    "                       functions by self and by total share, the heaviest\n"
+	    "                       call paths and the findings with where they are, at\n"
+	    "                       most " BRIEF_BUDGET_TEXT " bytes (the least important rows left out)\n"
 	    PROFILE_READ_HELP
 	    "  -h, --help           show this help and exit\n");
 }
@@ -145,7 +152,7 @@ int do_report(int argc, char **argv)
 	struct output_file output = {0};
 	const char *output_path = NULL;
 	struct profile *profile = NULL;
-	bool findings = false, verbose = false, by_process = false, html = false;
+	bool findings = false, verbose = false, by_process = false, html = false, brief = false;
 	enum profile_unit folded_unit = UNIT_SAMPLES;
 	long top;
 	int c, err, status;
@@ -189,6 +196,9 @@ int do_report(int argc, char **argv)
 		case OPT_HTML:
 			html = true;
 			break;
+		case OPT_BRIEF:
+			brief = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -203,7 +213,10 @@ int do_report(int argc, char **argv)
 	/* The findings read the timeline too: GPU activity with its times,
 	 * samples by thread; --by-process (and --html's per-process table)
 	 * compares ranks over their training. */
-	read_options.keep_timeline = findings || by_process || html;
+	read_options.keep_timeline = findings || by_process || html || brief;
+	if (brief && (html || by_process || findings || format != TEXT_FORMAT_TEXT))
+		return usage_error("%s", "--brief is text with the findings in it: drop -f, "
+				   "--findings, --by-process and --html");
 	if (html && (by_process || findings))
 		return usage_error("%s", "--html holds the findings and the per-process table: "
 				   "drop --findings and --by-process");
@@ -229,6 +242,10 @@ int do_report(int argc, char **argv)
 	options.format = profile_format__name(input_format);
 	if (html)
 		err = html_report__write(profile, &options, output.stream);
+	else if (brief)
+		err = brief__write(profile,
+				   &(struct brief_options){.name = options.name, .top = options.top},
+				   output.stream);
 	else if (findings)
 		err = write_findings(profile, &options, verbose, format, output.stream);
 	else

@@ -9,16 +9,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "profile/formats.h"
 #include "profile/profile.h"
-
-enum output_format {
-	FORMAT_FOLDED = 0,
-	FORMAT_SPEEDSCOPE,
-	FORMAT_PPROF,
-	FORMAT_CHROME,
-	FORMAT_SVG,	     /* an interactive flame graph (svg_writer.h) */
-	FORMAT_SVG_INVERTED, /* the same as an icicle: -f svg --inverted */
-};
 
 /* Which stacks are written: CPU samples, GPU activity, or both. */
 enum output_view {
@@ -51,16 +43,10 @@ int chrome__write(const struct profile *profile, enum output_view view, FILE *ou
 /* Whether chrome__write() has times to write: samples or GPU activity, or
  * nothing at all. */
 bool chrome__has_timeline(const struct profile *profile);
-int output__write(const struct profile *profile, enum output_format format,
+int output__write(const struct profile *profile, enum profile_format format,
 		  enum output_view view, FILE *out);
-int output__write_with(const struct profile *profile, enum output_format format,
+int output__write_with(const struct profile *profile, enum profile_format format,
 		       const struct writer_options *options, FILE *out);
-/* Parses "folded", "speedscope", "pprof", "chrome" or "svg"; 0 or -EINVAL. */
-int output__parse_format(const char *text, enum output_format *format);
-/* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
-const char *output_format__description(enum output_format format);
-/* "folded", "speedscope.json" or "pb.gz": a file name's ending, no dot. */
-const char *output_format__extension(enum output_format format);
 
 /*
  * An output that appears whole or not at all: data goes to a temporary file

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reading a profile: the format is told apart by content, then the folded
- * (folded_reader.c) or speedscope (speedscope_reader.c) reader fills the
- * profile.  Also the folded frame markers every reader and writer agree on.
+ * Reading a profile: the format is told apart by content, by the
+ * detectors of the table of formats (formats.c), then that format's reader
+ * fills the profile.  Also the folded frame markers every reader and writer agree on.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,16 +10,13 @@
 
 #include "array.h"
 
-#include "profile/perf_script_reader.h"
 #include "profile/pprof_reader.h"
 #include "profile/profile_reader.h"
 #include "profile/reader_input.h"
 
 const char *profile_format__name(enum profile_format format)
 {
-	static const char *const names[] = {"folded", "speedscope", "pprof", "perf script"};
-
-	return format < sizeof(names) / sizeof(names[0]) ? names[format] : "folded";
+	return format__get(format)->name;
 }
 
 enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t *name_start,
@@ -56,24 +53,6 @@ enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t 
 	}
 	*name_len = len - 4;
 	return kind;
-}
-
-/* perf_script_reader.c takes its lines through this. */
-struct line_source {
-	struct input *in;
-	char *line;
-	size_t cap;
-};
-
-static int perf_script_line(void *ctx, char **line, size_t *len)
-{
-	struct line_source *source = ctx;
-	int err = input__read_line(source->in, &source->line, len, &source->cap);
-
-	*line = source->line;
-	if (err == 1 && !source->in->newline)
-		return 2;
-	return err == -EFBIG || err == -EILSEQ ? -EINVAL : err;
 }
 
 /* The whole input: what is buffered and the rest of the stream.  0 or
@@ -260,10 +239,11 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		      struct profile **out, struct profile_read_result *result)
 {
 	static const struct profile_read_options defaults;
+	enum profile_format format = NR_PROFILE_FORMATS;
+	const struct format *reader;
 	const unsigned char *head;
-	struct profile *p;
+	struct profile *p = NULL;
 	size_t head_len;
-	bool json = false;
 	char order;
 	int err;
 
@@ -273,11 +253,15 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	input__fill(in);
 	head = in->data ? in->data + in->pos : NULL;
 	head_len = in->len - in->pos;
-	/* pprof is binary and read whole, by its own reader. */
-	if (head_len && pprof_reader__detect(head, head_len)) {
-		result->format = PROFILE_FORMAT_PPROF;
-		return pprof_reader__read(head, head_len, in->stream, options->sample_index, out,
-					  result->message, sizeof(result->message));
+	/* Binary formats are told apart first, and read whole by their own
+	 * readers. */
+	for (int i = 0; head_len && i < NR_PROFILE_FORMATS; i++) {
+		const struct format *f = format__get(i);
+
+		if ((f->flags & FORMAT_BINARY) && f->detect && f->read && f->detect(head, head_len)) {
+			result->format = i;
+			return f->read(in, options, out, result);
+		}
 	}
 	if (head_len && pprof_reader__is_legacy(head, head_len)) {
 		reader__set_message(result, 0, "%s",
@@ -301,11 +285,6 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 					    head_len > 2 ? head[2] : 0, head_len > 3 ? head[3] : 0);
 		return -EINVAL;
 	}
-	p = profile__new();
-	if (!p) {
-		reader__set_message(result, 0, "out of memory");
-		return -ENOMEM;
-	}
 	in->line = 1;
 	/* Windows editors start text with a byte-order mark; it is not part
 	 * of the first frame. */
@@ -314,40 +293,40 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		head += 3;
 		head_len -= 3;
 	}
-	/* JSON starts with '{' or '[' after optional white space; folded
-	 * stacks never do.  Look within what is buffered, consuming nothing. */
-	for (size_t i = 0; i < head_len; i++) {
-		unsigned char c = head[i];
+	/* Text formats are told apart by content, looking within what is
+	 * buffered and consuming nothing; the one without a detector (folded
+	 * stacks) is read when none claims the input. */
+	for (int i = 0; i < NR_PROFILE_FORMATS; i++) {
+		const struct format *f = format__get(i);
 
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+		if (f->flags & FORMAT_BINARY)
 			continue;
-		json = c == '{';
-		if (c == '[' || (json && memmem(head + i, head_len - i, "\"traceEvents\"", 13) &&
-				 !memmem(head + i, head_len - i, "\"$schema\"", 9))) {
-			reader__set_message(result, 0, "%s",
-					    "a Chrome trace (JSON trace events): llmprof writes "
-					    "them but reads profiles (folded, speedscope, pprof, "
-					    "perf script)");
-			profile__free(p);
-			return -EINVAL;
+		if (!f->detect && f->read && format == NR_PROFILE_FORMATS) {
+			format = i;
+		} else if (f->detect && f->detect(head, head_len)) {
+			format = i;
+			break;
 		}
-		break;
 	}
-	result->format = json ? PROFILE_FORMAT_SPEEDSCOPE : PROFILE_FORMAT_FOLDED;
-	if (!json && perf_script_reader__detect((const char *)head, head_len)) {
-		struct line_source lines = {.in = in};
+	reader = format__get(format);
+	if (!reader->read) {
+		char readable[128];
 
-		result->format = PROFILE_FORMAT_PERF_SCRIPT;
-		err = perf_script_reader__read(perf_script_line, &lines, options, p, result);
-		free(lines.line);
-	} else if (json)
-		err = speedscope_reader__parse(in, options, p, result);
-	else
-		err = folded_reader__parse(in, options, p, result);
-	if (!err && in->error)
+		format__list(readable, sizeof(readable), FORMAT_READABLE, 0, ", ", "", false,
+			     NR_PROFILE_FORMATS);
+		reader__set_message(result, 0, "%s (%s): llmprof writes them but reads profiles (%s)",
+				    reader->description, reader->content, readable);
+		return -EINVAL;
+	}
+	result->format = format;
+	err = reader->read(in, options, &p, result);
+	if (!err && in->error) {
 		err = in->error;
+		profile__free(p);
+		p = NULL;
+	}
 	/* Nothing read and every line skipped: not a profile at all. */
-	if (!err && result->format == PROFILE_FORMAT_FOLDED && result->skipped && !p->nr_stacks) {
+	if (!err && result->format == FORMAT_FOLDED && result->skipped && !p->nr_stacks) {
 		char line[80];
 
 		first_line(head, head_len, line, sizeof(line));
@@ -355,6 +334,8 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 				    "not a profile: no line is folded stacks ('frame;frame COUNT'), "
 				    "a perf script record or JSON; the first line is %s",
 				    line);
+		profile__free(p);
+		p = NULL;
 		err = -EINVAL;
 	}
 	if (err) {
@@ -362,7 +343,6 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 			reader__set_message(result, 0, "out of memory");
 		else if (!result->message[0])
 			reader__set_message(result, 0, "read error: %s", strerror(-err));
-		profile__free(p);
 		return err;
 	}
 	*out = p;

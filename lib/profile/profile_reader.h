@@ -13,14 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "profile/formats.h"
 #include "profile/profile.h"
-
-enum profile_format {
-	PROFILE_FORMAT_FOLDED = 0,
-	PROFILE_FORMAT_SPEEDSCOPE,
-	PROFILE_FORMAT_PPROF,
-	PROFILE_FORMAT_PERF_SCRIPT, /* perf_script_reader.c */
-};
 
 struct profile_read_options {
 	/* Fail on the first malformed line of folded or perf script input

@@ -254,7 +254,7 @@ static void print_unnamed(const struct profile *p, uint64_t total)
 }
 
 void summary__print(const struct profile *p, pid_t pid, const char *output_path,
-		    enum output_format format)
+		    enum profile_format format)
 {
 	struct function_share *shares = NULL;
 	uint64_t total = 0;
@@ -333,7 +333,7 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 					  : "the target's threads did not wait");
 	}
 	free(shares);
-	report__info("wrote %s to %s%s", output_format__description(format),
+	report__info("wrote %s to %s%s", format__get(format)->description,
 		     output_path ? output_path : "standard output",
 		     output_path && strchr(output_path, '%') ? " (a file per process)" : "");
 }

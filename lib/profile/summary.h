@@ -14,6 +14,6 @@
 #define SUMMARY_MAX_STACK_DEPTH 127
 
 void summary__print(const struct profile *profile, pid_t pid, const char *output_path,
-		    enum output_format format);
+		    enum profile_format format);
 
 #endif /* LLMPROF_SUMMARY_H */

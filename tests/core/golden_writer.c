@@ -46,7 +46,7 @@ static const char *const odd_names[] = {
 	"bad\xff\xfe", "overlong\xc0\xaf", "surrogate\xed\xa0\x80", "cut\xe2\x82",
 };
 
-static int write_names(enum output_format format, bool timeline)
+static int write_names(enum profile_format format, bool timeline)
 {
 	struct profile *p = profile__new();
 	size_t nr = sizeof(odd_names) / sizeof(odd_names[0]);
@@ -82,7 +82,7 @@ static int write_names(enum output_format format, bool timeline)
 	return 0;
 }
 
-static int write_python(enum output_format format, bool lines)
+static int write_python(enum profile_format format, bool lines)
 {
 	struct profile *p = profile__new();
 	uint32_t proc, module, forward[3], lambda, frozen, sgd, unknown, load, gemm_call;
@@ -136,14 +136,14 @@ static int write_python(enum output_format format, bool lines)
 int main(int argc, char **argv)
 {
 	struct profile *p = profile__new();
-	enum output_format format;
+	enum profile_format format;
 	uint32_t proc, start, main_fn, work, inl, kern, jit, py, unk, semi, gemm;
 	uint32_t s_work, s_inl, s_kern, s_jit, s_py, s_unk, s_gpu;
 	int64_t t1, t2;
 	bool gpu = argc > 2 && !strcmp(argv[2], "gpu");
 	bool wall = argc > 2 && !strcmp(argv[2], "wall");
 
-	if (!p || argc < 2 || output__parse_format(argv[1], &format))
+	if (!p || argc < 2 || format__parse(argv[1], FORMAT_WRITABLE, 0, &format))
 		return 2;
 	if (argc > 2 && !strncmp(argv[2], "python", 6)) {
 		profile__free(p);

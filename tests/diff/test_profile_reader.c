@@ -125,7 +125,7 @@ static void test_folded_round_trip(void)
 	CHECK(!err && p);
 	if (!p)
 		return;
-	CHECK(result.format == PROFILE_FORMAT_FOLDED);
+	CHECK(result.format == FORMAT_FOLDED);
 	CHECK(result.lines == 5);
 	CHECK(profile__total_weight(p) == 17);
 	CHECK(p->samples_taken == 17);
@@ -217,7 +217,7 @@ static void test_speedscope_evented(void)
 		fprintf(stderr, "  %lu: %s\n", result.line, result.message);
 		return;
 	}
-	CHECK(result.format == PROFILE_FORMAT_SPEEDSCOPE);
+	CHECK(result.format == FORMAT_SPEEDSCOPE);
 	CHECK(p->unit == UNIT_NANOSECONDS);
 	CHECK(p->duration_ns == 10000000);
 	/* root: [0, 1.25) + [3.5, 10), the end of the profile */
@@ -378,7 +378,7 @@ static void test_perf_script(void)
 	CHECK(!perf_script_reader__detect("a 12\nb 1\n", 9));
 	CHECK(perf_script_reader__detect("a 12\n\tb 1\n", 10));
 	p = read_text(text, NULL, &result, &err);
-	CHECK(!err && p && result.format == PROFILE_FORMAT_PERF_SCRIPT);
+	CHECK(!err && p && result.format == FORMAT_PERF_SCRIPT);
 	if (!p)
 		return;
 	/* The first event's records, weighed by their periods: cpu-clock's

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings/brief.h"
 #include "findings/findings.h"
 #include "profile/profile.h"
 
@@ -667,6 +668,53 @@ static void test_memory_rules(void)
 	profile__free(p);
 }
 
+/* The brief within its budget: rows left out from the least important,
+ * counted, every section keeping its first rows; with room, all of them. */
+static void test_brief_budget(void)
+{
+	struct profile *p = new_profile(UNIT_SAMPLES, 1);
+	char stack[4096], *text = NULL;
+	size_t len = 0, paths = 0;
+	FILE *out;
+
+	/* 40 deep stacks of long names, one heavier than the next. */
+	for (int i = 0; i < 40; i++) {
+		int at = snprintf(stack, sizeof(stack), "app;main");
+
+		for (int d = 0; d < 6; d++)
+			at += snprintf(stack + at, sizeof(stack) - at,
+				       ";a_rather_long_function_name_of_layer_%d_in_tree_%02d", d, i);
+		weigh(p, stack, 1000 - 20 * i);
+	}
+	out = open_memstream(&text, &len);
+	EXPECT(!brief__write(p, &(struct brief_options){.name = "deep", .budget = 2048}, out),
+	       "brief__write");
+	fclose(out);
+	EXPECT(len <= 2048, "the brief is %zu bytes, over its 2048", len);
+	EXPECT(strstr(text, "rows left out to stay within 2048 bytes"), "no count of rows left out");
+	EXPECT(strstr(text, "Top functions by self share") &&
+		   strstr(text, "a_rather_long_function_name_of_layer_5_in_tree_00\n") &&
+		   strstr(text, "Top functions by total share") && strstr(text, "  100.00%  main\n") &&
+		   strstr(text, "Heaviest call paths") &&
+		   strstr(text, "app > main > a_rather_long_function_name_of_layer_0_in_tree_00"),
+	       "a section lost its first row:\n%s", text);
+	EXPECT(!strstr(text, "tree_39"), "the lightest stack was kept over heavier rows");
+	free(text);
+
+	text = NULL;
+	out = open_memstream(&text, &len);
+	EXPECT(!brief__write(p, &(struct brief_options){.budget = 1 << 20}, out), "brief__write");
+	fclose(out);
+	for (const char *at = text; (at = strstr(at, "app > main > ")); at++)
+		paths++;
+	EXPECT(paths == 40, "%zu paths of 40 with room for all", paths);
+	EXPECT(!strstr(text, "rows left out"), "rows left out with room for all");
+	/* Only paths deeper than 12 frames are cut. */
+	EXPECT(!strstr(text, " frames ..."), "a path of 8 frames was cut");
+	free(text);
+	profile__free(p);
+}
+
 int main(void)
 {
 	test_gpu_idle();
@@ -682,6 +730,7 @@ int main(void)
 	test_data_loading_threads();
 	test_order_and_writers();
 	test_memory_rules();
+	test_brief_budget();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;
