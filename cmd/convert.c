@@ -32,11 +32,13 @@ static void usage(FILE *out)
 		"\n"
 		"Convert a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
 		"told apart by content) to folded stacks, speedscope JSON, pprof, a Chrome\n"
-		"trace (which needs an input with times: speedscope with timelines) or an\n"
-		"interactive SVG flame graph.  INPUT '-' is standard input.\n"
+		"trace (which needs an input with times: speedscope with timelines), an\n"
+		"interactive SVG flame graph or an HTML page (the flame graphs, findings\n"
+		"and tables of report --html).  INPUT '-' is standard input.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded, speedscope, pprof, chrome or svg (required)\n"
+		"  -f, --format FORMAT  folded, speedscope, pprof, chrome, svg or html\n"
+		"                       (required)\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --lines          speedscope: a frame per line of a Python function\n"
@@ -68,7 +70,7 @@ int do_convert(int argc, char **argv)
 		case 'f':
 			if (output__parse_format(optarg, &format))
 				return usage_error("unknown format '%s' (expected folded, "
-						   "speedscope, pprof, chrome or svg)",
+						   "speedscope, pprof, chrome, svg or html)",
 						   optarg);
 			has_format = true;
 			break;
@@ -93,7 +95,8 @@ int do_convert(int argc, char **argv)
 		}
 	}
 	if (!has_format)
-		return usage_error("%s", "-f folded, -f speedscope, -f pprof, -f chrome or -f svg is "
+		return usage_error("%s", "-f folded, -f speedscope, -f pprof, -f chrome, -f svg or "
+				   "-f html is "
 				   "required");
 	if (inverted && format != FORMAT_SVG)
 		return usage_error("%s", "--inverted is for -f svg");

@@ -41,8 +41,8 @@ static void usage(FILE *out)
 		"apart by content) into one; they must weigh in the same unit.\n"
 		"\n"
 		"Options:\n"
-		"  -f, --format FORMAT  folded (default), speedscope, pprof or svg (a flame\n"
-		"                       graph)\n"
+		"  -f, --format FORMAT  folded (default), speedscope, pprof, svg (a flame\n"
+		"                       graph) or html (a page: report --html's)\n"
 		"      --inverted       svg: an icicle graph, roots at the top\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
@@ -137,7 +137,7 @@ int do_merge(int argc, char **argv)
 			if (output__parse_format(optarg, &format))
 				return usage_error(
 				    "unknown format '%s' (expected folded, speedscope, "
-				    "pprof or svg)",
+				    "pprof, svg or html)",
 				    optarg);
 			if (format == FORMAT_CHROME)
 				return usage_error("%s", "-f chrome needs a timeline, and a "

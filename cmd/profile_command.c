@@ -136,7 +136,8 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "                         work cannot keep in step; default) or fixed (every\n"
 	    "                         1/HZ exactly, as perf does)\n"
 	    "  -f, --format FORMAT    folded, speedscope, pprof, chrome (a Chrome/Perfetto\n"
-	    "                         trace) or svg (a flame graph); default folded\n"
+	    "                         trace), svg (a flame graph) or html (a page: the\n"
+	    "                         flame graphs, findings and tables); default folded\n"
 	    "      --inverted         svg: an icicle graph, roots at the top\n"
 	    "  -o, --output FILE      write the profile to FILE (default stdout)\n"
 	    "      --no-kernel        user-space frames only\n"
@@ -434,7 +435,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		case 'f':
 			if (output__parse_format(optarg, &env->output.format)) {
 				report__error("invalid format '%s' for -f: expected folded, "
-					      "speedscope, pprof, chrome or svg",
+					      "speedscope, pprof, chrome, svg or html",
 					      optarg);
 				return EXIT_USAGE;
 			}

@@ -103,10 +103,15 @@ int output__parse_format(const char *text, enum output_format *format)
 		*format = FORMAT_CHROME;
 	else if (!strcmp(text, "svg"))
 		*format = FORMAT_SVG;
+	else if (!strcmp(text, "html"))
+		*format = FORMAT_HTML;
 	else
 		return -EINVAL;
 	return 0;
 }
+
+int (*output__html_writer)(const struct profile *profile, const struct writer_options *options,
+			   FILE *out);
 
 int output__write(const struct profile *p, enum output_format format, enum output_view view,
 		  FILE *out)
@@ -127,6 +132,8 @@ int output__write_with(const struct profile *p, enum output_format format,
 		return chrome__write(p, view, out);
 	if (format == FORMAT_SVG || format == FORMAT_SVG_INVERTED)
 		return svg__write(p, view, format == FORMAT_SVG_INVERTED, out);
+	if (format == FORMAT_HTML)
+		return output__html_writer ? output__html_writer(p, options, out) : -ENOTSUP;
 	return folded__write(p, view, out);
 }
 
@@ -142,6 +149,8 @@ const char *output_format__description(enum output_format format)
 	case FORMAT_SVG:
 	case FORMAT_SVG_INVERTED:
 		return "a flame graph";
+	case FORMAT_HTML:
+		return "an HTML page";
 	default:
 		return "folded stacks";
 	}
@@ -159,6 +168,8 @@ const char *output_format__extension(enum output_format format)
 	case FORMAT_SVG:
 	case FORMAT_SVG_INVERTED:
 		return "svg";
+	case FORMAT_HTML:
+		return "html";
 	default:
 		return "folded";
 	}

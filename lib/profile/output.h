@@ -18,6 +18,7 @@ enum output_format {
 	FORMAT_CHROME,
 	FORMAT_SVG,	     /* an interactive flame graph (svg_writer.h) */
 	FORMAT_SVG_INVERTED, /* the same as an icicle: -f svg --inverted */
+	FORMAT_HTML,	     /* the page of report --html (output__html_writer) */
 };
 
 /* Which stacks are written: CPU samples, GPU activity, or both. */
@@ -51,11 +52,16 @@ int chrome__write(const struct profile *profile, enum output_view view, FILE *ou
 /* Whether chrome__write() has times to write: samples or GPU activity, or
  * nothing at all. */
 bool chrome__has_timeline(const struct profile *profile);
+/* -f html's page holds the findings, a wing above the profile's: the front
+ * end plugs its writer in here (html_page__write_profile); -ENOTSUP while
+ * none is. */
+extern int (*output__html_writer)(const struct profile *profile,
+				  const struct writer_options *options, FILE *out);
 int output__write(const struct profile *profile, enum output_format format,
 		  enum output_view view, FILE *out);
 int output__write_with(const struct profile *profile, enum output_format format,
 		       const struct writer_options *options, FILE *out);
-/* Parses "folded", "speedscope", "pprof", "chrome" or "svg"; 0 or -EINVAL. */
+/* Parses "folded", "speedscope", "pprof", "chrome", "svg" or "html"; 0 or -EINVAL. */
 int output__parse_format(const char *text, enum output_format *format);
 /* "folded stacks", "speedscope JSON" or "a pprof profile", for messages. */
 const char *output_format__description(enum output_format format);
