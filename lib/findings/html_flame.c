@@ -71,8 +71,9 @@ struct flame {
 	uint32_t nr_functions;
 	uint32_t *order; /* the view's stacks, in merge order */
 	size_t nr_order;
-	uint32_t *kept;	 /* per stack: how many of its frames are nodes */
+	uint32_t *kept;	 /* per stack in order[]: how many of its frames are nodes */
 	uint32_t *leaf;	 /* per stack: the node it ends in */
+	uint32_t nr_nodes;
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
 };
 
@@ -175,8 +176,8 @@ static int keep_nodes(struct flame *g)
 			if ((double)o->weight < HTML_MIN_SHARE * root)
 				continue;
 			for (size_t k = o->first; k < i; k++)
-				if (g->kept[g->order[k]] < depth)
-					g->kept[g->order[k]] = depth;
+				if (g->kept[k] < depth)
+					g->kept[k] = depth;
 		}
 		if (!s)
 			break;
@@ -221,11 +222,12 @@ static int write_entries(const struct flame *g, FILE *out)
 {
 	const struct profile *p = g->p;
 	uint64_t *sampled = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*sampled));
+	uint64_t *unthreaded = calloc(g->nr_nodes ? g->nr_nodes : 1, sizeof(*unthreaded));
 	struct flame_entry *entries = NULL;
-	size_t nr = 0, cap = 0;
+	size_t nr = 0, cap = 0, next = 0;
 	int err = -ENOMEM;
 
-	if (!sampled)
+	if (!sampled || !unthreaded)
 		goto out;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *s = &p->samples[i];
@@ -237,30 +239,32 @@ static int write_entries(const struct flame *g, FILE *out)
 		entries[nr++] = (struct flame_entry){g->leaf[s->stack], (int32_t)s->thread, s->weight};
 		sampled[s->stack] += s->weight;
 	}
-	for (size_t i = 0; i < g->nr_order; i++) {
-		uint32_t stack = g->order[i];
+	for (size_t stack = 0; stack < p->nr_stacks; stack++) {
 		uint64_t weight = p->stacks[stack].weight;
 
-		if (sampled[stack] >= weight)
-			continue;
-		if (array__grow((void **)&entries, &cap, nr + 1, sizeof(*entries)))
-			goto out;
-		entries[nr++] = (struct flame_entry){g->leaf[stack], -1, weight - sampled[stack]};
+		if (g->leaf[stack] != UINT32_MAX && sampled[stack] < weight)
+			unthreaded[g->leaf[stack]] += weight - sampled[stack];
 	}
 	qsort(entries, nr, sizeof(*entries), compare_entries);
 	fputs(",\"entries\":[", out);
-	for (size_t i = 0, n = 0; i < nr; n++) {
-		struct flame_entry e = entries[i];
+	for (uint32_t node = 0, n = 0; node < g->nr_nodes; node++) {
+		if (unthreaded[node])
+			fprintf(out, "%s%u,-1,%llu", n++ ? "," : "", node,
+				(unsigned long long)unthreaded[node]);
+		while (next < nr && entries[next].node == node) {
+			struct flame_entry e = entries[next];
 
-		for (i++; i < nr && !compare_entries(&entries[i], &e); i++)
-			e.weight += entries[i].weight;
-		fprintf(out, "%s%u,%d,%llu", n ? "," : "", e.node, e.thread,
-			(unsigned long long)e.weight);
+			for (next++; next < nr && !compare_entries(&entries[next], &e); next++)
+				e.weight += entries[next].weight;
+			fprintf(out, "%s%u,%d,%llu", n++ ? "," : "", e.node, e.thread,
+				(unsigned long long)e.weight);
+		}
 	}
 	fputc(']', out);
 	err = 0;
 out:
 	free(sampled);
+	free(unthreaded);
 	free(entries);
 	return err;
 }
@@ -288,7 +292,7 @@ static int write_nodes(struct flame *g, FILE *out)
 	for (size_t i = 0; i < g->nr_order; i++) {
 		const struct stack *s = &p->stacks[g->order[i]];
 		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
-		uint32_t kept = g->kept[g->order[i]];
+		uint32_t kept = g->kept[i];
 		uint32_t common = prev ? common_prefix(g, s, prev, depth < kept ? depth : kept) : 0;
 
 		if (kept > cap) {
@@ -312,6 +316,7 @@ static int write_nodes(struct flame *g, FILE *out)
 		}
 		g->leaf[g->order[i]] = kept ? path[kept - 1] : UINT32_MAX;
 	}
+	g->nr_nodes = nodes;
 	if (fclose(fn_out))
 		goto out_closed;
 	fn_out = NULL;
