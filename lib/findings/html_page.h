@@ -45,6 +45,11 @@ size_t html_page__views(const struct profile *profile, struct html_view *views);
  * them (options->view keeps one).  0, -ENOMEM or -EIO. */
 int html_page__write_profile(const struct profile *profile, const struct writer_options *options,
 			     FILE *out);
+/* record and attach -f html with a family's view (--view memory-peak,
+ * nccl): the recording's views and that one, named view_name; the tables
+ * of the recording.  0, -ENOMEM or -EIO. */
+int html_page__write_recording(const struct profile *recorded, const struct profile *view,
+			       const char *view_name, FILE *out);
 /* The JSON of one view's flame graph (html_flame.c).  0, -ENOMEM or -EIO. */
 int html_flame__write(const struct html_view *view, FILE *out);
 

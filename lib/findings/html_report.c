@@ -324,30 +324,39 @@ size_t html_page__views(const struct profile *p, struct html_view *views)
 /* The tables' rows for -f html, where no --top says. */
 #define HTML_TOP 50
 
+/* The page of a recording or a converted file, views given; the report's
+ * options those of -f html. */
+static int write_page_of(const struct profile *p, const struct html_view *views, size_t n,
+			 FILE *out)
+{
+	const char *name = p->name && p->name[0] ? p->name : "profile";
+	struct report_options report = {.name = name, .format = "llmprof", .top = HTML_TOP};
+	struct html_page page = {name, views, n, p, &report};
+
+	return html_page__write(&page, out);
+}
+
 int html_page__write_profile(const struct profile *p, const struct writer_options *options,
 			     FILE *out)
 {
 	struct html_view views[HTML_MAX_VIEWS], kept[HTML_MAX_VIEWS];
 	size_t n = html_page__views(p, views), nr_kept = 0;
-	const char *name = p->name && p->name[0] ? p->name : "profile";
-	struct report_options report = {.name = name, .format = "llmprof", .top = HTML_TOP};
-	struct html_page page = {
-	    .title = name,
-	    .views = views,
-	    .nr_views = n,
-	    .profile = p,
-	    .report = &report,
-	};
 
 	/* --view cpu or gpu: that view alone. */
 	for (size_t i = 0; i < n && options->view != VIEW_ALL; i++)
 		if (views[i].stacks == options->view)
 			kept[nr_kept++] = views[i];
-	if (nr_kept) {
-		page.views = kept;
-		page.nr_views = nr_kept;
-	}
-	return html_page__write(&page, out);
+	return nr_kept ? write_page_of(p, kept, nr_kept, out) : write_page_of(p, views, n, out);
+}
+
+int html_page__write_recording(const struct profile *p, const struct profile *view,
+			       const char *view_name, FILE *out)
+{
+	struct html_view views[HTML_MAX_VIEWS + 1];
+	size_t n = html_page__views(p, views);
+
+	views[n++] = (struct html_view){view_name, view->unit, view, VIEW_ALL};
+	return write_page_of(p, views, n, out);
 }
 
 int html_report__write(const struct profile *p, const struct report_options *options, FILE *out)

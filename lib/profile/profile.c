@@ -418,8 +418,8 @@ char *frame__folded_name(const struct frame *f)
 		guard = "_";
 	/* A name that ends as a kind mark does ("_[k]") would be coloured, and
 	 * read back, as that kind. */
-	if (!*suffix && name_len >= 4 && !strncmp(name + name_len - 4, "_[", 2) &&
-	    name[name_len - 2] >= 'a' && name[name_len - 2] <= 'z' && name[name_len - 1] == ']')
+	if (!*suffix && !*prefix && name_len > 4 && !strncmp(name + name_len - 4, "_[", 2) &&
+	    strchr("kijp", name[name_len - 2]) && name[name_len - 1] == ']')
 		guard = "_";
 	len = strlen(prefix) + name_len + strlen(guard) + strlen(suffix) + 1;
 	out = malloc(len);
