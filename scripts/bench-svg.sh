@@ -55,6 +55,9 @@ measure() {
 		$((kb >> 10))
 }
 printf '%-28s %8s %8s %8s\n' case wall_s cpu_s peak_MB
+# Reading the input and a one-row report: what every case below pays
+# before its writer starts.
+measure "read (report --top 1)" "$llmprof" report -f json --top 1 -o "$work/out.json" "$work/in.folded"
 measure "convert -f folded" "$llmprof" convert -f folded -o "$work/out.folded" "$work/in.folded"
 measure "convert -f svg" "$llmprof" convert -f svg -o "$work/out.svg" "$work/in.folded"
 measure "convert -f svg --inverted" "$llmprof" convert -f svg --inverted -o "$work/icicle.svg" \

@@ -160,8 +160,9 @@ static void write_facts(const struct profile *p, FILE *out)
 		FACT("sampling rate", "%u Hz (%s intervals)", p->frequency,
 		     p->random_intervals ? "random" : "fixed");
 	if (p->samples_taken || p->samples_lost)
-		FACT("samples", "%llu taken, %llu lost (ring buffer full)",
-		     (unsigned long long)p->samples_taken, (unsigned long long)p->samples_lost);
+		FACT("samples", "%llu taken, %llu lost%s", (unsigned long long)p->samples_taken,
+		     (unsigned long long)p->samples_lost,
+		     p->samples_lost ? " (ring buffer full)" : "");
 	if (p->stack_errors)
 		FACT("stacks not read", "%llu", (unsigned long long)p->stack_errors);
 	if (p->stack_limit)
