@@ -65,14 +65,14 @@ static enum html_class frame_class(const struct frame *f)
 
 struct flame {
 	const struct profile *p;
-	char **keys;	/* per frame: its folded name, the function's identity */
-	uint32_t *rank; /* per frame: its function, ranked by folded name */
+	char **keys;	       /* per frame: its folded name, the function's identity */
+	uint32_t *rank;	       /* per frame: its function, ranked by folded name */
 	uint32_t *first_frame; /* per function: a frame of it */
 	uint32_t nr_functions;
 	uint32_t *order; /* the view's stacks, in merge order */
 	size_t nr_order;
-	uint32_t *kept;	 /* per stack in order[]: how many of its frames are nodes */
-	uint32_t *leaf;	 /* per stack: the node it ends in */
+	uint32_t *kept; /* per stack in order[]: how many of its frames are nodes */
+	uint32_t *leaf; /* per stack: the node it ends in */
 	uint32_t nr_nodes;
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
 };
@@ -236,7 +236,8 @@ static int write_entries(const struct flame *g, FILE *out)
 			continue;
 		if (array__grow((void **)&entries, &cap, nr + 1, sizeof(*entries)))
 			goto out;
-		entries[nr++] = (struct flame_entry){g->leaf[s->stack], (int32_t)s->thread, s->weight};
+		entries[nr++] =
+		    (struct flame_entry){g->leaf[s->stack], (int32_t)s->thread, s->weight};
 		sampled[s->stack] += s->weight;
 	}
 	for (size_t stack = 0; stack < p->nr_stacks; stack++) {
@@ -274,7 +275,8 @@ out:
 static int write_nodes(struct flame *g, FILE *out)
 {
 	const struct profile *p = g->p;
-	uint32_t *function_index = malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	uint32_t *function_index =
+	    malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
 	uint32_t *used = malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
 	uint32_t *path = NULL, nr_used = 0, nodes = 0, depth = 0, cap = 0;
 	char *functions = NULL;

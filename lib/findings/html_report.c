@@ -140,15 +140,15 @@ static void write_facts(const struct profile *p, FILE *out)
 	char text[128];
 	bool first = true;
 
-#define FACT(label, ...)                                                                       \
-	do {                                                                                   \
-		snprintf(text, sizeof(text), __VA_ARGS__);                                     \
-		fputs(first ? "[" : ",[", out);                                                \
-		first = false;                                                                 \
-		text_output__json_string(out, label);                                          \
-		fputc(',', out);                                                               \
-		text_output__json_string(out, text);                                           \
-		fputc(']', out);                                                               \
+#define FACT(label, ...)                                                                           \
+	do {                                                                                       \
+		snprintf(text, sizeof(text), __VA_ARGS__);                                         \
+		fputs(first ? "[" : ",[", out);                                                    \
+		first = false;                                                                     \
+		text_output__json_string(out, label);                                              \
+		fputc(',', out);                                                                   \
+		text_output__json_string(out, text);                                               \
+		fputc(']', out);                                                                   \
 	} while (0)
 
 	fputs(",\"facts\":[", out);
@@ -187,7 +187,7 @@ static void write_facts(const struct profile *p, FILE *out)
 		FACT("GPU memory peak", "%s", peak);
 	}
 	FACT("unit", "%s",
-	     p->unit == UNIT_BYTES		? "bytes"
+	     p->unit == UNIT_BYTES	    ? "bytes"
 	     : p->unit == UNIT_MICROSECONDS ? "microseconds"
 	     : p->unit == UNIT_NANOSECONDS  ? "nanoseconds"
 					    : "samples");
