@@ -37,8 +37,9 @@ static void usage(FILE *out)
 		"\n"
 		"Convert a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
 		"told apart by content) to folded stacks, speedscope JSON, pprof, a Chrome\n"
-		"trace (which needs an input with times: speedscope with timelines) or an\n"
-		"interactive SVG flame graph.  INPUT '-' is standard input.\n"
+		"trace (which needs an input with times: speedscope with timelines), an\n"
+		"interactive SVG flame graph or an HTML page (the flame graphs, findings\n"
+		"and tables of report --html).  INPUT '-' is standard input.\n"
 		"\n"
 		"Options:\n");
 	help_option(out, "  -f, --format FORMAT  ", formats);

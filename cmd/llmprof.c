@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "findings/html_page.h"
 #include "status.h"
 
 struct command {
@@ -100,6 +101,8 @@ int main(int argc, char **argv)
 	const char *name;
 
 	occupy_standard_descriptors();
+	/* The profile's writers cannot call up into the findings' page. */
+	output__html_writer = html_page__write_profile;
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "output_pattern.h"
 #include "findings/findings.h"
+#include "findings/html_page.h"
 #include "gpu/gpu_memory.h"
 #include "profile/output.h"
 #include "privilege.h"
@@ -680,9 +681,10 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 }
 
 /* The profile (or the family's view asked for) to its file; kept in
- * $TMPDIR when it cannot be. */
+ * $TMPDIR when it cannot be.  The HTML page holds the family's view beside
+ * the recording's. */
 static int write_profile(struct profile_env *env, pid_t pid, struct output_file *output,
-			 const struct profile *written, bool whole)
+			 const struct profile *written, bool whole, const struct profile *recorded)
 {
 	struct writer_options options = {
 	    .view = whole ? VIEW_ALL : env->output.view,
@@ -700,7 +702,11 @@ static int write_profile(struct profile_env *env, pid_t pid, struct output_file 
 		}
 		return 0;
 	}
-	err = output__write_with(written, env->output.format, &options, output->stream);
+	if (env->output.format == FORMAT_HTML && whole)
+		err = html_page__write_recording(recorded, written, env->recording.families.view,
+						 output->stream);
+	else
+		err = output__write_with(written, env->output.format, &options, output->stream);
 	err = output_file__commit(output, err);
 	if (err) {
 		report__error("cannot write the profile%s%s: %s", env->output.path ? " to " : "",
@@ -747,7 +753,7 @@ static int run_profile(struct profile_env *env)
 	if (recording__finish(recording, &result))
 		goto cleanup;
 	written = result.view ? result.view : result.profile;
-	if (write_profile(env, pid, &output, written, result.view))
+	if (write_profile(env, pid, &output, written, result.view, result.profile))
 		goto cleanup;
 	if (!result.view) {
 		summary__print(result.profile, pid, env->output.path, env->output.format);

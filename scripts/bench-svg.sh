@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# How fast -f svg is on a large profile: wall and CPU time of
-# `llmprof convert -f svg` (reading the input included) on a folded file of
-# STACKS distinct stacks, beside the same conversion to folded stacks; the
-# size of the SVG and how many frames it draws; and, where Chromium, node and
-# playwright-core are here (scripts/fetch-playwright.sh), how long Chromium
-# takes to open it from file:// and paint, and to zoom, beside a one-frame
-# SVG.  The targets: under 2 s to write, under 1 s to open.  On a busy
-# machine CPU seconds are the figure to compare.
+# How fast -f svg and -f html are on a large profile: wall and CPU time of
+# `llmprof convert -f svg` and `-f html` (reading the input included) on a
+# folded file of STACKS distinct stacks, beside the same conversion to folded
+# stacks; the size of the SVG and how many frames it draws, the size of the
+# page; and, where Chromium, node and playwright-core are here
+# (scripts/fetch-playwright.sh), how long Chromium takes to open each from
+# file:// and paint its first view, and to zoom, beside a one-frame file.
+# The targets: under 2 s to write, under 1 s to open.  On a busy machine CPU
+# seconds are the figure to compare.
 # Usage: scripts/bench-svg.sh [STACKS] [FRAMES]
 #   STACKS  distinct stacks (default 1000000)
 #   FRAMES  distinct function names the stacks are made of (default 2000;
@@ -54,14 +55,19 @@ measure() {
 		$((kb >> 10))
 }
 printf '%-28s %8s %8s %8s\n' case wall_s cpu_s peak_MB
+# Reading the input and a one-row report: what every case below pays
+# before its writer starts.
+measure "read (report --top 1)" "$llmprof" report -f json --top 1 -o "$work/out.json" "$work/in.folded"
 measure "convert -f folded" "$llmprof" convert -f folded -o "$work/out.folded" "$work/in.folded"
 measure "convert -f svg" "$llmprof" convert -f svg -o "$work/out.svg" "$work/in.folded"
 measure "convert -f svg --inverted" "$llmprof" convert -f svg --inverted -o "$work/icicle.svg" \
 	"$work/in.folded"
+measure "convert -f html" "$llmprof" convert -f html -o "$work/out.html" "$work/in.folded"
 drawn=$(grep -c '^<g><title>' "$work/out.svg")
 left=$(grep -o '[0-9]* frames* narrower than [0-9.]* px not drawn' "$work/out.svg" || echo "0 frames")
 echo "input: $stacks stacks, $(($(stat -c %s "$work/in.folded") >> 20)) MB; svg: $(($(stat -c %s \
-	"$work/out.svg") >> 10)) KB, $drawn frames drawn, ${left%% *} left out"
+	"$work/out.svg") >> 10)) KB, $drawn frames drawn, ${left%% *} left out; html: $(($(stat -c \
+	%s "$work/out.html") >> 10)) KB"
 
 chromium=$(command -v chromium || true)
 playwright=$build_dir/playwright
@@ -72,7 +78,7 @@ if [ -z "$chromium" ] || ! command -v node >/dev/null ||
 fi
 cat >"$work/open.mjs" <<'JS'
 import { createRequire } from 'node:module';
-const [playwright, chromiumPath, svg] = process.argv.slice(2);
+const [playwright, chromiumPath, svg, kind] = process.argv.slice(2);
 const { chromium } = createRequire(playwright + '/')('playwright-core');
 const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 const page = await browser.newPage({ viewport: { width: 1220, height: 900 } });
@@ -85,20 +91,36 @@ async function open(file) {
 	await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 	return Date.now() - t;
 }
-const small = await open(svg.replace(/out[.]svg$/, 'small.svg'));
+const small = await open(svg.replace(/out[.](svg|html)$/, 'small.$1'));
 const big = await open(svg);
-const n = await page.$$eval('#frames > g', (g) => g.length);
-const t = Date.now();
-await page.evaluate(() => {
-	const gs = document.querySelectorAll('#frames > g');
-	gs[gs.length - 2].querySelector('rect').dispatchEvent(new MouseEvent('click', { bubbles: true }));
-	return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-});
+let n, t;
+if (kind === 'html') {
+	// The page's first view is drawn by its script before load ends.
+	n = await page.evaluate(() => window.llmprofPage.frames().length);
+	t = Date.now();
+	await page.evaluate(() => {
+		const c = document.getElementById('flame'), r = c.getBoundingClientRect();
+		const f = window.llmprofPage.frames()[1];
+		c.dispatchEvent(new MouseEvent('click', { clientX: r.left + f.x + f.w / 2,
+			clientY: r.top + f.y + 7, bubbles: true }));
+		return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	});
+} else {
+	n = await page.$$eval('#frames > g', (g) => g.length);
+	t = Date.now();
+	await page.evaluate(() => {
+		const gs = document.querySelectorAll('#frames > g');
+		gs[gs.length - 2].querySelector('rect').dispatchEvent(new MouseEvent('click', { bubbles: true }));
+		return new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+	});
+}
 const zoom = Date.now() - t;
-console.log(`browser: Chromium opens it and paints in ${(big / 1000).toFixed(2)} s (target 1 s; ` +
-	`a one-frame SVG ${(small / 1000).toFixed(2)} s), zooms in ${(zoom / 1000).toFixed(2)} s, ` +
+console.log(`browser, ${kind}: Chromium opens it and paints in ${(big / 1000).toFixed(2)} s (target 1 s; ` +
+	`a one-frame file ${(small / 1000).toFixed(2)} s), zooms in ${(zoom / 1000).toFixed(2)} s, ` +
 	`${n} frames${errors.length ? ', errors: ' + errors : ''}`);
 await browser.close();
 JS
-echo "main 1" | "$llmprof" convert -f svg -o "$work/small.svg" -
-node "$work/open.mjs" "$(realpath "$playwright")" "$chromium" "$work/out.svg"
+for kind in svg html; do
+	echo "main 1" | "$llmprof" convert -f $kind -o "$work/small.$kind" -
+	node "$work/open.mjs" "$(realpath "$playwright")" "$chromium" "$work/out.$kind" $kind
+done

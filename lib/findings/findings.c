@@ -40,13 +40,42 @@ bool analysis__name_matches(const char *name, const char *const *patterns)
 	return false;
 }
 
+/*
+ * A rule looks for the same patterns in every stack: each frame's answer is
+ * kept (0 unknown, 1 no, 2 yes) for the profile and patterns of the last
+ * call, while findings__analyze() runs, which forgets them at its end.
+ */
+static __thread struct {
+	const struct profile *profile;
+	const char *const *patterns;
+	uint8_t *answers;
+} frame_matches;
+
+static void forget_frame_matches(void)
+{
+	free(frame_matches.answers);
+	memset(&frame_matches, 0, sizeof(frame_matches));
+}
+
 int analysis__stack_find(const struct profile *p, uint32_t stack, const char *const *patterns)
 {
 	const struct stack *s = &p->stacks[stack];
 
-	for (int i = (int)s->depth - 1; i >= 0; i--)
-		if (analysis__name_matches(p->frames[s->frames[i]].name, patterns))
+	if (frame_matches.profile != p || frame_matches.patterns != patterns) {
+		forget_frame_matches();
+		frame_matches.answers = calloc(p->nr_frames ? p->nr_frames : 1, 1);
+		frame_matches.profile = p;
+		frame_matches.patterns = patterns;
+	}
+	for (int i = (int)s->depth - 1; i >= 0; i--) {
+		uint32_t f = s->frames[i];
+		uint8_t *answer = frame_matches.answers ? &frame_matches.answers[f] : NULL;
+
+		if (answer && !*answer)
+			*answer = analysis__name_matches(p->frames[f].name, patterns) ? 2 : 1;
+		if (answer ? *answer == 2 : analysis__name_matches(p->frames[f].name, patterns))
 			return i;
+	}
 	return -1;
 }
 
@@ -363,11 +392,13 @@ int findings__analyze(const struct profile *p, struct findings **out)
 		goto fail;
 	if (fs->nr_items > 1)
 		qsort(fs->items, fs->nr_items, sizeof(*fs->items), compare_findings);
+	forget_frame_matches();
 	free(a.is_gpu_stack);
 	free(a.is_off_cpu_stack);
 	*out = fs;
 	return 0;
 fail:
+	forget_frame_matches();
 	free(a.is_gpu_stack);
 	free(a.is_off_cpu_stack);
 	findings__free(fs);

@@ -161,6 +161,16 @@ static int write_icicle(const struct profile *p, const struct writer_options *op
 	return svg__write(p, options->view, true, out);
 }
 
+/* -f html's page holds the findings, a wing above the profile's: the front
+ * end plugs its writer in (html_page__write_profile); -ENOTSUP while none is. */
+int (*output__html_writer)(const struct profile *profile, const struct writer_options *options,
+			   FILE *out);
+
+static int write_html(const struct profile *p, const struct writer_options *options, FILE *out)
+{
+	return output__html_writer ? output__html_writer(p, options, out) : -ENOTSUP;
+}
+
 static const struct format formats[NR_PROFILE_FORMATS] = {
     [FORMAT_FOLDED] =
 	{
@@ -218,6 +228,15 @@ static const struct format formats[NR_PROFILE_FORMATS] = {
 	    .description = "a flame graph",
 	    .flags = FORMAT_VARIANT,
 	    .write = write_icicle,
+	},
+    [FORMAT_HTML] =
+	{
+	    .name = "html",
+	    .extension = "html",
+	    .description = "an HTML page",
+	    .note = "a page: the flame graphs, findings and tables",
+	    .flags = FORMAT_THREADS,
+	    .write = write_html,
 	},
     [FORMAT_PERF_SCRIPT] =
 	{

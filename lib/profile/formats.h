@@ -21,6 +21,7 @@ enum profile_format {
 	FORMAT_CHROME,
 	FORMAT_SVG,	     /* an interactive flame graph (svg_writer.h) */
 	FORMAT_SVG_INVERTED, /* the same as an icicle: -f svg --inverted */
+	FORMAT_HTML,	     /* the page of report --html (output__html_writer) */
 	FORMAT_PERF_SCRIPT,  /* read only: perf_script_reader.c */
 	NR_PROFILE_FORMATS,
 };

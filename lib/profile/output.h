@@ -43,6 +43,11 @@ int chrome__write(const struct profile *profile, enum output_view view, FILE *ou
 /* Whether chrome__write() has times to write: samples or GPU activity, or
  * nothing at all. */
 bool chrome__has_timeline(const struct profile *profile);
+/* -f html's page holds the findings, a wing above the profile's: the front
+ * end plugs its writer in here (html_page__write_profile); -ENOTSUP while
+ * none is. */
+extern int (*output__html_writer)(const struct profile *profile,
+				  const struct writer_options *options, FILE *out);
 int output__write(const struct profile *profile, enum profile_format format,
 		  enum output_view view, FILE *out);
 int output__write_with(const struct profile *profile, enum profile_format format,

@@ -416,6 +416,11 @@ char *frame__folded_name(const struct frame *f)
 	if (!*suffix && digits && digits < name_len &&
 	    (name[digits - 1] == ' ' || name[digits - 1] == '\t'))
 		guard = "_";
+	/* A name that ends as a kind mark does ("_[k]") would be coloured, and
+	 * read back, as that kind. */
+	if (!*suffix && !*prefix && name_len > 4 && !strncmp(name + name_len - 4, "_[", 2) &&
+	    strchr("kijp", name[name_len - 2]) && name[name_len - 1] == ']')
+		guard = "_";
 	len = strlen(prefix) + name_len + strlen(guard) + strlen(suffix) + 1;
 	out = malloc(len);
 	if (!out)

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The flame graph data of one view of the HTML page, as JSON for the page's
+ * script to draw: the call tree of the view's stacks (a node per function on
+ * each path, in preorder, by depth), and the weights of the stacks by the
+ * node they end in and the thread that ran them, so that the page can show
+ * one process or thread with its shares recomputed.  Stacks are sorted by
+ * their functions' names and merged in one pass, as svg_writer.c does; a
+ * node narrower than HTML_MIN_SHARE of its process (its root frame) is cut,
+ * its weight kept by its parent, so that the page holds what can be drawn
+ * and every total stays exact.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "findings/html_page.h"
+#include "profile/output.h"
+#include "profile/text_output.h"
+
+/* A tenth of a pixel of the page's 1180 px graph. */
+#define HTML_MIN_SHARE (0.1 / 1180)
+
+/* The page script's frame classes (html_script.c's classes[]). */
+enum html_class {
+	HTML_NATIVE = 0,
+	HTML_PYTHON,
+	HTML_KERNEL,
+	HTML_GPU,
+	HTML_OFF_CPU,
+	HTML_GPU_MEMORY,
+	HTML_NCCL,
+	HTML_PROCESS,
+	HTML_UNKNOWN,
+};
+
+static enum html_class frame_class(const struct frame *f)
+{
+	switch (f->kind) {
+	case FRAME_PYTHON:
+		return HTML_PYTHON;
+	case FRAME_KERNEL:
+		return HTML_KERNEL;
+	case FRAME_GPU:
+		return HTML_GPU;
+	case FRAME_PROCESS:
+	case FRAME_THREAD:
+		return HTML_PROCESS;
+	case FRAME_UNKNOWN:
+		return HTML_UNKNOWN;
+	default:
+		break;
+	}
+	/* The recording names these leaves rather than giving them kinds. */
+	if (!strncmp(f->name, "[off-cpu]", 9))
+		return HTML_OFF_CPU;
+	if (!strncmp(f->name, "[gpu-mem]", 9))
+		return HTML_GPU_MEMORY;
+	if (!strncmp(f->name, "[nccl]", 6))
+		return HTML_NCCL;
+	return HTML_NATIVE;
+}
+
+struct flame {
+	const struct profile *p;
+	char **keys;	       /* per frame: its folded name, the function's identity */
+	uint32_t *rank;	       /* per frame: its function, ranked by folded name */
+	uint32_t *first_frame; /* per function: a frame of it */
+	uint32_t nr_functions;
+	uint32_t *order; /* the view's stacks, in merge order */
+	size_t nr_order;
+	uint32_t *kept; /* per stack in order[]: how many of its frames are nodes */
+	uint32_t *leaf; /* per stack: the node it ends in */
+	uint32_t nr_nodes;
+	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
+};
+
+static int compare_frame_keys(const void *a, const void *b, void *context)
+{
+	char **keys = context;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(keys[x], keys[y]);
+
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Ranks the frames by folded name: frames differing only by line are one
+ * function.  0 or -ENOMEM. */
+static int rank_functions(struct flame *g)
+{
+	const struct profile *p = g->p;
+	size_t n = p->nr_frames ? p->nr_frames : 1;
+	uint32_t *sorted = malloc(n * sizeof(*sorted));
+
+	g->keys = calloc(n, sizeof(*g->keys));
+	g->rank = calloc(n, sizeof(*g->rank));
+	g->first_frame = calloc(n, sizeof(*g->first_frame));
+	if (!sorted || !g->keys || !g->rank || !g->first_frame)
+		goto fail;
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		g->keys[i] = frame__folded_name(&p->frames[i]);
+		if (!g->keys[i])
+			goto fail;
+		sorted[i] = i;
+	}
+	qsort_r(sorted, p->nr_frames, sizeof(*sorted), compare_frame_keys, g->keys);
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		if (!i || strcmp(g->keys[sorted[i]], g->keys[sorted[i - 1]]))
+			g->first_frame[g->nr_functions++] = sorted[i];
+		g->rank[sorted[i]] = g->nr_functions - 1;
+	}
+	free(sorted);
+	return 0;
+fail:
+	free(sorted);
+	return -ENOMEM;
+}
+
+static int compare_stacks(const void *a, const void *b, void *context)
+{
+	const struct flame *g = context;
+	const struct stack *x = &g->p->stacks[*(const uint32_t *)a];
+	const struct stack *y = &g->p->stacks[*(const uint32_t *)b];
+	uint32_t depth = x->depth < y->depth ? x->depth : y->depth;
+
+	for (uint32_t d = 0; d < depth; d++) {
+		uint32_t fx = g->rank[x->frames[d]], fy = g->rank[y->frames[d]];
+
+		if (fx != fy)
+			return fx < fy ? -1 : 1;
+	}
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* How many leading frames two stacks share, as functions. */
+static uint32_t common_prefix(const struct flame *g, const struct stack *a, const struct stack *b,
+			      uint32_t limit)
+{
+	uint32_t d = 0;
+
+	while (d < limit && d < a->depth && d < b->depth &&
+	       g->rank[a->frames[d]] == g->rank[b->frames[d]])
+		d++;
+	return d;
+}
+
+/*
+ * Which frames of each stack are nodes: a node is kept when its weight is
+ * HTML_MIN_SHARE of its root's or more, and a kept node's parent is kept,
+ * so each stack keeps a prefix of its frames.  The sorted stacks through a
+ * node are a run of order[]: a node closing with enough weight marks its
+ * run as keeping its depth.  0 or -ENOMEM.
+ */
+static int keep_nodes(struct flame *g)
+{
+	struct open_node {
+		size_t first; /* its first stack in order[] */
+		uint64_t weight;
+	} *path = NULL;
+	const struct profile *p = g->p;
+	uint32_t depth = 0, cap = 0;
+
+	for (size_t i = 0; i <= g->nr_order; i++) {
+		const struct stack *s = i < g->nr_order ? &p->stacks[g->order[i]] : NULL;
+		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
+		uint32_t common = s && prev ? common_prefix(g, s, prev, depth) : 0;
+
+		for (; depth > common; depth--) {
+			const struct open_node *o = &path[depth - 1];
+			uint64_t root = g->root_total[prev->frames[0]];
+
+			if ((double)o->weight < HTML_MIN_SHARE * root)
+				continue;
+			for (size_t k = o->first; k < i; k++)
+				if (g->kept[k] < depth)
+					g->kept[k] = depth;
+		}
+		if (!s)
+			break;
+		if (s->depth > cap) {
+			struct open_node *bigger = realloc(path, (s->depth + 16) * sizeof(*path));
+
+			if (!bigger) {
+				free(path);
+				return -ENOMEM;
+			}
+			path = bigger;
+			cap = s->depth + 16;
+		}
+		for (; depth < s->depth; depth++)
+			path[depth] = (struct open_node){.first = i};
+		for (uint32_t d = 0; d < depth; d++)
+			path[d].weight += s->weight;
+	}
+	free(path);
+	return 0;
+}
+
+/* A stack's (node, thread) weight: thread -1 where no sample says. */
+struct flame_entry {
+	uint32_t node;
+	int32_t thread;
+	uint64_t weight;
+};
+
+static int compare_entries(const void *a, const void *b)
+{
+	const struct flame_entry *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* The weights by node and thread: samples name their thread; what a
+ * stack weighs beyond its samples (GPU work, folded input) has none. */
+static int write_entries(const struct flame *g, FILE *out)
+{
+	const struct profile *p = g->p;
+	uint64_t *sampled = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*sampled));
+	uint64_t *unthreaded = calloc(g->nr_nodes ? g->nr_nodes : 1, sizeof(*unthreaded));
+	struct flame_entry *entries = NULL;
+	size_t nr = 0, cap = 0, next = 0;
+	int err = -ENOMEM;
+
+	if (!sampled || !unthreaded)
+		goto out;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *s = &p->samples[i];
+
+		if (g->leaf[s->stack] == UINT32_MAX)
+			continue;
+		if (array__grow((void **)&entries, &cap, nr + 1, sizeof(*entries)))
+			goto out;
+		entries[nr++] =
+		    (struct flame_entry){g->leaf[s->stack], (int32_t)s->thread, s->weight};
+		sampled[s->stack] += s->weight;
+	}
+	for (size_t stack = 0; stack < p->nr_stacks; stack++) {
+		uint64_t weight = p->stacks[stack].weight;
+
+		if (g->leaf[stack] != UINT32_MAX && sampled[stack] < weight)
+			unthreaded[g->leaf[stack]] += weight - sampled[stack];
+	}
+	qsort(entries, nr, sizeof(*entries), compare_entries);
+	fputs(",\"entries\":[", out);
+	for (uint32_t node = 0, n = 0; node < g->nr_nodes; node++) {
+		if (unthreaded[node])
+			fprintf(out, "%s%u,-1,%llu", n++ ? "," : "", node,
+				(unsigned long long)unthreaded[node]);
+		while (next < nr && entries[next].node == node) {
+			struct flame_entry e = entries[next];
+
+			for (next++; next < nr && !compare_entries(&entries[next], &e); next++)
+				e.weight += entries[next].weight;
+			fprintf(out, "%s%u,%d,%llu", n++ ? "," : "", e.node, e.thread,
+				(unsigned long long)e.weight);
+		}
+	}
+	fputc(']', out);
+	err = 0;
+out:
+	free(sampled);
+	free(unthreaded);
+	free(entries);
+	return err;
+}
+
+/* The kept nodes in preorder: their depths and functions; each stack's
+ * leaf node.  The functions named are listed after, in first use order. */
+static int write_nodes(struct flame *g, FILE *out)
+{
+	const struct profile *p = g->p;
+	uint32_t *function_index =
+	    malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	uint32_t *used = malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	uint32_t *path = NULL, nr_used = 0, nodes = 0, depth = 0, cap = 0;
+	char *functions = NULL;
+	size_t functions_len = 0;
+	FILE *fn_out = NULL;
+	int err = -ENOMEM;
+
+	if (!function_index || !used)
+		goto out;
+	memset(function_index, 0xff, (g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	fn_out = open_memstream(&functions, &functions_len);
+	if (!fn_out)
+		goto out;
+	fputs(",\"depth\":[", out);
+	for (size_t i = 0; i < g->nr_order; i++) {
+		const struct stack *s = &p->stacks[g->order[i]];
+		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
+		uint32_t kept = g->kept[i];
+		uint32_t common = prev ? common_prefix(g, s, prev, depth < kept ? depth : kept) : 0;
+
+		if (kept > cap) {
+			uint32_t *bigger = realloc(path, (kept + 16) * sizeof(*path));
+
+			if (!bigger)
+				goto out;
+			path = bigger;
+			cap = kept + 16;
+		}
+		for (depth = common; depth < kept; depth++) {
+			uint32_t f = g->rank[s->frames[depth]];
+
+			if (function_index[f] == UINT32_MAX) {
+				function_index[f] = nr_used;
+				used[nr_used++] = f;
+			}
+			fprintf(out, "%s%u", nodes ? "," : "", depth);
+			fprintf(fn_out, "%s%u", nodes ? "," : "", function_index[f]);
+			path[depth] = nodes++;
+		}
+		g->leaf[g->order[i]] = kept ? path[kept - 1] : UINT32_MAX;
+	}
+	g->nr_nodes = nodes;
+	if (fclose(fn_out))
+		goto out_closed;
+	fn_out = NULL;
+	fputs("],\"function\":[", out);
+	fwrite(functions, 1, functions_len, out);
+	fputs("],\"names\":[", out);
+	for (uint32_t i = 0; i < nr_used; i++) {
+		const struct frame *f = &p->frames[g->first_frame[used[i]]];
+
+		if (i)
+			fputc(',', out);
+		text_output__json_string(out, f->name && f->name[0] ? f->name : "[unknown]");
+	}
+	fputs("],\"classes\":[", out);
+	for (uint32_t i = 0; i < nr_used; i++)
+		fprintf(out, "%s%d", i ? "," : "",
+			frame_class(&p->frames[g->first_frame[used[i]]]));
+	fputs("],\"files\":[", out);
+	for (uint32_t i = 0; i < nr_used; i++) {
+		const struct frame *f = &p->frames[g->first_frame[used[i]]];
+
+		if (i)
+			fputc(',', out);
+		if (f->file)
+			text_output__json_string(out, f->file);
+		else
+			fputs("null", out);
+	}
+	fputc(']', out);
+	err = 0;
+	goto out;
+out_closed:
+	fn_out = NULL;
+out:
+	if (fn_out)
+		fclose(fn_out);
+	free(functions);
+	free(function_index);
+	free(used);
+	free(path);
+	return err;
+}
+
+int html_flame__write(const struct html_view *view, FILE *out)
+{
+	const struct profile *p = view->profile;
+	struct flame g = {.p = p};
+	uint64_t total = 0;
+	int err = -ENOMEM;
+
+	g.order = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.order));
+	g.kept = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*g.kept));
+	g.leaf = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.leaf));
+	g.root_total = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*g.root_total));
+	if (!g.order || !g.kept || !g.leaf || !g.root_total)
+		goto out;
+	err = rank_functions(&g);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		const struct stack *s = &p->stacks[i];
+
+		g.leaf[i] = UINT32_MAX;
+		if (!s->weight || !s->depth ||
+		    (view->stacks != VIEW_ALL &&
+		     profile__stack_is_gpu(p, i) != (view->stacks == VIEW_GPU)))
+			continue;
+		g.order[g.nr_order++] = i;
+		g.root_total[s->frames[0]] += s->weight;
+		total += s->weight;
+	}
+	if (g.nr_order > 1)
+		qsort_r(g.order, g.nr_order, sizeof(*g.order), compare_stacks, &g);
+	err = keep_nodes(&g);
+	if (err)
+		goto out;
+	fputs("{\"name\":", out);
+	text_output__json_string(out, view->name);
+	fprintf(out, ",\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->unit,
+		(unsigned long long)total, g.nr_order);
+	err = write_nodes(&g, out);
+	if (!err)
+		err = write_entries(&g, out);
+	if (err)
+		goto out;
+	fputs(",\"threads\":[", out);
+	for (size_t i = 0; i < p->nr_threads; i++) {
+		fprintf(out, "%s[%u,%u,", i ? "," : "", p->threads[i].pid, p->threads[i].tid);
+		text_output__json_string(out, p->threads[i].name ? p->threads[i].name : "");
+		fputc(']', out);
+	}
+	fputs("]}", out);
+	err = ferror(out) ? -EIO : 0;
+out:
+	if (g.keys)
+		for (size_t i = 0; i < p->nr_frames; i++)
+			free(g.keys[i]);
+	free(g.keys);
+	free(g.rank);
+	free(g.first_frame);
+	free(g.order);
+	free(g.kept);
+	free(g.leaf);
+	free(g.root_total);
+	return err;
+}
