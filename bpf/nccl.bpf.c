@@ -3,8 +3,8 @@
  * NCCL: uprobes on the collective, point-to-point, group and communicator
  * calls of libnccl.  The entry probe keeps the arguments of a thread's
  * outermost call; the return probe adds its result (and, for
- * ncclCommInitRank*, the communicator it made) and sends the record with
- * the stacks of the caller.
+ * ncclCommInitRank*, ncclCommSplit and ncclCommShrink, the communicator it
+ * made) and sends the record with the stacks of the caller.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,8 +21,9 @@ struct pending_call {
 	struct library_call head;
 	__u64 count;
 	__u64 type;
-	__u64 comm; /* NCCL_INIT: where the call writes the communicator */
+	__u64 comm; /* NCCL_INIT, SPLIT, SHRINK: where the call writes the communicator */
 	__u64 stream;
+	__u64 parent; /* NCCL_SPLIT, SHRINK: the communicator split */
 };
 
 struct {
@@ -100,6 +101,18 @@ int nccl_enter(struct pt_regs *ctx)
 		call.count = (__u32)PT_REGS_PARM2(ctx);
 		call.type = type_word(NCCL_NO_VALUE, NCCL_NO_VALUE, PT_REGS_PARM3(ctx));
 		break;
+	case NCCL_SPLIT:
+		/* The color in the peer's place; the key orders the ranks. */
+		call.parent = PT_REGS_PARM1(ctx);
+		call.type = type_word(NCCL_NO_VALUE, NCCL_NO_VALUE, PT_REGS_PARM2(ctx));
+		call.comm = PT_REGS_PARM4(ctx);
+		break;
+	case NCCL_SHRINK:
+		call.parent = PT_REGS_PARM1(ctx);
+		call.count = (__u32)PT_REGS_PARM3(ctx);
+		call.type = type_word(NCCL_NO_VALUE, NCCL_NO_VALUE, 0);
+		call.comm = PT_REGS_PARM4(ctx);
+		break;
 	default:
 		return 0;
 	}
@@ -114,14 +127,15 @@ int nccl_return(struct pt_regs *ctx)
 	struct pending_call *pending;
 	struct sample_event *event;
 	__s32 result;
-	__u64 comm;
+	__u64 comm, shape;
 
 	pending = library_call__end(&nccl_pending, tid);
 	if (!pending)
 		return 0;
 	result = (__s32)PT_REGS_RC(ctx);
 	comm = pending->comm;
-	if (NCCL_COOKIE_SHAPE(pending->head.cookie) == NCCL_INIT) {
+	shape = NCCL_COOKIE_SHAPE(pending->head.cookie);
+	if (shape == NCCL_INIT || shape == NCCL_SPLIT || shape == NCCL_SHRINK) {
 		__u64 made = 0;
 
 		if (comm)
@@ -139,6 +153,7 @@ int nccl_return(struct pt_regs *ctx)
 	event->detail[NCCL_DETAIL_COMM] = comm;
 	event->detail[NCCL_DETAIL_STREAM] = pending->stream;
 	event->detail[NCCL_DETAIL_START_NS] = pending->head.start_ns;
+	event->detail[NCCL_DETAIL_PARENT] = pending->parent;
 	capture__stacks(ctx, event, false);
 	capture__submit(event, false);
 	return 0;

@@ -18,6 +18,8 @@ enum nccl_shape {
 	NCCL_P2P,	   /* (buff, count, type, peer, comm, stream): Send, Recv */
 	NCCL_GROUP,	   /* (): GroupStart, GroupEnd */
 	NCCL_INIT,	   /* (comm *out, nranks, [id by value,] rank, ...): CommInitRank* */
+	NCCL_SPLIT,	   /* (comm, color, key, comm *out, config): CommSplit */
+	NCCL_SHRINK,	   /* (comm, int *exclude, nexclude, comm *out, config, flags) */
 	NCCL_LOADER,	   /* the dynamic loader mapped or unmapped a library */
 };
 
@@ -29,11 +31,13 @@ enum nccl_shape {
 enum nccl_detail {
 	NCCL_DETAIL_CALL = 0, /* the cookie */
 	NCCL_DETAIL_RESULT,   /* ncclResult_t, sign-extended */
-	NCCL_DETAIL_COUNT,    /* elements; CommInitRank*: the number of ranks */
+	NCCL_DETAIL_COUNT,    /* elements; CommInitRank*: the number of ranks;
+			       * CommShrink: the ranks excluded */
 	NCCL_DETAIL_TYPE,     /* datatype | reduction op << 8 | (u32)peer or root << 32 */
-	NCCL_DETAIL_COMM,     /* ncclComm_t (CommInitRank*: the one it made) */
+	NCCL_DETAIL_COMM,     /* ncclComm_t (CommInitRank*, Split, Shrink: the one made) */
 	NCCL_DETAIL_STREAM,   /* cudaStream_t */
 	NCCL_DETAIL_START_NS, /* when the call was entered */
+	NCCL_DETAIL_PARENT,   /* CommSplit, CommShrink: the communicator split */
 };
 
 #define NCCL_NO_VALUE 0xff /* type or op where the call has none */

@@ -9,6 +9,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "capture.bpf.h"
+#include "launch_rate.h"
 
 SEC("perf_event")
 int sample_cpu(struct bpf_perf_event_data *ctx)
@@ -31,22 +32,94 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/*
+ * Launch stacks are a sample of the launch sites, not one per launch: a
+ * stack costs the launching thread a BPF stack walk (microseconds), and a
+ * launch-bound loop launches tens of thousands of kernels a second.  Each
+ * thread takes at most launch_stack_interval_ns's rate of stacks (graph
+ * launches, fewer and heavier, graph_stack_interval_ns's), in bursts of
+ * LAUNCH_STACK_BURST, each launch with the same chance (launch_rate.h).  GPU time stays exact:
+ * every kernel still comes with its own CUPTI record and duration, and one
+ * whose launch took no stack is put whole on the stack of a launch of the
+ * same kernel that took one (on the same thread, nearest in time; else on
+ * another thread of the process; else [unattributed]; see gpu_merge.c), so
+ * no kernel time is dropped, scaled or counted twice: per-stack totals are
+ * exact wherever a thread launches a kernel from one site, and sum to the
+ * exact total in any case.  0: every launch takes its stack.
+ */
+const volatile __u64 launch_stack_interval_ns = 0;
+const volatile __u64 graph_stack_interval_ns = 0;
+
+/* A kernel launch's bucket and a graph launch's, by thread id.  LRU: a
+ * thread evicted (with more launching threads than entries) comes back with
+ * a full bucket, one burst more; userspace sizes it to 1 when there is no
+ * limit. */
+struct launch_buckets {
+	struct launch_bucket kernel;
+	struct launch_bucket graph;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct launch_buckets);
+} launch_buckets SEC(".maps");
+
+static __always_inline bool is_graph_launch(__u64 cbid, __u64 domain)
+{
+	if (domain == LAUNCH_DOMAIN_RUNTIME)
+		return cbid == LAUNCH_CBID_CUDA_GRAPH_LAUNCH ||
+		       cbid == LAUNCH_CBID_CUDA_GRAPH_LAUNCH_PTSZ;
+	return domain == LAUNCH_DOMAIN_DRIVER && (cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH ||
+						  cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ);
+}
+
+static __always_inline bool launch_stack_allowed(__u32 tid, __u64 cbid, __u64 domain)
+{
+	struct launch_buckets fresh = {}, *buckets;
+	bool graph = is_graph_launch(cbid, domain);
+	__u64 now;
+
+	if (!(graph ? graph_stack_interval_ns : launch_stack_interval_ns))
+		return true;
+	buckets = bpf_map_lookup_elem(&launch_buckets, &tid);
+	if (!buckets) {
+		bpf_map_update_elem(&launch_buckets, &tid, &fresh, BPF_NOEXIST);
+		buckets = bpf_map_lookup_elem(&launch_buckets, &tid);
+		if (!buckets)
+			return true;
+	}
+	now = bpf_ktime_get_ns();
+	if (graph)
+		return launch_bucket__take(&buckets->graph, now, graph_stack_interval_ns,
+					   bpf_get_prandom_u32());
+	return launch_bucket__take(&buckets->kernel, now, launch_stack_interval_ns,
+				   bpf_get_prandom_u32());
+}
+
 /* The CUPTI agent fires llmprof:launch(correlation, callback, domain) in its
  * API-enter callback, on the launching thread: its user stack is the CPU
  * stack that launched the GPU work. */
 SEC("usdt")
 int BPF_USDT(on_gpu_launch, __u64 correlation, __u64 callback, __u64 domain)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_event *event;
 
-	if (!targets__contains(bpf_get_current_pid_tgid() >> 32))
+	if (!targets__contains(id >> 32))
 		return 0;
+	if (!launch_stack_allowed((__u32)id, callback, domain)) {
+		count(COUNTER_LAUNCH_SKIPPED);
+		return 0;
+	}
 	/* The same record as a sample, so launch stacks unwind the same way. */
 	event = capture__reserve(SAMPLE_KIND_LAUNCH);
 	if (!event) {
 		count(COUNTER_LOST_LAUNCH);
 		return 0;
 	}
+	count(COUNTER_LAUNCH_STACKS);
 	event->correlation = correlation;
 	capture__stacks(ctx, event, false);
 	capture__submit(event, false);

@@ -26,6 +26,8 @@ enum sample_counter {
 	COUNTER_LOST_GPU_MEMORY,   /* ring buffer full: a GPU memory call lost */
 	COUNTER_NCCL,		   /* NCCL calls recorded */
 	COUNTER_LOST_NCCL,	   /* ring buffer full: an NCCL call lost */
+	COUNTER_LAUNCH_STACKS,	   /* GPU launch stacks taken */
+	COUNTER_LAUNCH_SKIPPED,	   /* GPU launches past the rate: no stack taken */
 	COUNTER_MAX,
 };
 
@@ -41,6 +43,20 @@ enum sample_kind {
 };
 
 #define SAMPLE_DETAIL_WORDS 8
+
+/* The launch probe's callback ids of graph launches (CUPTI's
+ * cupti_runtime_cbid.h and cupti_driver_cbid.h, checked against them by
+ * unit.launch_rate): rate-limited on a bucket of their own. */
+#define LAUNCH_DOMAIN_DRIVER 1	 /* CUPTI_CB_DOMAIN_DRIVER_API */
+#define LAUNCH_DOMAIN_RUNTIME 2	 /* CUPTI_CB_DOMAIN_RUNTIME_API */
+#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH 311	/* cudaGraphLaunch_v10000 */
+#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH_PTSZ 312	/* cudaGraphLaunch_ptsz_v10000 */
+#define LAUNCH_CBID_CU_GRAPH_LAUNCH 514		/* cuGraphLaunch */
+#define LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ 515	/* cuGraphLaunch_ptsz */
+/* Stacks a thread may take at once after a quiet spell (a step's first
+ * launches), and in a window of as many intervals, on each of its two
+ * buckets (launch_rate.h). */
+#define LAUNCH_STACK_BURST 16
 
 /* One CPU sample.  Stack sizes are in bytes as bpf_get_stack() returns
  * them, or a negative errno. */

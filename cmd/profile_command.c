@@ -78,6 +78,7 @@ enum {
 	OPT_LINES,
 	OPT_RUN_AS,
 	OPT_INVERTED,
+	OPT_LAUNCH_STACK_RATE,
 };
 
 static const struct option long_options[] = {
@@ -97,6 +98,7 @@ static const struct option long_options[] = {
     {"no-gpu", no_argument, NULL, OPT_NO_GPU},
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
     {"no-nccl", no_argument, NULL, OPT_NO_NCCL},
+    {"launch-stack-rate", required_argument, NULL, OPT_LAUNCH_STACK_RATE},
     {"unwind", required_argument, NULL, OPT_UNWIND},
     {"mode", required_argument, NULL, OPT_MODE},
     {"children", no_argument, NULL, 'C'},
@@ -163,6 +165,10 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "                         allocation calls probed): peak, leaks, churn\n"
 	    "      --no-nccl          do not probe libnccl (probed by default where the\n"
 	    "                         target maps it: collectives by stack and size)\n"
+	    "      --launch-stack-rate N\n"
+	    "                         GPU launch stacks taken per second and thread\n"
+	    "                         (default 100, graph launches a fifth; 0: every\n"
+	    "                         launch); the others take a taken one's stack\n"
 	    "      --unwind MODE[,BYTES]\n"
 	    "                         user stacks by auto or ehframe (in BPF, by each\n"
 	    "                         binary's .eh_frame; default), fp (frame pointers),\n"
@@ -184,6 +190,8 @@ static void usage(enum profile_mode mode, FILE *out)
 
 #define MIN_STACK_COPY 512
 #define DEFAULT_OFF_CPU_MIN_US 10
+#define DEFAULT_LAUNCH_STACK_RATE 100
+#define MAX_LAUNCH_STACK_RATE 1000000
 
 /* "auto", "ehframe", "fp", "dwarf" or "compare", the last two optionally
  * ",BYTES" as perf's --call-graph dwarf,SIZE.  0 or -EINVAL. */
@@ -385,6 +393,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 
 	env->recording.sampling.frequency = 99;
 	env->recording.sampling.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_US * 1000ULL;
+	env->recording.sampling.launch_stack_rate = DEFAULT_LAUNCH_STACK_RATE;
 	env->recording.sampling.kernel_stacks = true;
 	env->recording.sampling.python = true;
 	env->output.format = FORMAT_FOLDED;
@@ -575,6 +584,15 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				return EXIT_USAGE;
 			}
 			env->recording.sampling.off_cpu_min_ns = value * 1000ULL;
+			break;
+		case OPT_LAUNCH_STACK_RATE:
+			if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
+				report__error("invalid rate '%s' for --launch-stack-rate: expected 0 "
+					      "to %d per second",
+					      optarg, MAX_LAUNCH_STACK_RATE);
+				return EXIT_USAGE;
+			}
+			env->recording.sampling.launch_stack_rate = value;
 			break;
 		case 'v':
 			report__set_level(REPORT_VERBOSE);

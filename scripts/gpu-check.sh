@@ -24,7 +24,12 @@
 #   4. "llmprof record --gpu-memory" of a PyTorch model with known tensors
 #      (tests/gpu/torch_memory.py): the peak by stack matches
 #      torch.cuda.max_memory_reserved() (up to 64 MiB more, for libraries
-#      below PyTorch), with the 256 MiB of weights under load_weights.
+#      below PyTorch), with the 256 MiB of weights under load_weights;
+#   5. NCCL collectives of torch.distributed under record;
+#   6. overhead and robustness on PyTorch loops: a launch-bound step's time
+#      before and while attached, a CUDA-graph loop attached twice,
+#      expandable segments under --gpu-memory, a torch.profiler window
+#      inside record, two ranks each on CUDA_VISIBLE_DEVICES=0.
 #
 # Usage: scripts/gpu-check.sh LLMPROF [WORKDIR]
 #   LLMPROF  the llmprof binary to test (the static one, copied here)
@@ -658,7 +663,146 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# 6. Overhead and robustness on PyTorch (tests/gpu/torch_steps.py), each
+# step bounded and printing PASS or FAIL with its figures:
+#   a. a launch-bound loop's step time before and while llmprof is attached
+#      (the overhead, within OVERHEAD_LIMIT, default 0.25);
+#   b. a CUDA-graph loop attached twice: both attaches see its kernels and
+#      the target runs on;
+#   c. record --gpu-memory with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+#      (cuMemCreate/cuMemMap through the driver's entry points): the peak by
+#      stack matches max_memory_reserved() (up to 64 MiB more);
+#   d. a torch.profiler window inside a record run: the application's own
+#      profiler still gets its kernels, and llmprof exits 0;
+#   e. two ranks each with CUDA_VISIBLE_DEVICES=0 under one record: the GPU
+#      summary has a device 0 row for each rank.
+OVERHEAD_LIMIT=${OVERHEAD_LIMIT:-0.25}
+steps=$SRC/tests/gpu/torch_steps.py
+
+# median_between FILE FROM TO: the median of the "second EPOCH US" lines
+# with FROM <= EPOCH < TO.
+median_between() {
+	awk -v from="$2" -v to="$3" '$1 == "second" && $2 >= from && $2 < to { print $3 }' "$1" |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+
+# start_target NAME ARGS...: a torch_steps.py target under timeout(1) that
+# has printed "ready"; sets target_pid (empty when it did not get ready).
+start_target() {
+	local name=$1 waiter
+	shift
+	timeout --kill-after=10 120 "$PYTHON" "$steps" "$@" --ready >"$WORK/$name.events" \
+		2>"$WORK/$name.target.stderr" &
+	waiter=$!
+	target_pid=
+	for _ in $(seq 600); do
+		grep -q '^ready' "$WORK/$name.events" 2>/dev/null && break
+		kill -0 "$waiter" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^ready' "$WORK/$name.events" && target_pid=$(pgrep -P "$waiter" | head -1) || true
+	target_waiter=$waiter
+}
+
+check_steps() {
+	local before during t0 t1 kernels total reserved rows
+	if ! bounded 120 "$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+		cannot_check "no torch with CUDA ($PYTHON): overhead and robustness steps"
+		return
+	fi
+	# a. Overhead of attach on a launch-bound loop.
+	start_target overhead launch --seconds 24
+	if [ -z "$target_pid" ]; then
+		fail "overhead: the launch-bound target did not get ready"
+	else
+		sleep 8
+		t0=$(date +%s)
+		bounded 60 "$LLMPROF" attach -p "$target_pid" -d 8 -o "$WORK/overhead.folded" \
+			2>"$WORK/overhead.stderr" || fail "overhead: attach failed: $(tail -3 "$WORK/overhead.stderr")"
+		t1=$(date +%s)
+		wait "$target_waiter" || true
+		before=$(median_between "$WORK/overhead.events" 0 $((t0 - 1)))
+		during=$(median_between "$WORK/overhead.events" $((t0 + 2)) $((t1 - 1)))
+		if [ -n "$before" ] && [ -n "$during" ]; then
+			if awk -v b="$before" -v d="$during" -v l="$OVERHEAD_LIMIT" 'BEGIN { exit !(d <= b * (1 + l)) }'; then
+				pass "overhead: launch-bound step $before us alone, $during us attached ($(awk -v b="$before" -v d="$during" 'BEGIN { printf "%+.1f%%", 100 * (d / b - 1) }'))"
+			else
+				fail "overhead: launch-bound step $before us alone, $during us attached ($(awk -v b="$before" -v d="$during" 'BEGIN { printf "%+.1f%%", 100 * (d / b - 1) }'), limit $OVERHEAD_LIMIT)"
+			fi
+			grep -h "launch stacks:" "$WORK/overhead.stderr" >&2 || true
+		else
+			fail "overhead: no step times before ($before) or during ($during) the attach"
+		fi
+	fi
+	# b. A CUDA-graph loop attached twice.
+	start_target graph graph --seconds 30
+	if [ -z "$target_pid" ]; then
+		fail "graph: the CUDA-graph target did not get ready"
+	else
+		sleep 2
+		for round in 1 2; do
+			if bounded 60 "$LLMPROF" attach -p "$target_pid" -d 4 -o "$WORK/graph$round.folded" \
+				2>"$WORK/graph$round.stderr"; then
+				kernels=$(sed -n 's/^ *kernels \([0-9]*\) .*/\1/p' "$WORK/graph$round.stderr" | head -1)
+				if [ "${kernels:-0}" -gt 0 ] && kill -0 "$target_pid" 2>/dev/null; then
+					pass "graph: attach $round saw ${kernels} kernels of the graph replays"
+				else
+					fail "graph: attach $round saw ${kernels:-no} kernels, target alive: $(kill -0 "$target_pid" 2>/dev/null && echo yes || echo no)"
+				fi
+			else
+				fail "graph: attach $round failed: $(tail -3 "$WORK/graph$round.stderr")"
+			fi
+		done
+		if wait "$target_waiter"; then
+			pass "graph: the target ran on after two attaches ($(sed -n 's/^graph_replays //p' "$WORK/graph.events") replays)"
+		else
+			fail "graph: the target exited non-zero after two attaches"
+		fi
+	fi
+	# c. Expandable segments: the driver's entry points.
+	if PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True bounded "$STEP_TIMEOUT" "$LLMPROF" record --no-gpu \
+		--view memory-peak -o "$WORK/expandable.folded" -- "$PYTHON" "$steps" memory --seconds 5 \
+		>"$WORK/expandable.events" 2>"$WORK/expandable.stderr"; then
+		total=$(awk '{ s += $NF } END { print s + 0 }' "$WORK/expandable.folded")
+		reserved=$(sed -n 's/^max_reserved //p' "$WORK/expandable.events")
+		if [ -n "$reserved" ] && [ "$total" -ge "$reserved" ] && [ "$total" -le $((reserved + 64 * 1048576)) ]; then
+			pass "expandable segments: peak by stack $((total / 1048576)) MiB, max_memory_reserved $((reserved / 1048576)) MiB"
+		else
+			fail "expandable segments: peak by stack $((total / 1048576)) MiB, max_memory_reserved $((${reserved:-0} / 1048576)) MiB"
+		fi
+	else
+		fail "expandable segments: record failed: $(tail -3 "$WORK/expandable.stderr")"
+	fi
+	# d. The application's own torch.profiler inside a record run.
+	if bounded "$STEP_TIMEOUT" "$LLMPROF" record -o "$WORK/profiler.folded" -- "$PYTHON" "$steps" profiler \
+		--seconds 9 >"$WORK/profiler.events" 2>"$WORK/profiler.stderr"; then
+		kernels=$(sed -n 's/^profiler_kernels //p' "$WORK/profiler.events")
+		if [ "${kernels:-0}" -gt 0 ]; then
+			pass "torch.profiler inside record: it got $kernels kernel events; llmprof: $(grep -h -m1 -E '^ *kernels [0-9]|CPU only' "$WORK/profiler.stderr" | sed 's/^ *//')"
+		else
+			fail "torch.profiler inside record: it got ${kernels:-no} kernel events"
+		fi
+	else
+		fail "torch.profiler inside record: record failed: $(tail -3 "$WORK/profiler.stderr")"
+	fi
+	# e. Two ranks on their own "device 0".
+	if bounded "$STEP_TIMEOUT" "$LLMPROF" record -o "$WORK/ranks.folded" -- sh -c \
+		"RANK=0 CUDA_VISIBLE_DEVICES=0 '$PYTHON' '$steps' launch --seconds 3 >/dev/null &
+		 RANK=1 CUDA_VISIBLE_DEVICES=0 '$PYTHON' '$steps' launch --seconds 6 >/dev/null; wait" \
+		2>"$WORK/ranks.stderr"; then
+		rows=$(grep -cE '^ *device 0 of .*\[rank [01]\]' "$WORK/ranks.stderr" || true)
+		if [ "$rows" = 2 ]; then
+			pass "per-rank devices: $(grep -E '^ *device 0 of' "$WORK/ranks.stderr" | sed 's/^ *//' | tr '\n' ';')"
+		else
+			fail "per-rank devices: $rows device 0 rows named with a rank: $(grep -A3 'GPU summary' "$WORK/ranks.stderr")"
+		fi
+	else
+		fail "per-rank devices: record failed: $(tail -3 "$WORK/ranks.stderr")"
+	fi
+}
+
 check_nccl
+check_steps
 
 echo "gpu-check: outputs in $WORK"
 echo "gpu-check: summary"

@@ -106,13 +106,33 @@ static const char *sample_location(const struct profile *p, uint32_t stack, char
 	return buf;
 }
 
+/* The launching process of a GPU of the profile (its device key), 0 when
+ * unknown. */
+static uint32_t device_pid(const struct profile *p, uint64_t device)
+{
+	for (size_t i = 0; i < p->nr_gpu; i++)
+		if (device_key(&p->gpu[i]) == device && p->gpu[i].launch_pid)
+			return p->gpu[i].launch_pid;
+	return 0;
+}
+
+/*
+ * Where the GPU work ran for several processes, each one's devices are
+ * GPUs of their own (ranks that each see their GPU as device 0): the rule
+ * looks at the idlest of them, and at what its process's CPU did meanwhile;
+ * a busy rank must not hide an idle one.  In one process, the GPUs are
+ * idle where none of them runs anything.
+ */
 static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
 	struct intervals busy = {0};
 	struct tally during = {0};
-	uint64_t busy_ns, gap_weight = 0, longest = 0;
-	size_t gaps = 0;
+	uint64_t busy_ns, gap_weight = 0, longest = 0, devices[64], device = ALL_DEVICES;
+	bool several = profile__gpu_several_processes(p);
+	size_t gaps = 0, nr_devices = 0;
+	char label[320] = "";
+	uint32_t pid = 0;
 	struct finding *f;
 	double idle;
 	int err;
@@ -121,7 +141,28 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		return outcome__note(o, "%s",
 				     "needs GPU activity with times (the profile has none)");
 	o->ran = true;
-	err = collect(p, ALL_DEVICES, NULL, &busy);
+	if (several) {
+		uint64_t least = UINT64_MAX;
+
+		nr_devices = list_devices(p, devices, 64);
+		for (size_t d = 0; d < nr_devices; d++) {
+			err = collect(p, devices[d], NULL, &busy);
+			if (err)
+				return err;
+			busy_ns = intervals__merge(&busy);
+			free(busy.items);
+			busy.items = NULL;
+			if (busy_ns < least) {
+				least = busy_ns;
+				device = devices[d];
+			}
+		}
+		pid = device_pid(p, device);
+		profile__gpu_process_label(p, device >> 32, label, sizeof(label) - 64);
+		snprintf(label + strlen(label), sizeof(label) - strlen(label), " (GPU %u)",
+			 (unsigned int)device);
+	}
+	err = collect(p, device, NULL, &busy);
 	if (err)
 		return err;
 	busy_ns = intervals__merge(&busy);
@@ -136,17 +177,27 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 				longest = end - start;
 		}
 	}
-	err = outcome__note(o, "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
-			    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
+	if (several)
+		err = outcome__note(o,
+				    "the idlest of %zu processes' GPUs, %s, ran no GPU work %.1f%% "
+				    "of the %.2f s profiled (fires at %.0f%%)",
+				    nr_devices, label, 100 * idle, p->duration_ns / 1e9,
+				    100 * GPU_IDLE_MIN_SHARE);
+	else
+		err = outcome__note(o,
+				    "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
+				    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
 	if (err || idle < GPU_IDLE_MIN_SHARE)
 		goto cleanup;
-	/* What the CPU did while no GPU work ran. */
+	/* What the CPU did while no GPU work ran: that GPU's process's. */
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *s = &p->samples[i];
 		char location[512];
 
 		if (a->is_gpu_stack[s->stack] || s->time_ns >= p->duration_ns ||
 		    spans__cover(busy.items, busy.nr, s->time_ns))
+			continue;
+		if (pid && s->thread < p->nr_threads && p->threads[s->thread].pid != pid)
 			continue;
 		gap_weight += s->weight;
 		err = tally__add(&during, sample_location(p, s->stack, location, sizeof(location)),
@@ -155,8 +206,13 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 			goto cleanup;
 	}
 	tally__sort(&during);
-	f = analysis__add_finding(a, o->rule, idle, "GPU time",
-				  "The GPU is idle %.1f%% of the time", 100 * idle);
+	if (several)
+		f = analysis__add_finding(a, o->rule, idle, "GPU time",
+					  "The GPU of %s is idle %.1f%% of the time", label,
+					  100 * idle);
+	else
+		f = analysis__add_finding(a, o->rule, idle, "GPU time",
+					  "The GPU is idle %.1f%% of the time", 100 * idle);
 	err = -ENOMEM;
 	if (!f)
 		goto cleanup;
@@ -164,6 +220,20 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		f, "%zu idle gaps of 1 ms or more, the longest %.1f ms; GPU busy %.3f s of %.3f s",
 		gaps, longest / 1e6, busy_ns / 1e9, p->duration_ns / 1e9))
 		goto cleanup;
+	for (size_t d = 0; several && d < nr_devices; d++) {
+		struct intervals other = {0};
+		char name[320];
+		uint64_t ns;
+
+		if (collect(p, devices[d], NULL, &other))
+			goto cleanup;
+		ns = intervals__merge(&other);
+		free(other.items);
+		profile__gpu_process_label(p, devices[d] >> 32, name, sizeof(name));
+		if (finding__evidence(f, "GPU %u of %s: busy %.1f%%", (unsigned int)devices[d],
+				      name, p->duration_ns ? 100.0 * ns / p->duration_ns : 0.0))
+			goto cleanup;
+	}
 	if (during.nr) {
 		if (finding__locate(f, during.entries[0].key) ||
 		    finding__evidence(f, "what the CPU did while the GPU waited:") ||

@@ -33,6 +33,9 @@ struct gpu_capture {
 	bool active;
 	gpu_join_fn join;
 	void *join_ctx;
+	/* For the summary: the launch probe's counters, and its rate. */
+	const struct session *session;
+	unsigned int launch_stack_rate;
 };
 
 int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
@@ -261,8 +264,20 @@ void gpu_capture__set_join(struct gpu_capture *gc, gpu_join_fn join, void *ctx)
 
 void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profile *profile)
 {
-	if (gpu_session__nr_agents(gc->gpu) || gpu_session__nr_records(gc->gpu))
-		gpu_session__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
+	uint64_t taken, skipped;
+
+	if (!gpu_session__nr_agents(gc->gpu) && !gpu_session__nr_records(gc->gpu))
+		return;
+	gpu_session__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
+	if (!gc->session)
+		return;
+	taken = session__counter(gc->session, COUNTER_LAUNCH_STACKS);
+	skipped = session__counter(gc->session, COUNTER_LAUNCH_SKIPPED);
+	if (skipped)
+		report__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
+			     " launches past --launch-stack-rate %u per second and thread "
+			     "took a taken launch's stack\n",
+			     taken, skipped, gc->launch_stack_rate);
 }
 
 /*
@@ -311,9 +326,12 @@ static int launches_open(void **state, const struct probe_family_env *env)
 
 static int launches_attach(void **state, const struct probe_family_env *env)
 {
+	struct gpu_capture *gc = *state;
 	pid_t pids[MAX_INJECTED];
 	size_t n;
 
+	gc->session = env->session;
+	gc->launch_stack_rate = env->sampling->launch_stack_rate;
 	if (env->record) {
 		if (gpu_capture__attach_record_probe(*state, env->session))
 			report__warn("GPU launch stacks unavailable; kernels are kept "

@@ -41,6 +41,11 @@ const struct gpu_memory_call gpu_memory_calls[] = {
     {"cuMemAllocPitch_v2", "cuMemAllocPitch", LIBRARY_DRIVER, GPU_MEMORY_ALLOC_PITCH, SPACE_DEVICE},
     {"cuMemFree_v2", "cuMemFree", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cuMemFreeAsync", "cuMemFreeAsync", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
+    /* What cuGetProcAddress gives a caller on the per-thread default
+     * stream (cudaGetDriverEntryPoint* from a program built with
+     * --default-stream per-thread): functions of their own. */
+    {"cuMemAllocAsync_ptsz", "cuMemAllocAsync", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_DEVICE},
+    {"cuMemFreeAsync_ptsz", "cuMemFreeAsync", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_DEVICE},
     {"cuMemAllocHost_v2", "cuMemAllocHost", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_HOST},
     {"cuMemHostAlloc", "cuMemHostAlloc", LIBRARY_DRIVER, GPU_MEMORY_ALLOC, SPACE_HOST},
     {"cuMemFreeHost", "cuMemFreeHost", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_HOST},

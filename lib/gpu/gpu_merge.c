@@ -623,10 +623,11 @@ int gpu_summary__compute(const struct profile *p, size_t top, struct gpu_summary
 			if (d == out->nr_devices) {
 				if (d == sizeof(out->devices) / sizeof(out->devices[0]))
 					break;
+				out->processes[out->nr_devices] = a->process;
 				out->devices[out->nr_devices++] = a->device;
 				break;
 			}
-			if (out->devices[d] == a->device)
+			if (out->devices[d] == a->device && out->processes[d] == a->process)
 				break;
 		}
 	}
@@ -640,7 +641,8 @@ int gpu_summary__compute(const struct profile *p, size_t top, struct gpu_summary
 			const struct gpu_activity *a = &p->gpu[i];
 			uint64_t end = a->end_ns < out->wall_ns ? a->end_ns : out->wall_ns;
 
-			if (a->device != out->devices[d] || a->start_ns >= end)
+			if (a->device != out->devices[d] || a->process != out->processes[d] ||
+			    a->start_ns >= end)
 				continue;
 			spans[n++] = (struct span){a->start_ns, end};
 		}
@@ -701,9 +703,15 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	total = s.kernels + s.memcpys + s.memsets;
 
 	report__text("GPU summary (%zu agent%s):\n", stats.agents, stats.agents == 1 ? "" : "s");
-	for (uint32_t d = 0; d < s.nr_devices; d++)
-		report__text("  device %u: busy %.1f%% of %.3f s wall time\n", s.devices[d],
+	for (uint32_t d = 0; d < s.nr_devices; d++) {
+		char label[256] = "";
+
+		if (profile__gpu_several_processes(p))
+			profile__gpu_process_label(p, s.processes[d], label, sizeof(label));
+		report__text("  device %u%s%s: busy %.1f%% of %.3f s wall time\n", s.devices[d],
+			     label[0] ? " of " : "", label,
 			     s.wall_ns ? 100.0 * s.busy_ns[d] / s.wall_ns : 0.0, s.wall_ns / 1e9);
+	}
 	report__text("  kernels %" PRIu64 " (%.3f s), memcpy %" PRIu64 " (%.1f MiB, %.3f s), "
 		     "memset %" PRIu64 " (%.3f s)\n",
 		     s.kernels, s.kernel_ns / 1e9, s.memcpys, memcpy_bytes / 1048576.0,

@@ -187,8 +187,11 @@ struct gpu_kernel_share {
 
 struct gpu_summary {
 	uint64_t wall_ns; /* profile->duration_ns, or the GPU span when 0 */
+	/* A device is a process's (gpu_activity.process): ranks that each see
+	 * their GPU as device 0 use different GPUs. */
 	uint32_t nr_devices;
 	uint32_t devices[16];
+	uint32_t processes[16];
 	uint64_t busy_ns[16]; /* union of the device's spans within the wall time */
 	uint64_t kernels, memcpys, memsets;
 	uint64_t kernel_ns, memcpy_ns, memset_ns, memcpy_bytes;

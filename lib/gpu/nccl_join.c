@@ -39,9 +39,44 @@ static bool is_call(const struct nccl_event *e, const char *name)
 	return !strcmp(nccl_calls[e->call].name, name);
 }
 
+static bool makes_comm(const struct nccl_event *e)
+{
+	enum nccl_shape shape = nccl_calls[e->call].shape;
+
+	return shape == NCCL_INIT || shape == NCCL_SPLIT || shape == NCCL_SHRINK;
+}
+
+/* The size of the communicator comm of process pid at time before_ns, from
+ * the call that made it: CommInitRank*'s nranks; CommShrink's parent's size
+ * less the ranks it excluded; 0 when unknown (CommSplit's depends on every
+ * rank's color). */
+static uint32_t comm_size(const struct nccl_probe *n, const size_t *inits, size_t nr_inits,
+			  uint32_t pid, uint64_t comm, uint64_t before_ns, int depth)
+{
+	const struct nccl_event *made = NULL;
+	uint32_t parent;
+
+	for (size_t k = 0; k < nr_inits; k++) {
+		const struct nccl_event *init = &n->events[inits[k]];
+
+		if (init->pid == pid && init->comm == comm && init->time_ns <= before_ns &&
+		    (!made || init->time_ns > made->time_ns))
+			made = init;
+	}
+	if (!made || nccl_calls[made->call].shape == NCCL_SPLIT)
+		return 0;
+	if (nccl_calls[made->call].shape == NCCL_INIT)
+		return made->count;
+	/* A shrink of a shrink: a chain no longer than the calls. */
+	if (depth > 64)
+		return 0;
+	parent = comm_size(n, inits, nr_inits, pid, made->parent, made->start_ns, depth + 1);
+	return parent > made->count ? parent - made->count : 0;
+}
+
 /* Each thread's calls in time order; which calls each outermost GroupEnd
- * launched; and each call's communicator size, from the CommInitRank* that
- * made its communicator in its process. */
+ * launched; and each call's communicator size, from the CommInitRank* (or
+ * CommShrink) that made its communicator in its process. */
 int nccl_probe__prepare_joins(struct nccl_probe *n)
 {
 	size_t nr = n->nr_events, depth = 0, first = 0, nr_inits = 0;
@@ -79,42 +114,31 @@ int nccl_probe__prepare_joins(struct nccl_probe *n)
 			}
 		}
 	}
-	/* Communicators are few; calls may be millions.  Of the inits that
+	/* Communicators are few; calls may be millions.  Of the calls that
 	 * made a call's communicator (an address may be reused after
 	 * ncclCommDestroy), the last one before the call. */
 	inits = malloc((nr ? nr : 1) * sizeof(*inits));
 	if (!inits)
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++)
-		if (nccl_calls[n->events[i].call].shape == NCCL_INIT && !n->events[i].result &&
-		    n->events[i].comm)
+		if (makes_comm(&n->events[i]) && !n->events[i].result && n->events[i].comm)
 			inits[nr_inits++] = i;
 	for (size_t i = 0; i < nr; i++) {
 		struct nccl_event *e = &n->events[i];
-		const struct nccl_event *made = NULL;
 
-		if (!nccl_event__moves_data(e) || !e->comm)
-			continue;
-		for (size_t k = 0; k < nr_inits; k++) {
-			const struct nccl_event *init = &n->events[inits[k]];
-
-			if (init->pid == e->pid && init->comm == e->comm &&
-			    init->time_ns <= e->start_ns && (!made || init->time_ns > made->time_ns))
-				made = init;
-		}
-		if (made)
-			e->ranks = made->count;
+		if (nccl_event__moves_data(e) && e->comm)
+			e->ranks = comm_size(n, inits, nr_inits, e->pid, e->comm, e->start_ns, 0);
 	}
 	free(inits);
 	return 0;
 }
 
-/* nccl-tests' size: all ranks' data for AllGather, ReduceScatter and
- * AllToAll, whose count is one rank's. */
+/* nccl-tests' size: all ranks' data for AllGather, ReduceScatter,
+ * AllToAll, Gather and Scatter, whose count is one rank's. */
 static uint64_t size_of(const struct nccl_event *e)
 {
-	bool per_rank =
-	    is_call(e, "AllGather") || is_call(e, "ReduceScatter") || is_call(e, "AllToAll");
+	bool per_rank = is_call(e, "AllGather") || is_call(e, "ReduceScatter") ||
+			is_call(e, "AllToAll") || is_call(e, "Gather") || is_call(e, "Scatter");
 
 	return nccl_event__bytes(e) * (per_rank && e->ranks ? e->ranks : 1);
 }

@@ -41,6 +41,10 @@ const struct nccl_call nccl_calls[NCCL_NR_CALLS] = {
     {"ncclAllGather", "AllGather", NCCL_COLL},
     {"ncclReduceScatter", "ReduceScatter", NCCL_COLL_OP},
     {"ncclBroadcast", "Broadcast", NCCL_COLL_ROOT},
+    /* The in-place broadcast of NCCL's first API: the same operation. */
+    {"ncclBcast", "Broadcast", NCCL_P2P},
+    {"ncclGather", "Gather", NCCL_COLL_ROOT},
+    {"ncclScatter", "Scatter", NCCL_COLL_ROOT},
     {"ncclReduce", "Reduce", NCCL_COLL_OP_ROOT},
     {"ncclAlltoAll", "AllToAll", NCCL_COLL},
     {"ncclAllToAll", "AllToAll", NCCL_COLL},
@@ -51,6 +55,8 @@ const struct nccl_call nccl_calls[NCCL_NR_CALLS] = {
     {"ncclCommInitRank", "CommInitRank", NCCL_INIT},
     {"ncclCommInitRankConfig", "CommInitRankConfig", NCCL_INIT},
     {"ncclCommInitRankScalable", "CommInitRankScalable", NCCL_INIT},
+    {"ncclCommSplit", "CommSplit", NCCL_SPLIT},
+    {"ncclCommShrink", "CommShrink", NCCL_SHRINK},
 };
 
 /* ncclDataType_t (nccl.h, 2.28): int8, uint8, int32, uint32, int64, uint64,
@@ -193,6 +199,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->count = e->detail[NCCL_DETAIL_COUNT];
 	event->comm = e->detail[NCCL_DETAIL_COMM];
 	event->stream = e->detail[NCCL_DETAIL_STREAM];
+	event->parent = e->detail[NCCL_DETAIL_PARENT];
 	event->result = (int64_t)e->detail[NCCL_DETAIL_RESULT];
 	event->type = type & 0xff;
 	event->op = (type >> 8) & 0xff;
@@ -255,7 +262,8 @@ bool nccl_event__moves_data(const struct nccl_event *e)
 {
 	enum nccl_shape shape = nccl_calls[e->call].shape;
 
-	return shape != NCCL_GROUP && shape != NCCL_INIT;
+	return shape != NCCL_GROUP && shape != NCCL_INIT && shape != NCCL_SPLIT &&
+	       shape != NCCL_SHRINK;
 }
 
 uint64_t nccl_event__bytes(const struct nccl_event *e)

@@ -22,12 +22,13 @@ struct nccl_call {
 	enum nccl_shape shape;
 };
 
-#define NCCL_NR_CALLS 14
+#define NCCL_NR_CALLS 19
 extern const struct nccl_call nccl_calls[NCCL_NR_CALLS];
 
 struct nccl_event {
 	uint64_t time_ns, start_ns;
 	uint64_t count, comm, stream;
+	uint64_t parent; /* CommSplit, CommShrink: the communicator split */
 	int64_t result;
 	uint8_t type, op;
 	int32_t peer;

@@ -374,16 +374,20 @@ static void write_launch_flow(struct chrome_writer *w, const struct gpu_activity
 	fputc('}', w->out);
 }
 
-/* A process per GPU, a thread per stream.  Spans on a stream do not
- * overlap; where clock rounding makes them, a span starts at the previous
- * end so the track stays a sequence.  With flows, each span with a known
- * launch gets its arrow from the CPU thread's track. */
+/* A process per GPU, a thread per stream.  Where the GPU work ran for
+ * several processes, a GPU is its process's device (ranks that each see
+ * their GPU as device 0 use different GPUs): a track each, named with the
+ * process.  Spans on a stream do not overlap; where clock rounding makes
+ * them, a span starts at the previous end so the track stays a sequence.
+ * With flows, each span with a known launch gets its arrow from the CPU
+ * thread's track. */
 static int write_gpu(struct chrome_writer *w, bool flows)
 {
 	const struct profile *p = w->profile;
 	const struct gpu_activity **order = calloc(p->nr_gpu ? p->nr_gpu : 1, sizeof(*order));
-	uint32_t track = 0;
-	char name[64];
+	bool several = profile__gpu_several_processes(p);
+	uint32_t track = 0, gpu = 0;
+	char name[320], label[256];
 
 	if (!order)
 		return -ENOMEM;
@@ -391,20 +395,28 @@ static int write_gpu(struct chrome_writer *w, bool flows)
 		order[k] = &p->gpu[k];
 	qsort(order, p->nr_gpu, sizeof(*order), gpu_activity__compare);
 	for (size_t i = 0; i < p->nr_gpu;) {
-		uint32_t device = order[i]->device, stream = order[i]->stream;
-		uint32_t pid = GPU_TRACK_ID_BASE + device, tid = GPU_TRACK_ID_BASE + track++;
+		uint32_t process = order[i]->process, device = order[i]->device;
+		uint32_t stream = order[i]->stream, pid, tid = GPU_TRACK_ID_BASE + track++;
 		uint64_t cursor = 0;
 
-		if (!i || order[i - 1]->device != device) {
-			snprintf(name, sizeof(name), "GPU %" PRIu32, device);
+		if (i && (order[i - 1]->device != device || order[i - 1]->process != process))
+			gpu++;
+		pid = GPU_TRACK_ID_BASE + (several ? gpu : device);
+		if (!i || order[i - 1]->device != device || order[i - 1]->process != process) {
+			if (several) {
+				profile__gpu_process_label(p, process, label, sizeof(label));
+				snprintf(name, sizeof(name), "GPU %" PRIu32 " (%s)", device, label);
+			} else {
+				snprintf(name, sizeof(name), "GPU %" PRIu32, device);
+			}
 			metadata(w, pid, 0, "process_name", "name", name, 0);
 			/* After the CPU processes. */
-			metadata(w, pid, 0, "process_sort_index", "sort_index", NULL,
-				 (int64_t)GPU_TRACK_ID_BASE + device);
+			metadata(w, pid, 0, "process_sort_index", "sort_index", NULL, (int64_t)pid);
 		}
 		snprintf(name, sizeof(name), "stream %" PRIu32, stream);
 		metadata(w, pid, tid, "thread_name", "name", name, 0);
-		for (; i < p->nr_gpu && order[i]->device == device && order[i]->stream == stream;
+		for (; i < p->nr_gpu && order[i]->process == process && order[i]->device == device &&
+		       order[i]->stream == stream;
 		     i++) {
 			const struct gpu_activity *a = order[i];
 			uint64_t start = a->start_ns > cursor ? a->start_ns : cursor;

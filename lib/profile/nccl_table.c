@@ -24,7 +24,8 @@ double nccl_row__bus_factor(const struct nccl_row *row)
 	if (!strcmp(row->operation, "AllReduce"))
 		return 2.0 * (n - 1) / n;
 	if (!strcmp(row->operation, "AllGather") || !strcmp(row->operation, "ReduceScatter") ||
-	    !strcmp(row->operation, "AllToAll"))
+	    !strcmp(row->operation, "AllToAll") || !strcmp(row->operation, "Gather") ||
+	    !strcmp(row->operation, "Scatter"))
 		return (n - 1) / n;
 	return 1.0;
 }
@@ -68,7 +69,8 @@ char *nccl_facts__format(const struct nccl_facts *f, const char *indent)
 	if (f->nr_rows)
 		fprintf(out,
 			"%sbusbw = algbw x 2(n-1)/n for AllReduce, (n-1)/n for AllGather, "
-			"ReduceScatter and AllToAll, 1 for the rest (nccl-tests)\n",
+			"ReduceScatter, AllToAll, Gather and Scatter, 1 for the rest "
+			"(nccl-tests)\n",
 			indent);
 	if (f->kernel_ns)
 		fprintf(out,

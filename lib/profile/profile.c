@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The in-memory profile model: interning of frames and stacks, samples. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +530,8 @@ int gpu_activity__compare(const void *a, const void *b)
 	const struct gpu_activity *x = *(const struct gpu_activity *const *)a;
 	const struct gpu_activity *y = *(const struct gpu_activity *const *)b;
 
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
 	if (x->device != y->device)
 		return x->device < y->device ? -1 : 1;
 	if (x->stream != y->stream)
@@ -538,6 +541,44 @@ int gpu_activity__compare(const void *a, const void *b)
 	if (x->end_ns != y->end_ns)
 		return x->end_ns < y->end_ns ? -1 : 1;
 	return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
+}
+
+bool profile__gpu_several_processes(const struct profile *p)
+{
+	for (size_t i = 1; i < p->nr_gpu; i++)
+		if (p->gpu[i].process != p->gpu[0].process)
+			return true;
+	return false;
+}
+
+void profile__gpu_process_label(const struct profile *p, uint32_t process, char *buf, size_t size)
+{
+	const char *name = NULL;
+	uint32_t pid = 0;
+
+	for (size_t i = 0; i < p->nr_gpu && (!name || !pid); i++) {
+		const struct gpu_activity *a = &p->gpu[i];
+		const struct stack *s;
+
+		if (a->process != process)
+			continue;
+		if (!pid)
+			pid = a->launch_pid;
+		if (name || a->stack >= p->nr_stacks)
+			continue;
+		s = &p->stacks[a->stack];
+		if (s->depth && s->frames[0] < p->nr_frames &&
+		    p->frames[s->frames[0]].kind == FRAME_PROCESS)
+			name = p->frames[s->frames[0]].name;
+	}
+	if (name && pid)
+		snprintf(buf, size, "%s, pid %" PRIu32, name, pid);
+	else if (name)
+		snprintf(buf, size, "%s", name);
+	else if (pid)
+		snprintf(buf, size, "pid %" PRIu32, pid);
+	else
+		snprintf(buf, size, "process %" PRIu32, process);
 }
 
 static int compare_threads(const void *a, const void *b, void *arg)

@@ -162,7 +162,8 @@ struct nccl_facts {
 };
 
 /* nccl-tests' bus factor of an operation on ranks ranks: 2(n-1)/n for
- * AllReduce, (n-1)/n for AllGather, ReduceScatter and AllToAll, else 1. */
+ * AllReduce, (n-1)/n for AllGather, ReduceScatter, AllToAll, Gather and
+ * Scatter, else 1. */
 double nccl_row__bus_factor(const struct nccl_row *row);
 /* The table and the exposed share as text lines, each starting with
  * indent; a malloc'd string, NULL when there is nothing or no memory. */
@@ -260,9 +261,18 @@ struct function_share {
  * is malloc'd and sorted by self weight, then total weight. */
 int64_t profile__function_shares(const struct profile *profile, struct function_share **out);
 
-/* qsort order of pointers to GPU activity: device, stream, start, end,
- * correlation id. */
+/* qsort order of pointers to GPU activity: process, device, stream,
+ * start, end, correlation id. */
 int gpu_activity__compare(const void *a, const void *b);
+/* True when the GPU activity ran for more than one process: device numbers
+ * then name a GPU only with their process (ranks that each see their GPU as
+ * device 0). */
+bool profile__gpu_several_processes(const struct profile *profile);
+/* "NAME, pid P" for a process of the GPU activity, as far as the profile
+ * knows it: NAME the root frame of a launch stack of its GPU work ("train
+ * [rank 1]"), P its launching process; "process N" where neither is known. */
+void profile__gpu_process_label(const struct profile *profile, uint32_t process, char *buf,
+				size_t size);
 
 /* order[0 .. nr_threads) = thread indexes by process, then thread id. */
 void profile__thread_order(const struct profile *p, uint32_t *order);

@@ -35,7 +35,7 @@ struct speedscope_writer {
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
 	size_t nr_profiles;		       /* profiles written, for the commas */
-	const struct gpu_activity **gpu_order; /* by device, stream, time */
+	const struct gpu_activity **gpu_order; /* by process, device, stream, time */
 	/* Sample indices grouped by thread, in time order within each:
 	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
 	uint32_t *by_thread;
@@ -510,10 +510,13 @@ static size_t walk_stream(struct speedscope_writer *w, size_t first, FILE *out, 
 	const struct profile *p = w->profile;
 	const struct gpu_activity **order = w->gpu_order;
 	uint32_t device = order[first]->device, stream = order[first]->stream;
+	uint32_t process = order[first]->process;
 	double cursor = 0;
 	size_t i;
 
-	for (i = first; i < p->nr_gpu && order[i]->device == device && order[i]->stream == stream;
+	/* Processes that each see their GPU as device 0 have streams apart. */
+	for (i = first; i < p->nr_gpu && order[i]->process == process &&
+			order[i]->device == device && order[i]->stream == stream;
 	     i++) {
 		double start = order[i]->start_ns / 1e3, stop = order[i]->end_ns / 1e3;
 		int64_t frame = shared_frame(w, order[i]->frame);

@@ -129,6 +129,18 @@ int session__open(struct session **out, const struct session_options *options)
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
+	if (options->launch_stack_rate) {
+		unsigned int graph_rate = options->launch_stack_rate / 5;
+
+		s->skel->rodata->launch_stack_interval_ns =
+		    1000000000ull / options->launch_stack_rate;
+		s->skel->rodata->graph_stack_interval_ns =
+		    1000000000ull / (graph_rate ? graph_rate : 1);
+	} else {
+		err = bpf_map__set_max_entries(s->skel->maps.launch_buckets, 1);
+		if (err)
+			goto fail;
+	}
 	/* The rows map is preallocated: take its memory only when used. */
 	if (!in_bpf) {
 		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);

@@ -61,6 +61,9 @@ struct session_options {
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 	bool bursts;		 /* a probe family records in bursts (GPU memory) */
+	/* GPU launch stacks per second and thread (graph launches a fifth
+	 * of it, at least 1); 0: every launch's (bpf/sampler.bpf.c). */
+	unsigned int launch_stack_rate;
 	/* attach: the first CPU samples (a second at most) only say which
 	 * files' unwind rules to build first, and the profile starts once
 	 * those are ready, so that its stacks are whole from the start. */

@@ -117,6 +117,34 @@ PY
 	exit 0
 fi
 
+if [ "$mode" = launch_rate ]; then
+	# At 2 launch stacks a second (graph launches 1), nearly every launch
+	# takes none: every GPU leaf must still be whole under the function
+	# that launched it, at its programmed time per iteration, and no thread
+	# may take more stacks than its two buckets allow in the time it ran.
+	start=$(date +%s%N)
+	"$LLMPROF" record --launch-stack-rate 2 -o "$WORK/rate.folded" -- "$MOCK_APP" --seconds 2 \
+		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
+	elapsed_ns=$(($(date +%s%N) - start))
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	check_folded "$WORK/rate.folded" "$iterations"
+	line=$(grep "launch stacks:" "$WORK/app.err") || fail "no launch stacks line: $(cat "$WORK/app.err")"
+	read -r taken skipped < <(echo "$line" | sed -n 's/.*: \([0-9]*\) taken, \([0-9]*\) launches.*/\1 \2/p')
+	# One launching thread: a burst of 16 on each bucket, then 2 + 1 a second.
+	limit=$((2 * 16 + 3 * elapsed_ns / 1000000000 + 3 + 2))
+	[ -n "$taken" ] && [ "$taken" -le "$limit" ] && [ "$skipped" -gt "$taken" ] ||
+		fail "$taken stacks taken (at most $limit in $((elapsed_ns / 1000000)) ms), $skipped skipped"
+	! grep -q "unattributed" "$WORK/app.err" || fail "$(grep unattributed "$WORK/app.err")"
+	echo "taken $taken skipped $skipped limit $limit iterations $iterations"
+	"$LLMPROF" record --launch-stack-rate -1 -- true 2>"$WORK/bad.err"
+	rc=$?
+	[ "$rc" = 2 ] && grep -q -- "--launch-stack-rate" "$WORK/bad.err" ||
+		fail "--launch-stack-rate -1: exit $rc, $(cat "$WORK/bad.err")"
+	echo PASS
+	exit 0
+fi
+
 if [ "$mode" = record ]; then
 	"$LLMPROF" record -o "$WORK/record.folded" -- "$MOCK_APP" --seconds 2 \
 		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"

@@ -84,6 +84,18 @@ record)
 	expect "pitch" "$(weight ';pitched;\[gpu-mem\] cudaMallocPitch 100\.0 KiB$' "$WORK/extras")" $((1024 * 100))
 	grep -q "pinned host memory: peak 1.0 MiB" "$WORK/extras.err" || fail "no pinned host peak"
 	;;
+entry_points)
+	# Allocations through the driver's entry points, as PyTorch's
+	# expandable segments and NCCL make them: every byte the app says it
+	# allocated is seen, under the function that allocated it.
+	"$LLMPROF" record --no-gpu --view memory-alloc -o "$WORK/e.alloc" -- "$MEMORY_APP" \
+		--entry-points >"$WORK/app.out" 2>"$WORK/e.err" || fail "--entry-points: $(cat "$WORK/e.err")"
+	own=$(sed -n 's/^entry points: \([0-9]*\) bytes$/\1/p' "$WORK/app.out")
+	[ -n "$own" ] || fail "the app did not allocate: $(cat "$WORK/app.out")"
+	expect "allocated through entry points" "$(total "$WORK/e.alloc")" "$own"
+	expect "cuMemAllocAsync_ptsz" "$(weight ';entry_points;\[gpu-mem\] cuMemAllocAsync 4\.0 MiB$' "$WORK/e.alloc")" $((4 * MiB))
+	expect "cuMemCreate" "$(weight ';entry_points;\[gpu-mem\] cuMemCreate 2\.0 MiB$' "$WORK/e.alloc")" $((2 * MiB))
+	;;
 attach)
 	start_bg "$MEMORY_APP" --wait >"$WORK/app.out"
 	app=$BG_PID

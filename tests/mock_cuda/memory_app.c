@@ -18,6 +18,9 @@
  *   --fork     fork first: parent and child (no exec, the libraries and
  *              their probes already mapped) each run the workload, at the
  *              same addresses
+ *   --entry-points  only: cuMemAllocAsync 4 MiB (freed), cuMemCreate and
+ *              cuMemMap 2 MiB, through cuGetProcAddress's pointers for the
+ *              per-thread default stream, in entry_points()
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -120,6 +123,33 @@ NOINLINE static void stream_ordered(void)
 	check(cudaFreeAsync(p, NULL), "cudaFreeAsync");
 }
 
+/* As PyTorch's expandable segments and NCCL's buffers do: the driver's
+ * functions through the pointers cuGetProcAddress gives, here for the
+ * per-thread default stream; prints the bytes it allocated. */
+NOINLINE static void entry_points(void)
+{
+	CUresult (*alloc_async)(CUdeviceptr *, size_t, CUstream);
+	CUresult (*free_async)(CUdeviceptr, CUstream);
+	CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *,
+			   unsigned long long);
+	CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
+			unsigned long long);
+	cuuint64_t flags = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED};
+	CUmemGenericAllocationHandle handle;
+	CUdeviceptr p = 0, address = 4096;
+
+	if (cuGetProcAddress("cuMemAllocAsync", (void **)&alloc_async, 12000, flags, NULL) ||
+	    cuGetProcAddress("cuMemFreeAsync", (void **)&free_async, 12000, flags, NULL) ||
+	    cuGetProcAddress("cuMemCreate", (void **)&create, 12000, flags, NULL) ||
+	    cuGetProcAddress("cuMemMap", (void **)&map, 12000, flags, NULL))
+		exit(1);
+	if (alloc_async(&p, 4 * MiB, NULL) || free_async(p, NULL) ||
+	    create(&handle, 2 * MiB, &prop, 0) || map(address, 2 * MiB, 0, handle, 0))
+		exit(1);
+	printf("entry points: %llu bytes\n", 6ull * MiB);
+}
+
 NOINLINE static void *pitched(void)
 {
 	size_t pitch;
@@ -178,6 +208,10 @@ int main(int argc, char **argv)
 			healthy = true, leak_steps = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--fork"))
 			fork_first = true;
+		else if (!strcmp(argv[i], "--entry-points")) {
+			entry_points();
+			return 0;
+		}
 		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench(atol(argv[++i]));
 			return 0;

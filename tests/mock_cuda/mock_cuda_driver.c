@@ -7,11 +7,20 @@
  * would.  The mock runtime calls these inside its own allocation calls, as
  * the real runtime does.  MOCK_CUDA_ALLOC_SPIN_MS makes each cuMemAlloc_v2
  * burn that much CPU, a call slow enough to be sampled inside.
+ *
+ * cuGetProcAddress (cuda.h's name for cuGetProcAddress_v2) answers as the
+ * real driver's table does: an exported function for each name, the _v2
+ * one for a name cuda.h versions (cuMemAlloc -> cuMemAlloc_v2), and with
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM the per-thread-stream
+ * variant where there is one (cuMemAllocAsync -> cuMemAllocAsync_ptsz), a
+ * function of its own, as what cudaGetDriverEntryPointByVersion hands to a
+ * program built for the per-thread default stream.
  */
 #include <cuda.h>
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,6 +94,13 @@ EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wid
 	return device_alloc(dptr, pitch * Height);
 }
 
+/* Per-thread default stream: no stream semantics in the mock, the same
+ * allocation. */
+EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return device_alloc(dptr, bytesize);
+}
+
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
 	free((void *)(uintptr_t)dptr);
@@ -92,6 +108,12 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 }
 
 EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	free((void *)(uintptr_t)dptr);
+	return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
 	free((void *)(uintptr_t)dptr);
 	return CUDA_SUCCESS;
@@ -159,4 +181,43 @@ EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
 	return ptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The driver's table of entry points, by the name asked for. */
+static const struct {
+	const char *name;
+	void *function;
+	void *per_thread; /* with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM */
+} entry_points[] = {
+    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL},
+    {"cuMemFree", (void *)cuMemFree_v2, NULL},
+    {"cuMemAllocAsync", (void *)cuMemAllocAsync, (void *)cuMemAllocAsync_ptsz},
+    {"cuMemFreeAsync", (void *)cuMemFreeAsync, (void *)cuMemFreeAsync_ptsz},
+    {"cuMemCreate", (void *)cuMemCreate, NULL},
+    {"cuMemRelease", (void *)cuMemRelease, NULL},
+    {"cuMemMap", (void *)cuMemMap, NULL},
+    {"cuMemUnmap", (void *)cuMemUnmap, NULL},
+};
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+				    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+{
+	(void)cudaVersion;
+	if (!symbol || !pfn)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++) {
+		if (strcmp(symbol, entry_points[i].name))
+			continue;
+		*pfn = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+			       entry_points[i].per_thread
+			   ? entry_points[i].per_thread
+			   : entry_points[i].function;
+		if (symbolStatus)
+			*symbolStatus = CU_GET_PROC_ADDRESS_SUCCESS;
+		return CUDA_SUCCESS;
+	}
+	*pfn = NULL;
+	if (symbolStatus)
+		*symbolStatus = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return CUDA_ERROR_NOT_FOUND;
 }

@@ -51,10 +51,14 @@ enum op {
 	OP_ALL_TO_ALL,
 	OP_SEND,
 	OP_RECV,
+	OP_GATHER,
+	OP_SCATTER,
 };
 
-static const char *const op_names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-				       "Reduce",    "AllToAll",	 "Send",	  "Recv"};
+static const char *const op_names[] = {"AllReduce", "AllGather", "ReduceScatter",
+				       "Broadcast", "Reduce",	 "AllToAll",
+				       "Send",	    "Recv",	 "Gather",
+				       "Scatter"};
 
 struct queued {
 	enum op op;
@@ -135,10 +139,12 @@ static ncclResult_t launch(const struct queued *first, int nr)
 
 	for (int i = 0; i < nr; i++) {
 		us += first[i].us;
-		p2p = p2p && (first[i].op == OP_SEND || first[i].op == OP_RECV);
+		p2p = p2p && (first[i].op == OP_SEND || first[i].op == OP_RECV ||
+			      first[i].op == OP_GATHER || first[i].op == OP_SCATTER);
 		same = same && first[i].op == first[0].op;
 	}
-	if (p2p && !(nr == 1 && same))
+	/* NCCL runs Gather and Scatter as sends and receives. */
+	if (p2p && !(nr == 1 && same && (first->op == OP_SEND || first->op == OP_RECV)))
 		snprintf(name, sizeof(name), "ncclDevKernel_SendRecv");
 	else if (reduces(first->op))
 		snprintf(name, sizeof(name), "ncclDevKernel_%s_%s_%s_RING_LL", op_names[first->op],
@@ -163,7 +169,8 @@ static uint64_t bus_bytes_per_us(void)
 }
 
 /* count is the call's own: sendcount of AllGather, recvcount of
- * ReduceScatter, elements to each peer of AllToAll. */
+ * ReduceScatter, elements to each peer of AllToAll, each rank's part of
+ * Gather and Scatter. */
 static ncclResult_t enqueue(enum op op, const void *send, void *recv, size_t count,
 			    ncclDataType_t type, ncclRedOp_t redop, ncclComm_t comm,
 			    cudaStream_t stream)
@@ -189,6 +196,8 @@ static ncclResult_t enqueue(enum op op, const void *send, void *recv, size_t cou
 	case OP_ALL_GATHER:
 	case OP_REDUCE_SCATTER:
 	case OP_ALL_TO_ALL:
+	case OP_GATHER:
+	case OP_SCATTER:
 		bus = bytes * comm->nranks * (comm->nranks - 1) / comm->nranks;
 		break;
 	default:
@@ -232,6 +241,58 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId 
 }
 ncclResult_t pncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank)
     ALIAS(ncclCommInitRank);
+
+/* Every rank passes the same color (or none): the new communicator has
+ * the parent's ranks, ordered by key, which the stand-in takes as given. */
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+				  ncclConfig_t *config)
+{
+	(void)key;
+	(void)config;
+	if (!comm || !newcomm)
+		return ncclInvalidArgument;
+	if (color == NCCL_SPLIT_NOCOLOR) {
+		*newcomm = NULL;
+		return ncclSuccess;
+	}
+	*newcomm = calloc(1, sizeof(**newcomm));
+	if (!*newcomm)
+		return ncclSystemError;
+	**newcomm = *comm;
+	return ncclSuccess;
+}
+ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+			    ncclConfig_t *config) ALIAS(ncclCommSplit);
+
+/* The parent's ranks less the excluded ones, renumbered in order. */
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+				   ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+{
+	int rank;
+
+	(void)config;
+	(void)shrinkFlags;
+	if (!comm || !newcomm || excludeRanksCount < 0 || excludeRanksCount >= comm->nranks ||
+	    (excludeRanksCount && !excludeRanksList))
+		return ncclInvalidArgument;
+	rank = comm->rank;
+	for (int i = 0; i < excludeRanksCount; i++) {
+		if (excludeRanksList[i] == comm->rank) {
+			*newcomm = NULL;
+			return ncclSuccess;
+		}
+		rank -= excludeRanksList[i] < comm->rank;
+	}
+	*newcomm = calloc(1, sizeof(**newcomm));
+	if (!*newcomm)
+		return ncclSystemError;
+	(*newcomm)->nranks = comm->nranks - excludeRanksCount;
+	(*newcomm)->rank = rank;
+	return ncclSuccess;
+}
+ncclResult_t pncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+			     ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags)
+    ALIAS(ncclCommShrink);
 
 EXPORT ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
 {
@@ -300,6 +361,39 @@ EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t c
 ncclResult_t pncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 			    ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
     ALIAS(ncclBroadcast);
+
+/* NCCL's first broadcast: in place. */
+EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+			      ncclComm_t comm, cudaStream_t stream)
+{
+	(void)root;
+	return enqueue(OP_BROADCAST, buff, buff, count, datatype, ncclSum, comm, stream);
+}
+ncclResult_t pncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root,
+			ncclComm_t comm, cudaStream_t stream) ALIAS(ncclBcast);
+
+/* count is each rank's part. */
+EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count,
+			       ncclDataType_t datatype, int root, ncclComm_t comm,
+			       cudaStream_t stream)
+{
+	(void)root;
+	return enqueue(OP_GATHER, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream);
+}
+ncclResult_t pncclGather(const void *sendbuff, void *recvbuff, size_t count,
+			 ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+    ALIAS(ncclGather);
+
+EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+				ncclDataType_t datatype, int root, ncclComm_t comm,
+				cudaStream_t stream)
+{
+	(void)root;
+	return enqueue(OP_SCATTER, sendbuff, recvbuff, count, datatype, ncclSum, comm, stream);
+}
+ncclResult_t pncclScatter(const void *sendbuff, void *recvbuff, size_t count,
+			  ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream)
+    ALIAS(ncclScatter);
 
 EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count,
 			       ncclDataType_t datatype, ncclRedOp_t op, int root, ncclComm_t comm,

@@ -8,6 +8,8 @@
 # the call (a group's kernel under GroupEnd's caller); the table gives GPU
 # times, algbw and busbw (nccl-tests' factors) to 1%; the exposed
 # communication is exact; speedscope carries it all to `llmprof report`.
+# Then the rooted collectives (ncclBcast, ncclGather, ncclScatter) and
+# calls on communicators from ncclCommSplit and ncclCommShrink.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 LIB_DIR=$(dirname "$NCCL_RANKS_APP")
@@ -168,6 +170,54 @@ grep -Eq '^llmprof:   AllReduce +4.0 MiB +1 +2 +8.0 MiB +0.424 +9.88[0-9] +0.000
 	grep -Eq '^llmprof:   AllReduce +1.0 MiB +1 +1 +1.0 MiB +0.110 +9.54[0-9] +0.000$' "$WORK/one.err" &&
 	grep -q 'exposed communication: 0.644 ms of 0.644 ms' "$WORK/one.err" ||
 	fail "one rank's table: $(grep -A6 'NCCL:' "$WORK/one.err")"
+
+# The rooted collectives and the communicators made from another: ncclBcast
+# counted as Broadcast, Gather and Scatter with nccl-tests' size (both
+# ranks' parts) and bus factor (n-1)/n, an AllReduce on a shrunk
+# communicator with the parent's two ranks, one on a split communicator with
+# its size unknown.
+"$LLMPROF" record -v -o "$WORK/rooted.folded" -- "$NCCL_RANKS_APP" --rooted >/dev/null \
+	2>"$WORK/rooted.err" || fail "--rooted: $(cat "$WORK/rooted.err")"
+python3 - "$WORK/rooted.folded" "$WORK/rooted.err" <<'PY' || fail "--rooted: $(grep -A8 'NCCL:' "$WORK/rooted.err"; grep nccl "$WORK/rooted.folded")"
+import re, sys
+folded, err = sys.argv[1], open(sys.argv[2]).read()
+want = {
+    ("bcast", "[nccl] Broadcast 1.0 MiB", "ncclDevKernel_Broadcast_RING_LL"): 2 * 1024,
+    ("gather_root", "[nccl] Gather 256.0 KiB", "ncclDevKernel_SendRecv"): 2 * 256,
+    ("scatter_root", "[nccl] Scatter 256.0 KiB", "ncclDevKernel_SendRecv"): 2 * 256,
+    ("on_split", "[nccl] AllReduce 1.0 MiB", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"): 2 * 1024,
+    ("on_shrunk", "[nccl] AllReduce 2.0 MiB", "ncclDevKernel_AllReduce_Sum_f32_RING_LL"): 2 * 2048,
+}
+got = {}
+for line in open(folded):
+    stack, _, weight = line.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    if not frames[-1].startswith("[gpu] ncclDev"):
+        continue
+    caller = next((f for f in frames if f in ("bcast", "gather_root", "scatter_root", "on_split", "on_shrunk")), None)
+    key = (caller, frames[-2], frames[-1][6:])
+    got[key] = got.get(key, 0) + int(weight)
+bad = ["%s: %d us, expected %d" % (k, got.get(k, 0), v) for k, v in want.items() if got.get(k, 0) != v]
+bad += ["unexpected %s" % (k,) for k in got if k not in want]
+# operation, bucket, ranks, calls, bytes, GPU ms, algbw, busbw
+rows = {
+    ("Broadcast", "1.0 MiB"): ("2", "2", "2.0 MiB", "2.048", "1.024", "1.024"),
+    ("Gather", "256.0 KiB"): ("2", "2", "512.0 KiB", "0.512", "2.048", "1.024"),
+    ("Scatter", "256.0 KiB"): ("2", "2", "512.0 KiB", "0.512", "2.048", "1.024"),
+    ("AllReduce", "2.0 MiB"): ("2", "2", "4.0 MiB", "4.096", "1.024", "1.024"),
+    ("AllReduce", "1.0 MiB"): ("?", "2", "2.0 MiB", "2.048", "1.024", "1.024"),
+}
+for (op, bucket), cells in rows.items():
+    if not re.search(r"^llmprof:   %s +%s +%s$" % (op, re.escape(bucket), " +".join(re.escape(c) for c in cells)), err, re.M):
+        bad.append("no row %s %s %s" % (op, bucket, cells))
+# Every call of both ranks recorded, the communicator calls included.
+for call in ("CommSplit", "CommShrink"):
+    if len(re.findall(r"debug: NCCL: %s .*: 0$" % call, err, re.M)) != 2:
+        bad.append("%s: not 2 successful calls" % call)
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+    sys.exit(1)
+PY
 
 # --no-nccl: the kernels stay, without their calls.
 "$LLMPROF" record --no-nccl -o "$WORK/off.folded" -- "$NCCL_RANKS_APP" >/dev/null 2>"$WORK/off.err" ||

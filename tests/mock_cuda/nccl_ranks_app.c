@@ -18,6 +18,17 @@
  * --device-0: each rank uses device 0, as ranks do that each see only their
  * own GPU (CUDA_VISIBLE_DEVICES); MOCK_CUDA_DEVICES is not needed.
  *
+ * --rooted: the same two ranks call, instead, the rooted collectives and
+ * the communicators made from another:
+ *
+ *   bcast()         ncclBcast 1 MiB f32 (in place)  1024 us
+ *   gather_root()   ncclGather 256 KiB each         256 us
+ *   scatter_root()  ncclScatter 256 KiB each        256 us
+ *   on_split()      ncclCommSplit (one color), then
+ *                   AllReduce 1 MiB on it           1024 us
+ *   on_shrunk()     ncclCommShrink (none excluded),
+ *                   then AllReduce 2 MiB on it      2048 us
+ *
  * --one-rank: one process, a communicator of one, as NCCL runs it: in
  * one_rank(), an out-of-place AllReduce of 4 MiB, AllGather of 1 MiB and
  * AllReduce of 1 MiB in a group are device-to-device copies (the mock's
@@ -26,6 +37,7 @@
  */
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +118,46 @@ __attribute__((noinline)) static void exchange(void)
 	CHECK(cudaDeviceSynchronize());
 }
 
+__attribute__((noinline)) static void bcast(void)
+{
+	CHECK(ncclBcast(NULL, MiB / 4, ncclFloat32, 0, comm, comm_stream));
+	CHECK(cudaDeviceSynchronize());
+}
+
+__attribute__((noinline)) static void gather_root(void)
+{
+	CHECK(ncclGather(NULL, NULL, MiB / 16, ncclFloat32, 0, comm, comm_stream));
+	CHECK(cudaDeviceSynchronize());
+}
+
+__attribute__((noinline)) static void scatter_root(void)
+{
+	CHECK(ncclScatter(NULL, NULL, MiB / 16, ncclFloat32, 1, comm, comm_stream));
+	CHECK(cudaDeviceSynchronize());
+}
+
+__attribute__((noinline)) static void on_split(void)
+{
+	ncclComm_t split = NULL;
+
+	CHECK(ncclCommSplit(comm, 0, rank, &split, NULL));
+	CHECK(ncclAllReduce(NULL, NULL, MiB / 4, ncclFloat32, ncclSum, split, comm_stream));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(ncclCommDestroy(split));
+}
+
+__attribute__((noinline)) static void on_shrunk(void)
+{
+	ncclComm_t shrunk = NULL;
+
+	CHECK(ncclCommShrink(comm, NULL, 0, &shrunk, NULL, NCCL_SHRINK_DEFAULT));
+	CHECK(ncclAllReduce(NULL, NULL, 2 * MiB / 4, ncclFloat32, ncclSum, shrunk, comm_stream));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(ncclCommDestroy(shrunk));
+}
+
+static bool rooted;
+
 static int run_rank(void)
 {
 	ncclUniqueId id = {0};
@@ -116,10 +168,18 @@ static int run_rank(void)
 	CHECK(cudaStreamCreate(&comm_stream));
 	CHECK(ncclCommInitRank(&comm, 2, id, rank));
 	CHECK(ncclCommCount(comm, &count));
-	overlapped();
-	exposed();
-	gather();
-	exchange();
+	if (rooted) {
+		bcast();
+		gather_root();
+		scatter_root();
+		on_split();
+		on_shrunk();
+	} else {
+		overlapped();
+		exposed();
+		gather();
+		exchange();
+	}
 	CHECK(ncclCommDestroy(comm));
 	printf("rank %d of %d done\n", rank, count);
 	fflush(stdout);
@@ -163,6 +223,7 @@ int main(int argc, char **argv)
 	device = -1;
 	if (argc > 1 && !strcmp(argv[1], "--device-0"))
 		device = 0;
+	rooted = argc > 1 && !strcmp(argv[1], "--rooted");
 
 	fflush(stdout);
 	child = fork();
