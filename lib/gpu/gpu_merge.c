@@ -729,9 +729,23 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	for (size_t i = 0; i < gs->nr_records; i++)
 		if (gs->records[i].kind == GPU_MEMCPY)
 			memcpy_bytes += gs->records[i].bytes;
-	for (size_t i = 0; i < gs->folds.nr; i++)
-		if (gs->folds.folds[i].record.kind == GPU_MEMCPY)
-			memcpy_bytes += gs->folds.folds[i].bytes;
+	/* Counts and times of all records; busy shares and top kernels are
+	 * the timeline's. */
+	for (size_t i = 0; i < gs->folds.nr; i++) {
+		const struct gpu_fold *f = &gs->folds.folds[i];
+
+		if (f->record.kind == GPU_KERNEL) {
+			s.kernels += f->count;
+			s.kernel_ns += f->total_ns;
+		} else if (f->record.kind == GPU_MEMCPY) {
+			s.memcpys += f->count;
+			s.memcpy_ns += f->total_ns;
+			memcpy_bytes += f->bytes;
+		} else {
+			s.memsets += f->count;
+			s.memset_ns += f->total_ns;
+		}
+	}
 	total = s.kernels + s.memcpys + s.memsets;
 	if (stats.folded)
 		report__text("  timeline keeps the first %zu of %" PRIu64 " GPU records; GPU time "
