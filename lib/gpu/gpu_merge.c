@@ -124,31 +124,11 @@ static int64_t process_frame(struct merge_state *m, uint32_t agent)
 	return intern_once(p, slot, name, FRAME_PROCESS);
 }
 
-/* The launch record that stands for r: its own, or the runtime call that
- * made it (memcpy's runtime id, a nested driver call's parent). */
-static const struct gpu_launch_record *outer_launch(const struct gpu_session *gs,
-						    const struct gpu_record *r)
+/* The core's stack for one correlation id, whose launch record is at (or
+ * NULL), into m->frames; its depth, or 0. */
+static size_t stack_at(struct merge_state *m, uint32_t agent, uint32_t correlation,
+		       const struct gpu_launch_record *at)
 {
-	const struct gpu_launch_record *l = NULL;
-
-	if (r->runtime_correlation)
-		l = gpu_session__launch(gs, r->agent, r->runtime_correlation);
-	if (!l)
-		l = gpu_session__launch(gs, r->agent, r->correlation);
-	if (l && l->parent_correlation) {
-		const struct gpu_launch_record *parent =
-		    gpu_session__launch(gs, r->agent, l->parent_correlation);
-
-		if (parent)
-			l = parent;
-	}
-	return l;
-}
-
-/* The core's stack for one correlation id into m->frames; its depth, or 0. */
-static size_t stack_of(struct merge_state *m, uint32_t agent, uint32_t correlation)
-{
-	const struct gpu_launch_record *at = gpu_session__launch(m->gs, agent, correlation);
 	bool own_tids = !m->gs->agents[agent].other_pid_namespace;
 	size_t depth = 0;
 
@@ -163,11 +143,16 @@ static size_t stack_of(struct merge_state *m, uint32_t agent, uint32_t correlati
 	return depth;
 }
 
+static size_t stack_of(struct merge_state *m, uint32_t agent, uint32_t correlation)
+{
+	return stack_at(m, agent, correlation, gpu_session__launch(m->gs, agent, correlation));
+}
+
 /* The launch stack of a record into m->frames; its depth, 0 if none.  The
  * outermost call first: its probe is the one that fired. */
 static size_t launch_stack(struct merge_state *m, const struct gpu_record *r, uint32_t *correlation)
 {
-	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
 	uint32_t ids[4];
 	size_t n = 0, depth;
 
@@ -315,7 +300,7 @@ static int prefix_agent_key_tid(const struct probed *x, const struct probed *y)
 static size_t inferred_stack(struct merge_state *m, const struct gpu_record *r,
 			     const struct probed *by_tid, const struct probed *by_time, size_t n)
 {
-	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
 	struct probed key = {
 		.agent = r->agent,
 		.key = record_key(r),
@@ -354,7 +339,7 @@ struct resolved {
 static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *depth,
 		     struct resolved *out)
 {
-	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
 	const struct gpu_agent_info *agent;
 	struct gpu_join j;
 	int64_t frame;
@@ -414,11 +399,60 @@ static int intern_resolved(struct merge_state *m, const struct gpu_record *r, si
 	return out->stack < 0 ? out->stack : 0;
 }
 
+static int add_stack_ns(struct merge_state *m, int64_t stack, uint64_t ns)
+{
+	if (m->profile->unit != UNIT_MICROSECONDS)
+		return 0;
+	if (array__grow_zeroed((void **)&m->stack_ns, &m->cap_stack_ns, stack + 1,
+			       sizeof(*m->stack_ns)))
+		return -ENOMEM;
+	m->stack_ns[stack] += ns;
+	return 0;
+}
+
+/* The records folded past the timeline: their time on the stack of the
+ * one that stands for them, as if each had been merged. */
+static int merge_folds(struct merge_state *m, const struct probed *by_tid,
+		       const struct probed *by_time, size_t nr_probed)
+{
+	struct gpu_session *gs = m->gs;
+
+	for (size_t i = 0; i < gs->folds.nr; i++) {
+		const struct gpu_fold *f = &gs->folds.folds[i];
+		const struct gpu_record *r = &f->record;
+		uint32_t ids[3] = {f->launch.correlation, r->runtime_correlation, r->correlation};
+		struct resolved res = {0};
+		size_t depth = 0;
+		int err;
+
+		res.leaf = leaf_frame(m, r);
+		if (res.leaf < 0)
+			return res.leaf;
+		for (size_t k = 0; k < 3 && !depth && m->options->launch_stack; k++)
+			if (ids[k] && (!k || ids[k] != ids[0]))
+				depth = stack_at(m, r->agent, ids[k],
+						 k ? gpu_session__launch(gs, r->agent, ids[k])
+						   : &f->launch);
+		if (!depth) {
+			depth = inferred_stack(m, r, by_tid, by_time, nr_probed);
+			gs->stats.inferred += depth ? f->count : 0;
+		}
+		err = intern_resolved(m, r, depth, &res);
+		if (!err)
+			err = add_stack_ns(m, res.stack, f->total_ns);
+		if (err)
+			return err;
+		gs->stats.merged += f->count;
+		gs->stats.unattributed += res.attributed ? 0 : f->count;
+	}
+	return 0;
+}
+
 static int add_activity(struct merge_state *m, const struct gpu_record *r,
 			const struct resolved *res)
 {
 	struct profile *p = m->profile;
-	const struct gpu_launch_record *l = outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
 	const struct gpu_agent_info *agent = &m->gs->agents[r->agent];
 	struct gpu_activity a = {
 		.start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
@@ -453,13 +487,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 	m->gs->stats.merged++;
 	if (!res->attributed)
 		m->gs->stats.unattributed++;
-	if (p->unit == UNIT_MICROSECONDS) {
-		if (array__grow_zeroed((void **)&m->stack_ns, &m->cap_stack_ns, res->stack + 1,
-			 sizeof(*m->stack_ns)))
-			return -ENOMEM;
-		m->stack_ns[res->stack] += a.end_ns - a.start_ns;
-	}
-	return 0;
+	return add_stack_ns(m, res->stack, a.end_ns - a.start_ns);
 }
 
 int gpu_session__merge(struct gpu_session *gs, struct profile *p,
@@ -543,6 +571,9 @@ int gpu_session__merge(struct gpu_session *gs, struct profile *p,
 		if (err)
 			goto cleanup;
 	}
+	err = merge_folds(&m, by_tid, by_time, nr_probed);
+	if (err)
+		goto cleanup;
 	/* Rounded once per stack, so short kernels do not vanish. */
 	for (size_t s = 0; s < m.cap_stack_ns && s < p->nr_stacks; s++)
 		if (m.stack_ns[s])
@@ -700,7 +731,29 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	for (size_t i = 0; i < gs->nr_records; i++)
 		if (gs->records[i].kind == GPU_MEMCPY)
 			memcpy_bytes += gs->records[i].bytes;
+	/* Counts and times of all records; busy shares and top kernels are
+	 * the timeline's. */
+	for (size_t i = 0; i < gs->folds.nr; i++) {
+		const struct gpu_fold *f = &gs->folds.folds[i];
+
+		if (f->record.kind == GPU_KERNEL) {
+			s.kernels += f->count;
+			s.kernel_ns += f->total_ns;
+		} else if (f->record.kind == GPU_MEMCPY) {
+			s.memcpys += f->count;
+			s.memcpy_ns += f->total_ns;
+			memcpy_bytes += f->bytes;
+		} else {
+			s.memsets += f->count;
+			s.memset_ns += f->total_ns;
+		}
+	}
 	total = s.kernels + s.memcpys + s.memsets;
+	if (stats.folded)
+		report__text("  timeline keeps the first %zu of %" PRIu64 " GPU records; GPU time "
+			     "of all %" PRIu64 " is in the stacks\n",
+			     gs->nr_records, gs->nr_records + stats.folded,
+			     gs->nr_records + stats.folded);
 
 	report__text("GPU summary (%zu agent%s):\n", stats.agents, stats.agents == 1 ? "" : "s");
 	for (uint32_t d = 0; d < s.nr_devices; d++) {
@@ -735,9 +788,9 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 		report__text("  unattributed: %" PRIu64
 			     " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
-	if (stats.dropped_by_agent || stats.dropped_records)
-		report__text("  dropped: %" PRIu64 " records in the agents, %" PRIu64 " here\n",
-			     stats.dropped_by_agent, stats.dropped_records);
+	if (stats.dropped_by_agent)
+		report__text("  dropped: %" PRIu64 " records in the agents\n",
+			     stats.dropped_by_agent);
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		const struct gpu_agent_info *a = &gs->agents[i];
 

@@ -26,34 +26,140 @@
 #include "gpu/gpu_session_internal.h"
 #include "status.h"
 
+/* Records of one fold: same process, launching thread, kernel or copy, device. */
+static bool same_fold(const struct gpu_fold *f, const struct gpu_record *r, uint32_t tid)
+{
+	return f->record.agent == r->agent && f->record.kind == r->kind &&
+	       f->record.name == r->name && f->record.device == r->device &&
+	       f->record.src_memory == r->src_memory && f->record.dst_memory == r->dst_memory &&
+	       !f->record.correlation == !r->correlation && f->launch.tid == tid;
+}
+
+static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
+{
+	uint64_t h = ((uint64_t)r->agent << 32 | r->name) * 0x9e3779b97f4a7c15ull;
+
+	h ^= ((uint64_t)tid << 32 | r->device << 16 | r->kind << 8 | r->src_memory << 4 |
+	      r->dst_memory) *
+	     0xc2b2ae3d27d4eb4full;
+	return (h ^ (h >> 29)) + !r->correlation;
+}
+
+static int fold_table__grow(struct fold_table *t)
+{
+	size_t nr_slots = t->nr_slots ? 2 * t->nr_slots : 256;
+	uint32_t *slots = calloc(nr_slots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct gpu_fold *f = &t->folds[i];
+		size_t at = fold_hash(&f->record, f->launch.tid) & (nr_slots - 1);
+
+		while (slots[at])
+			at = (at + 1) & (nr_slots - 1);
+		slots[at] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nr_slots = nr_slots;
+	return 0;
+}
+
+/*
+ * Adds r's time to its fold.  The first record whose launch fired the
+ * probe stands for the fold (else the first record): its stack, which the
+ * core keeps, is the one all of them take.
+ */
+int fold_table__add(struct gpu_session *gs, const struct gpu_record *r)
+{
+	struct fold_table *t = &gs->folds;
+	const struct gpu_launch_record *l = gpu_session__outer_launch(gs, r);
+	uint32_t tid = l ? l->tid : 0;
+	struct gpu_fold *f = NULL;
+	size_t at;
+	int err;
+
+	if (2 * (t->nr + 1) > t->nr_slots) {
+		err = fold_table__grow(t);
+		if (err)
+			return err;
+	}
+	for (at = fold_hash(r, tid) & (t->nr_slots - 1); t->slots[at];
+	     at = (at + 1) & (t->nr_slots - 1)) {
+		if (same_fold(&t->folds[t->slots[at] - 1], r, tid)) {
+			f = &t->folds[t->slots[at] - 1];
+			break;
+		}
+	}
+	if (!f) {
+		if (array__grow_zeroed((void **)&t->folds, &t->cap, t->nr + 1, sizeof(*f)))
+			return -ENOMEM;
+		f = &t->folds[t->nr++];
+		t->slots[at] = t->nr;
+	}
+	if (!f->count ||
+	    (l && (l->flags & GPU_LAUNCH_PROBED) && !(f->launch.flags & GPU_LAUNCH_PROBED))) {
+		f->record = *r;
+		f->launch = l ? *l : (struct gpu_launch_record){.tid = tid};
+	}
+	f->total_ns += r->end_ns - r->start_ns;
+	f->bytes += r->bytes;
+	f->count++;
+	gs->folded++;
+	return 0;
+}
+
+void fold_table__free(struct fold_table *t)
+{
+	free(t->folds);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
 static int add_record(struct gpu_session *gs, const struct gpu_record *r)
 {
-	size_t max = gs->options.max_records ? gs->options.max_records : DEFAULT_MAX_RECORDS;
+	int err;
 
-	if (gs->nr_records >= max) {
-		gs->stats.dropped_records++;
-		return 0;
-	}
-	if (array__grow_zeroed((void **)&gs->records, &gs->cap_records, gs->nr_records + 1, sizeof(*r)))
-		return -ENOMEM;
-	gs->records[gs->nr_records++] = *r;
-	gs->stats.records = gs->nr_records;
 	if (r->kind == GPU_KERNEL)
 		gs->stats.kernels++;
 	else if (r->kind == GPU_MEMCPY)
 		gs->stats.memcpys++;
 	else
 		gs->stats.memsets++;
+	if (gs->nr_records >= gs->timeline_records) {
+		if (!gs->folded)
+			report__info("GPU timeline full at %zu records; later ones are added to "
+				     "their stacks' totals only",
+				     gs->nr_records);
+		err = fold_table__add(gs, r);
+		gs->stats.folded = gs->folded;
+		return err;
+	}
+	if (array__grow_zeroed((void **)&gs->records, &gs->cap_records, gs->nr_records + 1,
+			       sizeof(*r)))
+		return -ENOMEM;
+	gs->records[gs->nr_records++] = *r;
+	gs->stats.records = gs->nr_records;
 	return 0;
 }
 
 static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
 {
-	size_t max = gs->options.max_records ? gs->options.max_records : DEFAULT_MAX_RECORDS;
 	int err;
 
-	if (gs->nr_launches >= max) {
-		gs->stats.dropped_records++;
+	gs->stats.launches++;
+	gs->stats.probed += !!(l->flags & GPU_LAUNCH_PROBED);
+	gs->stats.outer_launches += !l->parent_correlation;
+	/* Past the timeline a launch only has to wait for its records. */
+	if (gs->nr_launches >= gs->timeline_records) {
+		if (!gs->launch_ring) {
+			gs->launch_ring = calloc(LAUNCH_RING_SIZE, sizeof(*gs->launch_ring));
+			if (!gs->launch_ring)
+				return -ENOMEM;
+		}
+		if (l->correlation)
+			gs->launch_ring[l->correlation % LAUNCH_RING_SIZE] = *l;
 		return 0;
 	}
 	if (array__grow_zeroed((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1, sizeof(*l)))
@@ -63,9 +169,6 @@ static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
 	if (err)
 		return err;
 	gs->launches[gs->nr_launches++] = *l;
-	gs->stats.launches = gs->nr_launches;
-	gs->stats.probed += !!(l->flags & GPU_LAUNCH_PROBED);
-	gs->stats.outer_launches += !l->parent_correlation;
 	return 0;
 }
 

@@ -439,6 +439,26 @@ static socklen_t fill_address(struct sockaddr_un *addr, const char *name)
 	return offsetof(struct sockaddr_un, sun_path) + len + (name[0] == '@' ? 0 : 1);
 }
 
+/* LLMPROF_GPU_TIMELINE_RECORDS, a test knob; the default when unset or bad. */
+static size_t timeline_records(void)
+{
+	const char *text = getenv("LLMPROF_GPU_TIMELINE_RECORDS");
+	unsigned long long n;
+	char *end;
+
+	if (!text || !*text)
+		return DEFAULT_TIMELINE_RECORDS;
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	if (errno || *end || !n || n > DEFAULT_TIMELINE_RECORDS) {
+		report__warn(
+		    "LLMPROF_GPU_TIMELINE_RECORDS=%s is not a count from 1 to %u; using %u", text,
+		    DEFAULT_TIMELINE_RECORDS, DEFAULT_TIMELINE_RECORDS);
+		return DEFAULT_TIMELINE_RECORDS;
+	}
+	return n;
+}
+
 int gpu_session__open(struct gpu_session **out, const struct gpu_session_options *options)
 {
 	struct epoll_event event = {.events = EPOLLIN, .data.u64 = LISTENER};
@@ -456,6 +476,8 @@ int gpu_session__open(struct gpu_session **out, const struct gpu_session_options
 	else
 		gs->options.target_uid = (uid_t)-1;
 	gs->options.socket_name = NULL;
+	gs->timeline_records =
+	    gs->options.timeline_records ? gs->options.timeline_records : timeline_records();
 	if (options && options->socket_name) {
 		if (strlen(options->socket_name) < 2 ||
 		    strlen(options->socket_name) >= sizeof(addr.sun_path)) {
@@ -537,6 +559,8 @@ void gpu_session__close(struct gpu_session *gs)
 	free(gs->launches);
 	free(gs->launch_index.keys);
 	free(gs->launch_index.values);
+	free(gs->launch_ring);
+	fold_table__free(&gs->folds);
 	string_table__free(&gs->names);
 	free(gs);
 }
@@ -592,6 +616,31 @@ const struct gpu_launch_record *gpu_session__launch(const struct gpu_session *gs
 						    uint32_t correlation)
 {
 	int64_t i = launch_index__get(&gs->launch_index, launch_key(agent, correlation));
+	const struct gpu_launch_record *l;
 
-	return i < 0 ? NULL : &gs->launches[i];
+	if (i >= 0)
+		return &gs->launches[i];
+	if (!gs->launch_ring || !correlation)
+		return NULL;
+	l = &gs->launch_ring[correlation % LAUNCH_RING_SIZE];
+	return l->correlation == correlation && l->agent == agent ? l : NULL;
+}
+
+const struct gpu_launch_record *gpu_session__outer_launch(const struct gpu_session *gs,
+							  const struct gpu_record *r)
+{
+	const struct gpu_launch_record *l = NULL;
+
+	if (r->runtime_correlation)
+		l = gpu_session__launch(gs, r->agent, r->runtime_correlation);
+	if (!l)
+		l = gpu_session__launch(gs, r->agent, r->correlation);
+	if (l && l->parent_correlation) {
+		const struct gpu_launch_record *parent =
+		    gpu_session__launch(gs, r->agent, l->parent_correlation);
+
+		if (parent)
+			l = parent;
+	}
+	return l;
 }

@@ -30,9 +30,10 @@ struct gpu_session_options {
 	/* Socket name: "@name" for the abstract namespace, else a path.
 	 * NULL picks a fresh abstract name. */
 	const char *socket_name;
-	/* Most GPU records kept; later ones are counted as dropped.  0 picks
-	 * the default (8 million). */
-	size_t max_records;
+	/* GPU records kept for the timeline; later ones are folded into
+	 * totals per launch stack, so their GPU time stays in the stacks.  0
+	 * picks LLMPROF_GPU_TIMELINE_RECORDS, else the default (1 Mi). */
+	size_t timeline_records;
 };
 
 /* One GPU record as received, on CLOCK_MONOTONIC. */
@@ -95,7 +96,7 @@ struct gpu_session_stats {
 	size_t kernels, memcpys, memsets, launches;
 	size_t outer_launches;	   /* launches not made inside another one */
 	size_t probed;		   /* those that fired the launch probe */
-	uint64_t dropped_records;  /* over max_records, here */
+	uint64_t folded;	   /* records past the timeline, in totals */
 	uint64_t dropped_by_agent; /* sum of the agents' dropped counts */
 	size_t other_subscriber;   /* agents that found CUPTI taken */
 	size_t malformed;	   /* connections ended for bad data */
@@ -173,7 +174,9 @@ struct gpu_merge_options {
  * nearest in time if there is one, else from any thread.  When
  * profile->unit is UNIT_MICROSECONDS the durations are added to those
  * stacks' weights.  Deterministic: records are taken in (device, stream,
- * start, correlation) order.  Returns 0 or -errno.
+ * start, correlation) order.  Records folded past the timeline add no
+ * activity, only their time, on the stack of the one that stands for them.
+ * Returns 0 or -errno.
  */
 int gpu_session__merge(struct gpu_session *gs, struct profile *profile,
 		       const struct gpu_merge_options *options);

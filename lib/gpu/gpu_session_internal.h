@@ -14,7 +14,13 @@
 
 #include "gpu/gpu_session.h"
 
-#define DEFAULT_MAX_RECORDS (8u << 20)
+/* GPU records kept for the timeline; those after it are folded into
+ * totals (struct gpu_fold).  LLMPROF_GPU_TIMELINE_RECORDS lowers it for
+ * tests. */
+#define DEFAULT_TIMELINE_RECORDS (1u << 20)
+/* Launches past the timeline wait here for their records, direct-mapped
+ * by correlation id: one lives until an id LAUNCH_RING_SIZE later. */
+#define LAUNCH_RING_SIZE (1u << 18)
 #define MAX_NAME_ID (1u << 20)
 #define PACKETS_PER_WAKEUP 64
 #define NO_NAME UINT32_MAX
@@ -46,6 +52,24 @@ struct launch_index {
 	size_t cap, used;
 };
 
+/*
+ * The GPU records of one (process, thread, kernel or copy kind, device)
+ * that arrived after the timeline was full: their time and count, and one
+ * of them with its launch, whose stack stands for all of them.
+ */
+struct gpu_fold {
+	struct gpu_record record;
+	struct gpu_launch_record launch; /* its outer launch; correlation 0: none */
+	uint64_t total_ns, count, bytes;
+};
+
+struct fold_table {
+	struct gpu_fold *folds;
+	size_t nr, cap;
+	uint32_t *slots; /* index + 1 */
+	size_t nr_slots;
+};
+
 struct gpu_session {
 	struct gpu_session_options options;
 	char name[108];
@@ -62,6 +86,10 @@ struct gpu_session {
 	struct gpu_launch_record *launches;
 	size_t nr_launches, cap_launches;
 	struct launch_index launch_index;
+	struct gpu_launch_record *launch_ring; /* LAUNCH_RING_SIZE, or NULL */
+	struct fold_table folds;
+	size_t timeline_records; /* records kept before folding */
+	uint64_t folded;	 /* records folded */
 	struct string_table names;
 
 	struct gpu_session_stats stats;
@@ -72,6 +100,12 @@ void string_table__free(struct string_table *t);
 uint64_t launch_key(uint32_t agent, uint32_t correlation);
 int launch_index__put(struct launch_index *li, uint64_t key, uint32_t value);
 int64_t launch_index__get(const struct launch_index *li, uint64_t key);
+/* The launch that stands for r: its own, or the runtime call that made it
+ * (memcpy's runtime id, a nested driver call's parent); NULL if none. */
+const struct gpu_launch_record *gpu_session__outer_launch(const struct gpu_session *gs,
+							  const struct gpu_record *r);
+int fold_table__add(struct gpu_session *gs, const struct gpu_record *r);
+void fold_table__free(struct fold_table *t);
 int64_t gpu_session__add_agent(struct gpu_session *gs, int fd);
 void gpu_session__close_connection(struct gpu_session *gs, uint32_t agent);
 int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent);

@@ -11,6 +11,7 @@
 
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
+#include "gpu/gpu_session_internal.h"
 #include "profile/output.h"
 #include "profile/profile.h"
 #include "status.h"
@@ -481,6 +482,89 @@ static void test_graph_without_launch(void)
 	profile__free(p);
 }
 
+/* Long runs: the core's stacks of a training loop.  Per thread one kernel
+ * has one call site; a third of the worker's launches fired no probe. */
+static int loop_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			     uint32_t *frames, size_t max, size_t *depth)
+{
+	struct fake_core *core = ctx;
+	const char *path[3] = {"mock_app", "main", "run_gemm"};
+
+	if (correlation % 3 == 1)
+		path[2] = "run_attention";
+	else if (correlation % 3 == 2)
+		path[1] = "worker", path[2] = "worker_loop";
+	if ((correlation % 3 == 2 && correlation % 2) || max < 3 || !time_ns ||
+	    tid != (correlation % 3 == 2 ? 5000u : 4243u))
+		return -ENOENT;
+	for (size_t i = 0; i < 3; i++)
+		frames[i] = profile__intern_frame(core->profile, path[i], NULL, 0,
+						  i ? FRAME_NATIVE : FRAME_PROCESS);
+	*depth = 3;
+	return 0;
+}
+
+/* Merges nr launches and their sub-microsecond kernels, keeping timeline
+ * records; returns the GPU view's folded text. */
+static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *folds)
+{
+	struct gpu_session_options options = {.target_uid = (uid_t)-1,
+					      .timeline_records = timeline};
+	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
+	struct fake_core core = {.profile = p};
+	struct gpu_merge_options merge = {.launch_stack = loop_launch_stack, .ctx = &core};
+	uint8_t *data = malloc((size_t)nr * 256 + 4096);
+	struct gpu_session *gs;
+	struct stream s;
+	size_t len = 0;
+	char *text;
+
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add_name(&s, NAME_GEMM, "_Z11gemm_kerneljPf");
+	add_name(&s, NAME_ATTENTION, "_ZN5flash13attention_fwdILi128EEEvjPf");
+	for (uint32_t c = 1; c <= nr; c++) {
+		uint32_t tid = c % 3 == 2 ? 5000 : 4243;
+		uint32_t name = c % 3 == 1 ? NAME_ATTENTION : NAME_GEMM;
+		uint32_t flags = c % 3 == 2 && c % 2 ? 0 : GPU_LAUNCH_PROBED;
+
+		add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
+		add_kernel_on(&s, 0, 7, c, name, US(c) + 10, US(c) + 10 + 100 + c * 37 % 800, 0);
+		if (s.nr_boundaries > 48 || c == nr) {
+			memcpy(data + len, s.data, s.len);
+			len += s.len;
+			memset(&s, 0, sizeof(s));
+		}
+	}
+	if (gpu_session__open(&gs, &options))
+		exit(1);
+	EXPECT(gpu_session__ingest(gs, data, len) == 0, "ingest");
+	EXPECT(gpu_session__merge(gs, p, &merge) == 0, "merge");
+	*kept = gpu_session__nr_records(gs);
+	*folds = gs->folds.nr;
+	text = folded(p, VIEW_GPU);
+	gpu_session__close(gs);
+	profile__free(p);
+	free(data);
+	return text;
+}
+
+/* Past the timeline records are folded: the kept records stay few, and
+ * every stack's GPU time is that of a run that kept them all. */
+static void test_timeline_fold(void)
+{
+	size_t kept, folds, all_kept, no_folds;
+	char *cut = merge_loop(50, 6000, &kept, &folds);
+	char *all = merge_loop(1 << 20, 6000, &all_kept, &no_folds);
+
+	EXPECT(kept == 50 && folds == 3, "%zu records kept, %zu folds", kept, folds);
+	EXPECT(all_kept == 6000 && no_folds == 0, "%zu records kept uncut", all_kept);
+	EXPECT(!strcmp(cut, all), "cut timeline:\n%s\nwhole:\n%s", cut, all);
+	EXPECT(strstr(all, "mock_app;worker;worker_loop;[gpu] gemm_kernel "), "worker:\n%s", all);
+	free(cut);
+	free(all);
+}
+
 int main(void)
 {
 	report__set_level(REPORT_QUIET);
@@ -489,6 +573,7 @@ int main(void)
 	test_join();
 	test_rounding();
 	test_graph_without_launch();
+	test_timeline_fold();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures ? 1 : 0;
