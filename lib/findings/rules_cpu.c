@@ -5,6 +5,7 @@
  * straggler ranks.  Thresholds are in llmprof-report(1).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -919,7 +920,14 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 	}
 	o->ran = true;
 	err = rank_loads__straggler(rows, nr, &found);
-	if (!err && found.by_waits)
+	if (!err && found.by_waits && isfinite(found.steadiness))
+		err = outcome__note(o,
+				    "the other ranks wait in collectives %.1f%% of their time more "
+				    "than the rank that waits least, the lead's t over the span's slices %.1f (fires at "
+				    "%.0f%% and t %.1f)",
+				    100 * found.share, found.steadiness, 100 * STRAGGLER_WAIT_SHARE,
+				    STRAGGLER_STEADY_T);
+	else if (!err && found.by_waits)
 		err = outcome__note(o,
 				    "the other ranks wait in collectives %.1f%% of their time more "
 				    "than the rank that waits least (fires at %.0f%%)",
