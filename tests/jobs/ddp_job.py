@@ -135,13 +135,6 @@ def extra_work(model, x, y):
     model.zero_grad(set_to_none=True)
 
 
-def epochs(loader):
-    """Batches over as many epochs as the loop asks for: a new iterator
-    each epoch, which starts new workers unless they persist."""
-    while True:
-        yield from loader
-
-
 def first_batch(batches):
     """The workers' start-up (a fresh interpreter each under spawn, whose
     start method a spawned rank inherits) is waited for here, before the
@@ -170,14 +163,19 @@ def train(rank, world, args):
                         sampler=range(rank, epoch * BATCH * world, world),
                         multiprocessing_context=context if args.workers else None,
                         persistent_workers=args.persistent)
-    batches = epochs(loader)
+    batches = iter(loader)
     first_batch(batches)
     data = compute = extra = comm = 0.0
     dist.barrier()
     start = time.monotonic()
     for _ in range(args.steps):
         t0 = time.monotonic()
-        x, y = next(batches)
+        try:
+            x, y = next(batches)
+        except StopIteration:
+            # The next epoch: new workers, unless they persist.
+            batches = iter(loader)
+            x, y = next(batches)
         t1 = time.monotonic()
         logits = model(x)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
