@@ -36,6 +36,22 @@ struct rule {
 	int (*run)(struct analysis *a, struct rule_outcome *outcome);
 };
 
+/* What the data-loading rule measured, for its suggestion. */
+struct loader_advice {
+	size_t workers;	     /* worker loops */
+	size_t ranks;	     /* training loops that wait for them */
+	double on_cpu;	     /* the workers' loops on the CPU, share of their wall time */
+	double runnable;     /* and runnable, waiting for a CPU */
+	double data_wait;    /* the loop's wait for batches, share of its time */
+	double cpus_busy;    /* the job's on-CPU time over the recording's duration */
+	const char *hottest; /* the workers' hottest code, or NULL */
+};
+/* The suggestion in those numbers (loader_advice.c); 0 or -ENOMEM. */
+int loader_advice__suggest(struct finding *f, const struct loader_advice *advice);
+
+/* The communication rule (rules_communication.c), a row of cpu_rules. */
+int communication_waits(struct analysis *a, struct rule_outcome *outcome);
+
 extern const struct rule cpu_rules[];
 extern const size_t nr_cpu_rules;
 extern const struct rule gpu_rules[];

@@ -5,6 +5,7 @@
  * straggler ranks.  Thresholds are in llmprof-report(1).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +229,7 @@ enum loader_role {
  * shares are of their own wall time, not of every thread (the queues'
  * feeder threads, torch's pools) the processes hold. */
 struct loader_thread {
-	uint64_t total, waiting, busy;
+	uint64_t total, waiting, busy, runnable;
 	bool worker_loop;
 };
 
@@ -386,6 +387,9 @@ static void loader_thread__add(struct loader_thread *t, const struct profile *p,
 		t->waiting += weight;
 	if (role == LOADER_WORKER_BUSY)
 		t->busy += weight;
+	if (role == LOADER_WORKER_BUSY &&
+	    !strcmp(analysis__leaf_name(p, stack), "[off-cpu] preempted"))
+		t->runnable += weight;
 	if ((role == LOADER_WORKER_BUSY || role == LOADER_WORKER_IDLE) &&
 	    runs_worker_loop(p, stack))
 		t->worker_loop = true;
@@ -548,9 +552,10 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	struct tally workers = {0}, waits = {0};
 	struct loader_threads threads = {0};
 	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
-	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0;
+	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0, loop_runnable = 0;
 	size_t trainers = 0, loops = 0;
 	enum loader_role *roles = NULL;
+	struct loader_advice advice;
 	int site = -1;
 	struct finding *f;
 	double share;
@@ -618,6 +623,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			loops++;
 			loop_wall += t->total;
 			loop_busy += t->busy;
+			loop_runnable += t->runnable;
 		}
 	}
 	err = loop_waits(a, roles, &waits, &wait, &trainer_wall, &site);
@@ -661,14 +667,18 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
 		     finding__evidence_from_tally(f, &workers, worker_busy, 3)))
 			goto cleanup;
-		err = finding__suggest(
-		    f, worker_busy
-			   ? "the workers are the bottleneck: raise num_workers (one or two "
-			     "per spare core), and make the hottest worker code faster "
-			     "(decode, augmentation); prefetch_factor and "
-			     "persistent_workers=True help when workers start slowly"
-			   : "raise num_workers so data is prepared in parallel, and keep "
-			     "pin_memory=True");
+		advice = (struct loader_advice){
+		    .workers = loops,
+		    .ranks = trainers,
+		    .on_cpu = loop_wall ? (double)(loop_busy - loop_runnable) / loop_wall : 0,
+		    .runnable = loop_wall ? (double)loop_runnable / loop_wall : 0,
+		    .data_wait = share,
+		    .cpus_busy = p->duration_ns ? a->seconds_per_weight * a->on_cpu_weight /
+						      (p->duration_ns / 1e9)
+						: 0,
+		    .hottest = workers.nr ? workers.entries[0].key : NULL,
+		};
+		err = loader_advice__suggest(f, &advice);
 		goto cleanup;
 	}
 	share = analysis__cpu_share(a, inline_load);
@@ -919,7 +929,14 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 	}
 	o->ran = true;
 	err = rank_loads__straggler(rows, nr, &found);
-	if (!err && found.by_waits)
+	if (!err && found.by_waits && isfinite(found.steadiness))
+		err = outcome__note(o,
+				    "the other ranks wait in collectives %.1f%% of their time more "
+				    "than the rank that waits least, the lead's t over the span's slices %.1f (fires at "
+				    "%.0f%% and t %.1f)",
+				    100 * found.share, found.steadiness, 100 * STRAGGLER_WAIT_SHARE,
+				    STRAGGLER_STEADY_T);
+	else if (!err && found.by_waits)
 		err = outcome__note(o,
 				    "the other ranks wait in collectives %.1f%% of their time more "
 				    "than the rank that waits least (fires at %.0f%%)",
@@ -979,5 +996,7 @@ const struct rule cpu_rules[] = {
     {"python-overhead", "the interpreter's own share of Python threads' CPU time", python_overhead},
     {"cpu-oversubscription", "threads runnable but waiting for a CPU", cpu_oversubscription},
     {"straggler", "one rank busy longer than the others, which wait for it", straggler},
+    {"communication", "ranks waiting for each other in collectives on the host",
+     communication_waits},
 };
 const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);

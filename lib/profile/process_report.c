@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* report --by-process; see process_report.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -274,14 +275,30 @@ static int compare_s64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* How much longer the other ranks wait than rank pick, over the tenths of
- * the span without the two where it leads most and the two where it leads
- * least: what it makes them wait steadily, one-off waits (a rank's workers
- * starting, the end of the job) aside. */
-#define SLICES_TRIMMED 2
-static uint64_t sliced_lead(const struct rank_load *rows, size_t nr, int64_t pick, bool only_ranks)
+/* How much longer the other ranks wait than rank pick, over the slices of
+ * the span without the fifth where it leads most and the fifth where it
+ * leads least: what it makes them wait steadily, one-off waits (a rank's
+ * workers starting, the end of the job) aside.  *steadiness is Yuen's t of
+ * that trimmed mean: the mean over its standard error from the slices'
+ * winsorized variance, large when the lead holds in slice after slice. */
+#define SLICES_TRIMMED (RANK_LOAD_SLICES / 5)
+/* The sorted slice whose lead stands in for slice in the winsorized set:
+ * the trimmed ones take the value of the nearest one kept. */
+static size_t winsorized_slice(size_t slice)
 {
+	if (slice < SLICES_TRIMMED)
+		return SLICES_TRIMMED;
+	if (slice >= RANK_LOAD_SLICES - SLICES_TRIMMED)
+		return RANK_LOAD_SLICES - SLICES_TRIMMED - 1;
+	return slice;
+}
+
+static uint64_t sliced_lead(const struct rank_load *rows, size_t nr, int64_t pick, bool only_ranks,
+			    double *steadiness)
+{
+	const size_t kept = RANK_LOAD_SLICES - 2 * SLICES_TRIMMED;
 	int64_t leads[RANK_LOAD_SLICES], sum = 0;
+	double mean, winsorized = 0, variance = 0, error;
 	uint64_t values[64];
 
 	for (size_t slice = 0; slice < RANK_LOAD_SLICES; slice++) {
@@ -296,9 +313,19 @@ static uint64_t sliced_lead(const struct rank_load *rows, size_t nr, int64_t pic
 	qsort(leads, RANK_LOAD_SLICES, sizeof(*leads), compare_s64);
 	for (size_t slice = SLICES_TRIMMED; slice < RANK_LOAD_SLICES - SLICES_TRIMMED; slice++)
 		sum += leads[slice];
-	return sum > 0 ? (uint64_t)sum * RANK_LOAD_SLICES /
-			     (RANK_LOAD_SLICES - 2 * SLICES_TRIMMED)
-		       : 0;
+	mean = (double)sum / kept;
+	for (size_t slice = 0; slice < RANK_LOAD_SLICES; slice++)
+		winsorized += (double)leads[winsorized_slice(slice)];
+	winsorized /= RANK_LOAD_SLICES;
+	for (size_t slice = 0; slice < RANK_LOAD_SLICES; slice++) {
+		double d = (double)leads[winsorized_slice(slice)] - winsorized;
+
+		variance += d * d;
+	}
+	variance /= RANK_LOAD_SLICES - 1;
+	error = sqrt(variance) * RANK_LOAD_SLICES / kept / sqrt(RANK_LOAD_SLICES);
+	*steadiness = error > 0 ? mean / error : (mean > 0 ? INFINITY : 0);
+	return sum > 0 ? (uint64_t)sum * RANK_LOAD_SLICES / kept : 0;
 }
 
 int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out)
@@ -310,6 +337,7 @@ int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct stragg
 
 	memset(out, 0, sizeof(*out));
 	out->index = out->busiest = -1;
+	out->steadiness = INFINITY;
 	for (size_t i = 0; i < nr; i++)
 		ranks += rows[i].rank;
 	only_ranks = ranks >= 2;
@@ -348,9 +376,9 @@ int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct stragg
 	if (out->by_waits) {
 		out->extra = out->median > rows[pick].waits ? out->median - rows[pick].waits : 0;
 		if (rows[pick].sliced)
-			out->extra = sliced_lead(rows, nr, pick, only_ranks);
+			out->extra = sliced_lead(rows, nr, pick, only_ranks, &out->steadiness);
 		out->share = wall ? (double)out->extra * n / wall : 0;
-		if (out->share >= STRAGGLER_WAIT_SHARE)
+		if (out->share >= STRAGGLER_WAIT_SHARE && out->steadiness >= STRAGGLER_STEADY_T)
 			out->index = pick;
 		return 0;
 	}
@@ -443,8 +471,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 			fputs("null", out);
 		else
 			text_output__json_string(out, rows[straggler].label);
-		fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f}\n",
+		fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f",
 			found.by_waits ? "collective_wait" : "busy", found.share);
+		if (isfinite(found.steadiness))
+			fprintf(out, ",\"straggler_steadiness\":%.2f", found.steadiness);
+		fputs("}\n", out);
 	} else {
 		bool md = format == TEXT_FORMAT_MARKDOWN;
 
@@ -482,6 +513,13 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				rows[straggler].label, 100 * found.share,
 				loads[straggler].rank ? "ranks" : "processes",
 				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
+		else if (nr > 1 && found.by_waits && found.share >= STRAGGLER_WAIT_SHARE)
+			fprintf(out,
+				"\nno straggler: the others wait for %s in collectives %.0f%% of "
+				"their wall time more than it waits, but not steadily (t = %.1f, "
+				"under %.1f)\n",
+				rows[found.busiest].label, 100 * found.share, found.steadiness,
+				STRAGGLER_STEADY_T);
 		else if (nr > 1 && found.by_waits)
 			fprintf(out,
 				"\nno straggler: no rank makes the others wait in collectives %.0f%% "

@@ -22,7 +22,10 @@
 /* Flagged when the busiest is this much above the median of the others. */
 #define STRAGGLER_EXCESS 0.25
 
-#define RANK_LOAD_SLICES 10
+/* A twentieth of the span each: with a fifth trimmed at either end,
+ * twelve slices (eleven degrees of freedom) to tell a steady lead from
+ * the noise of a loaded machine. */
+#define RANK_LOAD_SLICES 20
 
 /* One process of a profile, as the straggler test sees it. */
 struct rank_load {
@@ -33,7 +36,7 @@ struct rank_load {
 	bool worker;	   /* "[worker N]" */
 	uint64_t busy;	   /* on the CPU or runnable (preempted): what it had to do */
 	uint64_t waits;	   /* off the CPU waiting for a collective (c10d, NCCL) */
-	/* On a timeline, waits in each tenth of the span: a rank that makes
+	/* On a timeline, waits in each slice of the span: a rank that makes
 	 * the others wait does so in most of them, a one-off wait (for a
 	 * rank's workers to start) in one. */
 	uint64_t slice_waits[RANK_LOAD_SLICES];
@@ -51,6 +54,12 @@ int rank_loads__read(const struct profile *profile, struct rank_load **rows, siz
 /* Flagged, where ranks wait in collectives, when the others wait this
  * share of their wall time more than the rank that waits least. */
 #define STRAGGLER_WAIT_SHARE 0.15
+/* And, on a timeline, when the others' lead over it in the slices of the
+ * span is steady: Yuen's t of the lead's 20 %-trimmed mean over the 20
+ * slices at least the one-sided 99 % point of Student's t with 11 degrees
+ * of freedom.  Symmetric ranks on a loaded machine lead each other by
+ * turns, in a few slices by as much as a straggler does. */
+#define STRAGGLER_STEADY_T 2.718
 
 /* What the straggler test measured. */
 struct straggler {
@@ -64,6 +73,8 @@ struct straggler {
 	uint64_t extra;	  /* its extra work: what the others wait for it (by
 			   * waits), or its busy time over the others' median */
 	uint64_t median;  /* the others' median busy time, or wait */
+	double steadiness; /* by waits on a timeline: the lead's Yuen t over
+			    * the slices (INFINITY without a timeline) */
 };
 
 /*
@@ -71,7 +82,8 @@ struct straggler {
  * are not workers.  Where the ranks wait in collectives, the rank the
  * others wait for: the one that waits least, when the others' median wait
  * exceeds its own by STRAGGLER_WAIT_SHARE of their wall time (what it does
- * more, they wait for, whatever the load on the machine); else the busiest,
+ * more, they wait for, whatever the load on the machine) steadily over the
+ * span (STRAGGLER_STEADY_T); else the busiest,
  * STRAGGLER_EXCESS above the others' median busy time.  0 or -ENOMEM.
  */
 int rank_loads__straggler(const struct rank_load *rows, size_t nr, struct straggler *out);

@@ -15,6 +15,10 @@
 static const struct {
 	const char *frame;
 	const char *meaning;
+	bool idle;    /* only where the frame waits itself (a pthread_cond_
+		       * call below it): a thread that waits for work to come */
+	bool blocked; /* only where the thread blocks, not where it is
+		       * preempted: a wait for another rank is not a CPU's */
 } named_waits[] = {
     {"cudaStreamSynchronize", "waiting for the GPU"},
     {"cudaDeviceSynchronize", "waiting for the GPU"},
@@ -23,11 +27,19 @@ static const struct {
     {"cuStreamSynchronize", "waiting for the GPU"},
     {"cuCtxSynchronize", "waiting for the GPU"},
     {"cuEventSynchronize", "waiting for the GPU"},
-    {"nccl", "waiting in a collective"},
+    {"nccl", "communication: waiting in a collective"},
     /* torch.distributed's wait for a collective's work (gloo, NCCL). */
-    {"c10d::Work::wait", "waiting in a collective"},
-    {"c10d::ProcessGroupGloo::AsyncWork::wait", "waiting in a collective"},
-    {"c10d::ProcessGroupNCCL::WorkNCCL::wait", "waiting in a collective"},
+    {"c10d::Work::wait", "communication: waiting in a collective"},
+    {"c10d::ProcessGroupGloo::AsyncWork::wait", "communication: waiting in a collective"},
+    {"c10d::ProcessGroupNCCL::WorkNCCL::wait", "communication: waiting in a collective"},
+    /* gloo's threads: a work thread with no collective queued, one that
+     * runs a collective and waits for the other ranks' data, and the
+     * thread that moves the bytes. */
+    {"c10d::ProcessGroupGloo::runLoop", "communication: gloo thread idle, no collective queued",
+     true, true},
+    {"gloo::transport::tcp::Loop::run", "communication: gloo's network thread between messages",
+     false, true},
+    {"gloo::", "communication: a gloo collective waiting for another rank", false, true},
     {"take_gil", "waiting for the GIL"},
     {"PyEval_RestoreThread", "waiting for the GIL"},
     {"_next_data (torch/utils/data/dataloader.py)", "waiting for a DataLoader worker"},
@@ -54,7 +66,14 @@ static int named_wait(const struct profile *p, const struct stack *s, size_t k)
 
 		/* Native names match from the start, Python ones anywhere
 		 * (a qualified name ends with the method). */
-		if (at && (at == f->name || f->kind == FRAME_PYTHON))
+		if (!at || (at != f->name && f->kind != FRAME_PYTHON))
+			continue;
+		if (named_waits[w].blocked &&
+		    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+			continue;
+		if (!named_waits[w].idle ||
+		    (k + 1 < s->depth &&
+		     !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13)))
 			return w;
 	}
 	if (f->kind == FRAME_PYTHON && k + 1 < s->depth &&

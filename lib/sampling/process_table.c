@@ -210,15 +210,24 @@ static bool collective_python_frame(const struct frame *f)
 void process_table__mark_stack(struct tracked_process *p, const struct profile *profile,
 			       const uint32_t *frames, size_t n)
 {
+	bool importing = false;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct frame *f = &profile->frames[frames[i]];
 
+		/* Under an import, torch's modules define their classes
+		 * (DDP's _BufferCommHookLocation, a class body sampled in a
+		 * spawn launcher): a process that imports torch.distributed
+		 * runs no collective by it. */
+		if (f->kind == FRAME_PYTHON && f->file && strstr(f->file, "importlib._bootstrap"))
+			importing = true;
 		/* Live Python frames are "function (short file)". */
 		if (f->kind == FRAME_PYTHON && !strncmp(f->name, "_worker_loop", 12) && f->file &&
 		    strstr(f->file, "torch/utils/data/_utils/worker.py"))
 			p->ran_loader_worker = true;
-		else if (collective_python_frame(f) || !strncmp(f->name, "c10d::ProcessGroup", 18) ||
-			 !strncmp(f->name, "c10d::Reducer::", 15))
+		else if (!importing &&
+			 (collective_python_frame(f) || !strncmp(f->name, "c10d::ProcessGroup", 18) ||
+			  !strncmp(f->name, "c10d::Reducer::", 15)))
 			p->ran_collectives = true;
 	}
 }

@@ -7,7 +7,8 @@ check_job.py LLMPROF PROFILE TRUTH RECORD_STDERR EXPECT
 EXPECT is "data" (data-bound: data-loading fires within 0.10 of the
 job's mean data share, at the loop's own call, tokenise named as the
 workers' code; no straggler unless the job measured one rank's slow
-batches keeping the other waiting), "healthy" (neither fires) or "straggler:R"
+batches keeping the other waiting), "healthy" (no straggler; data loading
+only where the job measured a wait near the rule's 10%) or "straggler:R"
 (rank R named by the record's summary, report --findings and report
 --by-process, what the others wait for it within 30% of what the job
 measured: the other rank's all-reduce time beyond rank R's; no
@@ -37,10 +38,29 @@ def main():
     notes = {r["rule"]: r.get("note", "") for r in findings["rules"]}
 
     labels = sorted(p["process"] for p in by_process["processes"])
+    per_rank = truth[0].get("workers", 2)
     ranks = [l for l in labels if re.fullmatch(r"python3 \[rank [01]\]", l)]
     workers = [l for l in labels if re.fullmatch(r"python3 \[rank [01]\] \[worker [01]\]", l)]
-    assert len(ranks) == 2 and len(workers) == 4, f"processes: {labels}"
-    assert len(labels) == 7, f"processes: {labels}"
+    assert len(ranks) == 2 and len(workers) == 2 * per_rank, f"processes: {labels}"
+    assert len(labels) == 3 + 2 * per_rank, f"processes: {labels}"
+
+    # The ranks' waits for each other: the summary's top waits name gloo's
+    # and c10d's as communication, never as a bare futex or epoll wait;
+    # the communication finding within 0.10 of the job's share of its
+    # loop in all-reduces, where the job measured a share worth naming.
+    for line in summary.splitlines():
+        if re.match(r"\s+[0-9.]+%\s", line) and re.search(r"under (c10d|gloo)::", line):
+            assert "communication:" in line, line
+    job_comm = sum(t["comm_s"] / t["loop_s"] for t in truth) / 2
+    communication = found.get("communication")
+    figures_comm = (f"job comm share {job_comm:.3f}, llmprof "
+                    + (f"{communication['cost']:.3f}" if communication
+                       else f"({notes['communication'].split(' (')[0]})"))
+    if job_comm >= 0.15:
+        assert communication, f"communication did not fire: {notes['communication']}"
+    if communication:
+        assert abs(communication["cost"] - job_comm) <= 0.10, (communication, truth)
+        assert "Communication: the ranks wait" in summary, summary
 
     job_data = sum(t["data_share"] for t in truth) / 2
     figures = [f"job data {job_data:.3f}"]
@@ -53,6 +73,9 @@ def main():
         assert loading["location"] == "train (ddp_job.py)", loading["location"]
         hot = [e for e in loading["evidence"] if e.lstrip()[:1].isdigit()]
         assert hot and "tokenise" in hot[0], loading["evidence"]
+        # The suggestion in the job's numbers: its workers per rank.
+        assert f"{per_rank} workers per rank" in loading["suggestion"], loading["suggestion"]
+        figures.append("suggestion: " + loading["suggestion"][:160])
     elif loading:
         # A loaded 2-core machine slows even fast workers: a claim holds
         # where the job itself measured a wait near the rule's 10%.
@@ -79,11 +102,14 @@ def main():
                 or abs(more - waited) <= 0.30 * waited), (more, truth)
         assert by_process["straggler"] == name, by_process["straggler"]
         assert any("Straggler:" in line and name in line for line in summary.splitlines()), summary
-    elif straggler and expect in ("data", "healthy"):
-        # Slow workers on one rank (or, on a loaded 2-core machine, the
-        # scheduler) make the other wait for it: a claim holds where the
-        # job itself measured the other rank waiting in its all-reduces
-        # 8% of the loop or more beyond this rank's wait.
+        assert communication and any(f"they wait for {name}" in e
+                                     for e in communication["evidence"]), communication
+    elif straggler and expect == "data":
+        # Slow workers on one rank make the other wait for it: a claim
+        # holds where the job itself measured the other rank waiting in
+        # its all-reduces 8% of the loop or more beyond this rank's wait.
+        # Symmetric ranks ("healthy") lead each other by turns, which the
+        # straggler test tells from a steady lead: no claim holds there.
         rank = int(straggler["location"][-2])
         mine = next(t for t in truth if t["rank"] == rank)
         other = next(t for t in truth if t["rank"] != rank)
@@ -102,6 +128,7 @@ def main():
                                           sorted(truth, key=lambda t: t["rank"])) + " s")
     figures.append("llmprof comm " + "/".join(f"{waits[r]:.2f}" for r in sorted(ranks))
                    + " s")
+    figures.append(figures_comm)
     print(f"{expect}: " + ", ".join(figures))
 
 

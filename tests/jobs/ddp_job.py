@@ -16,6 +16,10 @@ ddp_job.py [--launch spawn|env] [--data slow|fast] [--straggler RANK]
   --rounds N      how many times slow tokenising goes over each sample.
   --loader-start fork  the DataLoader forks its workers even in a spawned
                   rank (which otherwise spawns them, as it inherits spawn).
+  --workers N     DataLoader workers per rank (0: the loop loads its own
+                  batches, inline).
+  --persistent    persistent_workers=True, the loader iterated over two
+                  epochs of steps/2 batches each (its workers live on).
 
 Each rank measures its own loop, after the first batch (first_batch) and
 a barrier, to its last step, and writes one JSON line (to --truth FILE, appended, and to stdout):
@@ -154,8 +158,11 @@ def train(rank, world, args):
     # A rank that spawn started inherits its start method: its workers are
     # spawned too (a fresh interpreter each) unless --loader-start fork.
     context = "fork" if args.loader_start == "fork" else None
-    loader = DataLoader(Characters(rounds), batch_size=BATCH, num_workers=2,
-                        sampler=range(rank, 1 << 20, world), multiprocessing_context=context)
+    epoch = args.steps // 2 + 1 if args.persistent else 1 << 20
+    loader = DataLoader(Characters(rounds), batch_size=BATCH, num_workers=args.workers,
+                        sampler=range(rank, epoch * BATCH * world, world),
+                        multiprocessing_context=context if args.workers else None,
+                        persistent_workers=args.persistent)
     batches = iter(loader)
     first_batch(batches)
     data = compute = extra = comm = 0.0
@@ -163,7 +170,12 @@ def train(rank, world, args):
     start = time.monotonic()
     for _ in range(args.steps):
         t0 = time.monotonic()
-        x, y = next(batches)
+        try:
+            x, y = next(batches)
+        except StopIteration:
+            # The next epoch: new workers, unless they persist.
+            batches = iter(loader)
+            x, y = next(batches)
         t1 = time.monotonic()
         logits = model(x)
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten())
@@ -186,6 +198,7 @@ def train(rank, world, args):
     truth = {
         "rank": rank, "pid": os.getpid(), "launch": args.launch, "data": args.data,
         "straggler": args.straggler, "steps": args.steps, "loop_s": round(loop, 4),
+        "workers": args.workers, "persistent": args.persistent,
         "data_s": round(data, 4), "compute_s": round(compute, 4),
         "extra_s": round(extra, 4), "comm_s": round(comm, 4),
         "data_share": round(data / loop, 4), "compute_share": round(compute / loop, 4),
@@ -196,7 +209,7 @@ def train(rank, world, args):
     if args.truth:
         with open(args.truth, "a") as out:
             out.write(line + "\n")
-    del batches
+    del batches, loader
     dist.barrier()
     dist.destroy_process_group()
 
@@ -209,6 +222,8 @@ def main():
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=400)
     parser.add_argument("--loader-start", choices=("inherit", "fork"), default="inherit")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--persistent", action="store_true")
     parser.add_argument("--truth")
     args = parser.parse_args()
     if args.launch == "env":

@@ -6,12 +6,18 @@
 # or data loading, and prints each run's straggler figure.  Not in CI (a
 # few minutes); run as root from the build tree:
 #   LLMPROF=build/cmd/llmprof tests/jobs/false_positives.sh [RUNS]
+# KEEP=DIR keeps each run's profile, truth and summary in DIR.
 set -u
 RUNS=${1:-10}
 LLMPROF=${LLMPROF:-llmprof}
 HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/llmprof-fp.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	WORK=$KEEP
+	mkdir -p "$WORK"
+else
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/llmprof-fp.XXXXXX")
+	trap 'rm -rf "$WORK"' EXIT
+fi
 claims=0
 for run in $(seq 1 "$RUNS"); do
 	if [ $((run % 2)) = 1 ]; then
