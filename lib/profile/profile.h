@@ -14,7 +14,8 @@
 #include <stdio.h>
 
 /* What a frame is; the folded writer turns the kind into the suffix that
- * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]). */
+ * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]).
+ * Consumers test the kind, never a name's text. */
 enum frame_kind {
 	FRAME_NATIVE = 0, /* symbolized user-space function */
 	FRAME_INLINE,	  /* function inlined into its caller: "_[i]" */
@@ -26,8 +27,18 @@ enum frame_kind {
 	FRAME_PROCESS,	  /* root frame naming the process */
 	FRAME_THREAD,	  /* thread frame under the process (--per-thread) */
 	FRAME_UNKNOWN,	  /* no symbol: name is "[module+0xOFFSET]" */
+	/* The recording's own leaves.  Their names keep the mark they are
+	 * written with, which readers recognise to give back the kind. */
+	FRAME_OFF_CPU,	  /* an off-CPU wait: "[off-cpu] REASON" */
+	FRAME_GPU_MEMORY, /* a CUDA memory call or device: "[gpu-mem] CALL SIZE" */
+	FRAME_NCCL,	  /* an NCCL call: "[nccl] OP SIZE" */
 	FRAME_KIND_COUNT,
 };
+
+/* The marks that begin the names of those leaves. */
+#define FRAME_OFF_CPU_MARK "[off-cpu] "
+#define FRAME_GPU_MEMORY_MARK "[gpu-mem] "
+#define FRAME_NCCL_MARK "[nccl] "
 
 /* The unit of a profile's weights. */
 enum profile_unit {
@@ -38,7 +49,7 @@ enum profile_unit {
 };
 
 struct frame {
-	char *name; /* as shown, without the kind's suffix or prefix */
+	char *name; /* as shown, without the kind's suffix or [gpu] prefix */
 	char *file; /* source file, or NULL */
 	uint32_t line; /* 0 when unknown */
 	enum frame_kind kind;
@@ -236,6 +247,14 @@ int profile__add_memory_site(struct profile *profile, const struct memory_site *
 uint64_t profile__total_weight(const struct profile *profile);
 /* True when the stack ends in GPU activity (a FRAME_GPU leaf). */
 bool profile__stack_is_gpu(const struct profile *profile, uint32_t stack);
+/* True when the stack ends in an off-CPU wait (a FRAME_OFF_CPU leaf). */
+bool profile__stack_is_off_cpu(const struct profile *profile, uint32_t stack);
+/* The reason of an off-CPU leaf, "futex" of "[off-cpu] futex"; the name
+ * itself for any other frame. */
+const char *frame__off_cpu_reason(const struct frame *frame);
+/* True when the stack's wait is a preemption ("[off-cpu] preempted"):
+ * the thread was runnable, so its time counts as busy. */
+bool profile__stack_is_preempted(const struct profile *profile, uint32_t stack);
 
 /* Samples must be in time order for the writers; sources that append out of
  * order call this once at the end (stable). */
