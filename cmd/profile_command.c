@@ -331,6 +331,7 @@ static int check_options(int argc, char **argv, struct profile_env *env, bool vi
 	/* --gpu-memory writes the peak unless a view was asked for. */
 	if (env->recording.families.gpu_memory && !view_given)
 		env->recording.families.view = "memory-peak";
+	env->recording.families.all_views = env->output.format == FORMAT_PPROF;
 	env->recording.sampling.bursts = env->recording.families.gpu_memory;
 	if (env->output.format == FORMAT_CHROME && env->recording.families.view) {
 		report__error("-f chrome writes timelines, which the memory and nccl views "
@@ -735,7 +736,9 @@ static int run_profile(struct profile_env *env)
 	if (recording__finish(recording, &result))
 		goto cleanup;
 	written = result.view ? result.view : result.profile;
-	if (write_profile(env, pid, &output, written, result.view))
+	/* pprof holds every view: the written one first, pprof's default. */
+	if (write_profile(env, pid, &output, result.all_values ? result.all_values : written,
+			  result.view))
 		goto cleanup;
 	if (!result.view) {
 		summary__print(result.profile, pid, env->output.path, env->output.format);

@@ -531,6 +531,7 @@ const struct probe_family nccl_family = {
     .finish = nccl_finish,
     .facts = nccl_facts,
     .view = nccl_view,
+    .views = (const char *const[]){"nccl", NULL},
     .summary = nccl_summary,
     .close = nccl_close,
 };

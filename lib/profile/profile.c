@@ -190,6 +190,12 @@ void profile__free(struct profile *p)
 	}
 	free(p->memory.sites);
 	free(p->nccl.rows);
+	for (size_t i = 0; i < p->nr_value_types; i++) {
+		free(p->value_types[i].name);
+		free(p->value_types[i].unit_name);
+	}
+	free(p->value_types);
+	free(p->extra_values);
 	free(p->name);
 	free(p->exporter);
 	free(p);

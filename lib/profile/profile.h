@@ -181,6 +181,16 @@ char *nccl_facts__format(const struct nccl_facts *facts, const char *indent);
 /* ,"llmprofNccl":{...}: the facts as a member of a speedscope document. */
 void nccl_facts__write_json(const struct nccl_facts *facts, FILE *out);
 
+/*
+ * A kind of value a profile holds per stack, as pprof's sample types:
+ * {"samples", "count"}, {"cpu", "nanoseconds"}, {"memory-peak", "bytes"}.
+ */
+struct profile_value_type {
+	char *name;
+	char *unit_name;	/* as pprof names it: "count", "nanoseconds", "bytes" */
+	enum profile_unit unit; /* of the numbers stored */
+};
+
 struct hash_index; /* private open-addressing index */
 struct id_arena;   /* private storage of the stacks' frame ids */
 
@@ -218,6 +228,19 @@ struct profile {
 	size_t nr_gpu, cap_gpu;
 	struct memory_facts memory;
 	struct nccl_facts nccl;
+	/*
+	 * Several values per stack (profile_values.c).  With none, the
+	 * profile holds one value: each stack's weight, in unit.  With
+	 * nr_value_types > 1, value_types[0] describes the weight (and unit
+	 * is its unit) and value v > 0 of stack s is
+	 * extra_values[s * (nr_value_types - 1) + v - 1], 0 beyond
+	 * nr_extra_rows.  The timeline, the GPU activity and the facts
+	 * belong to value 0.
+	 */
+	struct profile_value_type *value_types;
+	size_t nr_value_types;
+	uint64_t *extra_values;
+	size_t nr_extra_rows, cap_extra_values;
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;
@@ -263,6 +286,51 @@ void profile__sort_samples(struct profile *profile);
  * their stacks launched).  0 or -ENOMEM. */
 int profile__select_processes(const struct profile *profile, const uint32_t *pids, size_t nr_pids,
 			      struct profile **out);
+
+/*
+ * Values per stack.  A profile holds at least one value, the stacks'
+ * weight; sources of several (a recording that keeps every view, a pprof
+ * file of several sample types) add the others.
+ */
+
+/* How many values each stack holds: 1 or more. */
+size_t profile__nr_values(const struct profile *profile);
+/* The type of value index (< profile__nr_values()): for a profile of one
+ * value, what its unit implies ({"samples", "count"}, {"cpu",
+ * "nanoseconds"}, {"space", "bytes"}). */
+struct profile_value_type profile__value_type(const struct profile *profile, size_t index);
+/* The index of the value named name, or -ENOENT. */
+int profile__value_index(const struct profile *profile, const char *name);
+/* Names the weight (value 0), as a view or sample type is named; 0 or
+ * -ENOMEM. */
+int profile__name_weight(struct profile *profile, const char *name, const char *unit_name);
+/* Adds a value type after the others; the profile's stacks hold 0 of it.
+ * Returns its index (>= 1) or -ENOMEM; -EEXIST where the name is taken. */
+int profile__add_value_type(struct profile *profile, const char *name, const char *unit_name,
+			    enum profile_unit unit);
+uint64_t profile__stack_value(const struct profile *profile, uint32_t stack, size_t index);
+/* Adds to value index (0: the weight) of a stack; 0 or -ENOMEM. */
+int profile__add_stack_value(struct profile *profile, uint32_t stack, size_t index, uint64_t value);
+/* Adds from's stack weights as a new value named name (from's frames
+ * and stacks interned into profile; from's unit is the value's).  Returns
+ * its index or -errno. */
+int profile__add_value_profile(struct profile *profile, const struct profile *from,
+			       const char *name, const char *unit_name);
+/*
+ * The profile of one value, for what holds a single value per stack (the
+ * folded, SVG and Chrome writers, an HTML view, diff, report): a new
+ * profile whose stacks weigh the value index and whose unit is that
+ * value's, holding only the stacks with some of it and their frames, with
+ * the timeline and GPU activity where index is 0, and the metadata and the
+ * facts of the whole.  The caller frees *out.  0, -EINVAL for an index out
+ * of range, or -ENOMEM.  A profile of one value gives a copy of itself.
+ */
+int profile__select_value(const struct profile *profile, size_t index, struct profile **out);
+
+/* The stack of from as one of to's (frame_map: from's frame ids -> to's, -1
+ * not yet; scratch: room for the stack's depth); its id or -ENOMEM. */
+int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint32_t stack,
+			    int64_t *frame_map, uint32_t *scratch);
 
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */
