@@ -13,6 +13,7 @@
 enum {
 	OPT_LINES = 256,
 	OPT_INVERTED,
+	OPT_VIEW,
 };
 
 static const struct option long_options[] = {
@@ -20,6 +21,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "lines", no_argument, NULL, OPT_LINES },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
+	{ "view", required_argument, NULL, OPT_VIEW },
 	PROFILE_READ_LONG_OPTIONS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -49,6 +51,10 @@ static void usage(FILE *out)
 		"      --lines          speedscope: a frame per line of a Python function\n"
 		"                       (default: one per function)\n"
 		"      --inverted       svg: an icicle graph, roots at the top\n"
+		"      --view NAME      of a profile of several values (a pprof file's sample\n"
+		"                       types, a recording's views), write the one named NAME\n"
+		"                       alone (default: all where the format holds several,\n"
+		"                       else the first)\n"
 		PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
@@ -58,12 +64,39 @@ static int usage_error(const char *fmt, const char *arg)
 	return command_usage_error("convert", fmt, arg);
 }
 
+/* The value named view alone in place of *profile.  An exit status. */
+static int select_view(struct profile **profile, const char *view, const char *input)
+{
+	int index = profile__value_index(*profile, view);
+	char names[256] = "";
+	struct profile *one;
+	size_t used = 0;
+	int err;
+
+	if (index < 0) {
+		for (size_t i = 0; i < profile__nr_values(*profile) && used < sizeof(names); i++)
+			used += snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
+					 profile__value_type(*profile, i).name);
+		report__error("convert: no value '%s' in %s (it has %s)", view,
+			      profile_input__display_name(input), names);
+		return EXIT_USAGE;
+	}
+	err = profile__select_value(*profile, index, &one);
+	if (err) {
+		report__error("convert: %s", strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	profile__free(*profile);
+	*profile = one;
+	return EXIT_OK;
+}
+
 int do_convert(int argc, char **argv)
 {
 	struct profile_read_options read_options = { 0 };
 	struct output_file output = { 0 };
 	enum profile_format format = FORMAT_FOLDED;
-	const char *output_path = NULL;
+	const char *output_path = NULL, *view = NULL;
 	struct profile *profile = NULL;
 	bool has_format = false, python_lines = false, inverted = false;
 	char formats[256];
@@ -87,6 +120,9 @@ int do_convert(int argc, char **argv)
 			break;
 		case OPT_INVERTED:
 			inverted = true;
+			break;
+		case OPT_VIEW:
+			view = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -122,6 +158,11 @@ int do_convert(int argc, char **argv)
 	status = profile_input__load(argv[optind], &read_options, &profile, NULL);
 	if (status)
 		goto cleanup;
+	if (view) {
+		status = select_view(&profile, view, argv[optind]);
+		if (status)
+			goto cleanup;
+	}
 	if ((format__flags(format) & FORMAT_NEEDS_TIMELINE) && !chrome__has_timeline(profile)) {
 		report__error("convert: %s has no times (folded stacks, or a profile without "
 			      "timelines): -f %s needs a timeline",

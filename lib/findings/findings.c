@@ -8,35 +8,14 @@
 
 #include "array.h"
 #include "findings/analysis.h"
+#include "profile/ml_waits.h"
 #include "status.h"
-
-#define OFF_CPU_PREFIX "[off-cpu]"
 
 bool analysis__name_matches(const char *name, const char *const *patterns)
 {
-	if (!name)
-		return false;
-	for (size_t i = 0; patterns[i]; i++) {
-		const char *pattern = patterns[i];
-		size_t len = strlen(pattern);
-
-		if (pattern[0] == '*' && len > 2 && pattern[len - 1] == '*') {
-			char part[128];
-
-			if (len - 2 >= sizeof(part))
-				continue;
-			memcpy(part, pattern + 1, len - 2);
-			part[len - 2] = '\0';
-			if (strstr(name, part))
-				return true;
-		} else if (len && pattern[len - 1] == '*') {
-			if (!strncmp(name, pattern, len - 1))
-				return true;
-		} else if (!strncmp(name, pattern, len) &&
-			   (!name[len] || name[len] == '(' || name[len] == '@')) {
+	for (size_t i = 0; patterns[i]; i++)
+		if (frame_name__matches(name, patterns[i]))
 			return true;
-		}
-	}
 	return false;
 }
 
@@ -295,7 +274,7 @@ static int survey(struct analysis *a)
 		if (p->unit == UNIT_BYTES)
 			continue;
 		a->cpu_weight += s->weight;
-		if (!strncmp(analysis__leaf_name(p, i), OFF_CPU_PREFIX, strlen(OFF_CPU_PREFIX))) {
+		if (profile__stack_is_off_cpu(p, i)) {
 			a->is_off_cpu_stack[i] = true;
 			a->off_cpu_weight += s->weight;
 			a->has_off_cpu = true;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "findings/analysis.h"
+#include "profile/ml_waits.h"
 #include "profile/process_report.h"
 
 #define HOST_SYNC_MIN_SHARE 0.05
@@ -21,34 +22,9 @@
 #define PREEMPTED_MIN_SHARE 0.10
 #define EVIDENCE_TOP 5
 
-/* The calls in which a thread waits for the GPU, and the PyTorch entries
- * that make them (.item(), .tolist(), .cpu() end in one of the CUDA ones). */
-static const char *const host_sync_calls[] = {
-    "cudaStreamSynchronize",
-    "cudaStreamSynchronize_ptsz",
-    "cudaDeviceSynchronize",
-    "cudaEventSynchronize",
-    "cudaMemcpy",
-    "cudaMemcpy_ptds",
-    "cudaMemcpy2D",
-    "cuStreamSynchronize",
-    "cuStreamSynchronize_ptsz",
-    "cuCtxSynchronize",
-    "cuEventSynchronize",
-    "cuMemcpyDtoH_v2",
-    "cuMemcpyHtoD_v2",
-    "cuMemcpyDtoH",
-    "cuMemcpyHtoD",
-    "THPVariable_item",
-    "THPVariable_tolist",
-    "*_local_scalar_dense*",
-    NULL,
-};
-
-static const char *const gil_calls[] = {
-    "take_gil",		  "PyEval_RestoreThread", "PyEval_AcquireThread",
-    "PyEval_AcquireLock", "PyGILState_Ensure",	  NULL,
-};
+/* The waits of the host-sync and gil-contention rules (profile/ml_waits.c). */
+#define HOST_SYNC_WAITS ML_WAIT_MASK(ML_WAIT_GPU_SYNC)
+#define GIL_WAITS ML_WAIT_MASK(ML_WAIT_GIL)
 
 /* Interpreter functions: a leaf here (or a Python frame as the leaf, which
  * stands for the eval loop running its bytecode) is the interpreter's own
@@ -142,8 +118,19 @@ static const char *location_or(const struct profile *p, uint32_t stack, int belo
  * are: the Python location above the call (with the call's name when
  * name_call), else fallback.  *weight and *blocked (the part off the CPU)
  * are added to. */
-static int tally_calls(struct analysis *a, const char *const *patterns, bool name_call,
-		       struct tally *where, uint64_t *weight, uint64_t *blocked)
+/* The innermost frame of the stack that is a wait of kinds, or -1. */
+static int stack_find_wait(const struct profile *p, uint32_t stack, unsigned int kinds)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	for (int i = (int)s->depth - 1; i >= 0; i--)
+		if (ml_wait__find(&p->frames[s->frames[i]], kinds))
+			return i;
+	return -1;
+}
+
+static int tally_calls(struct analysis *a, unsigned int kinds, bool name_call, struct tally *where,
+		       uint64_t *weight, uint64_t *blocked)
 {
 	const struct profile *p = a->profile;
 
@@ -153,7 +140,7 @@ static int tally_calls(struct analysis *a, const char *const *patterns, bool nam
 
 		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
 			continue;
-		at = analysis__stack_find(p, i, patterns);
+		at = stack_find_wait(p, i, kinds);
 		if (at < 0)
 			continue;
 		*weight += p->stacks[i].weight;
@@ -182,7 +169,7 @@ static int host_sync(struct analysis *a, struct rule_outcome *o)
 	int err = 0;
 
 	o->ran = true;
-	err = tally_calls(a, host_sync_calls, true, &where, &weight, &blocked);
+	err = tally_calls(a, HOST_SYNC_WAITS, true, &where, &weight, &blocked);
 	if (err)
 		goto cleanup;
 	share = analysis__cpu_share(a, weight);
@@ -319,8 +306,7 @@ static enum loader_role loader_role(const struct analysis *a, uint32_t stack)
 	const struct profile *p = a->profile;
 
 	if (is_worker(analysis__root_name(p, stack))) {
-		if (!a->is_off_cpu_stack[stack] ||
-		    !strcmp(analysis__leaf_name(p, stack), "[off-cpu] preempted"))
+		if (!a->is_off_cpu_stack[stack] || profile__stack_is_preempted(p, stack))
 			return LOADER_WORKER_BUSY;
 		return LOADER_WORKER_IDLE;
 	}
@@ -733,8 +719,7 @@ static int tally_bare_gil_waits(struct analysis *a, struct tally *where, uint64_
 		char location[512];
 		int err;
 
-		if (!a->is_off_cpu_stack[i] || !s->weight ||
-		    analysis__stack_find(p, i, gil_calls) >= 0)
+		if (!a->is_off_cpu_stack[i] || !s->weight || stack_find_wait(p, i, GIL_WAITS) >= 0)
 			continue;
 		for (uint32_t k = 0; k + 1 < s->depth; k++) {
 			const struct frame *f = &p->frames[s->frames[k]];
@@ -764,7 +749,7 @@ static int gil_contention(struct analysis *a, struct rule_outcome *o)
 	int err = 0;
 
 	o->ran = true;
-	err = tally_calls(a, gil_calls, false, &where, &weight, &blocked);
+	err = tally_calls(a, GIL_WAITS, false, &where, &weight, &blocked);
 	if (!err)
 		err = tally_bare_gil_waits(a, &where, &weight);
 	if (err)
@@ -877,8 +862,7 @@ static int cpu_oversubscription(struct analysis *a, struct rule_outcome *o)
 		return outcome__note(o, "%s", "needs off-CPU data (--off-cpu or --mode wall)");
 	o->ran = true;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
-		if (!a->is_off_cpu_stack[i] ||
-		    strcmp(analysis__leaf_name(p, i), "[off-cpu] preempted"))
+		if (!a->is_off_cpu_stack[i] || !profile__stack_is_preempted(p, i))
 			continue;
 		preempted += p->stacks[i].weight;
 		err = tally__add(&processes, analysis__root_name(p, i), p->stacks[i].weight);

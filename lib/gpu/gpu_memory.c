@@ -474,6 +474,7 @@ const struct probe_family gpu_memory_family = {
     .detach = memory_detach,
     .finish = memory_finish,
     .view = memory_view,
+    .views = (const char *const[]){"memory-peak", "memory-leaks", "memory-alloc", NULL},
     .summary = memory_summary,
     .close = memory_close,
 };

@@ -270,10 +270,10 @@ static int64_t device_frame(struct profile *p, int32_t device)
 	char name[64];
 
 	if (device == GPU_MEMORY_HOST_DEVICE)
-		snprintf(name, sizeof(name), "[gpu-mem] host (pinned)");
+		snprintf(name, sizeof(name), FRAME_GPU_MEMORY_MARK "host (pinned)");
 	else
-		snprintf(name, sizeof(name), "[gpu-mem] GPU %d", device);
-	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+		snprintf(name, sizeof(name), FRAME_GPU_MEMORY_MARK "GPU %d", device);
+	return profile__intern_frame(p, name, NULL, 0, FRAME_GPU_MEMORY);
 }
 
 /* The process frame of a process's stacks: that of one of its calls, or
@@ -352,8 +352,8 @@ int gpu_memory__profile(const struct gpu_memory *m, enum gpu_memory_view view, s
 			}
 		}
 		gpu_memory__format_bytes(size, sizeof(size), e->size);
-		snprintf(leaf, sizeof(leaf), "[gpu-mem] %s %s", call_of(e)->name, size);
-		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_NATIVE);
+		snprintf(leaf, sizeof(leaf), FRAME_GPU_MEMORY_MARK "%s %s", call_of(e)->name, size);
+		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_GPU_MEMORY);
 		if (id < 0)
 			goto fail;
 		frames[depth++] = id;

@@ -189,7 +189,7 @@ static int64_t call_frame(const struct nccl_probe *n, struct profile *p, struct 
 		used += snprintf(name + used, sizeof(name) - used, "%s %s %s", k ? " +" : "",
 				 nccl_calls[m->call].name, size);
 	}
-	e->frame = profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+	e->frame = profile__intern_frame(p, name, NULL, 0, FRAME_NCCL);
 	return e->frame;
 }
 
@@ -265,7 +265,8 @@ int64_t nccl_probe__join(void *ctx, struct profile *p, struct gpu_join *j)
 		return frame;
 	own = n->stacks.frames + e->frames;
 	repair_stack(p, own, e->nr_frames, j);
-	snprintf(name, sizeof(name), "%s (%s)", j->kernel, p->frames[frame].name + 7);
+	snprintf(name, sizeof(name), "%s (%s)", j->kernel,
+		 p->frames[frame].name + strlen(FRAME_NCCL_MARK));
 	j->activity_frame = profile__intern_frame(p, name, NULL, 0, FRAME_GPU);
 	if (j->activity_frame < 0)
 		return j->activity_frame;

@@ -324,9 +324,9 @@ int nccl_probe__profile(const struct nccl_probe *n, struct profile **out)
 		text_output__bytes(size, sizeof(size), nccl_event__bytes(e));
 		/* A failed call moved nothing: its leaf says so, weighted by
 		 * what it asked for. */
-		snprintf(leaf, sizeof(leaf), "[nccl] %s %s%s", nccl_calls[e->call].name, size,
-			 e->result ? " (failed)" : "");
-		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_NATIVE);
+		snprintf(leaf, sizeof(leaf), FRAME_NCCL_MARK "%s %s%s", nccl_calls[e->call].name,
+			 size, e->result ? " (failed)" : "");
+		id = profile__intern_frame(p, leaf, NULL, 0, FRAME_NCCL);
 		if (id < 0)
 			goto fail;
 		frames[depth++] = id;
@@ -561,6 +561,7 @@ const struct probe_family nccl_family = {
     .finish = nccl_finish,
     .facts = nccl_facts,
     .view = nccl_view,
+    .views = (const char *const[]){"nccl", NULL},
     .summary = nccl_summary,
     .close = nccl_close,
 };

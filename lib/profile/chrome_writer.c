@@ -19,7 +19,6 @@
 /* GPU tracks are processes of their own, numbered above any Linux PID
  * (PID_MAX_LIMIT is 2^22), so they never merge with a real process. */
 #define GPU_TRACK_ID_BASE 1000000000u
-#define OFF_CPU_PREFIX "[off-cpu]"
 /* A thread sampled again within this many periods ran in between. */
 #define RUN_GAP_PERIODS 3
 
@@ -133,7 +132,7 @@ static const char *kind_category(enum frame_kind kind)
 
 static bool is_off_cpu_frame(const struct frame *f)
 {
-	return !strncmp(f->name, OFF_CPU_PREFIX, strlen(OFF_CPU_PREFIX));
+	return f->kind == FRAME_OFF_CPU;
 }
 
 /* The process and thread are the track: their frames are not slices. */

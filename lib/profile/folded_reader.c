@@ -268,13 +268,13 @@ static bool is_gpu_memory(const struct profile *p)
 
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
-		const char *leaf;
+		const struct frame *leaf;
 
 		if (!s->weight || !s->depth)
 			continue;
-		leaf = p->frames[s->frames[s->depth - 1]].name;
-		if (strncmp(leaf, "[gpu-mem] ", 10) && strncmp(leaf, "[nccl] ", 7) &&
-		    strcmp(leaf, "[before attach]"))
+		leaf = &p->frames[s->frames[s->depth - 1]];
+		if (leaf->kind != FRAME_GPU_MEMORY && leaf->kind != FRAME_NCCL &&
+		    strcmp(leaf->name, "[before attach]"))
 			return false;
 		weighed++;
 	}

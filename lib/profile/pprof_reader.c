@@ -165,6 +165,10 @@ struct pprof_parser {
 	struct value_type period_type;
 	uint64_t period, duration_ns, default_sample_type;
 	const char *sample_index; /* pprof's -sample_index, or NULL */
+	/* Per sample type: the profile's value it is (0 the weight, SIZE_MAX
+	 * none) and what its numbers are multiplied by. */
+	size_t *value_of;
+	uint64_t *multiply;
 
 	/* The sample being read. */
 	uint64_t *location_ids;
@@ -516,6 +520,33 @@ static struct weight_scale unit_scale(const struct pprof_parser *pp, uint64_t un
 	return (struct weight_scale){UNIT_SAMPLES, 1};
 }
 
+/* Whether the sample has a value of another type kept (not negative). */
+static bool has_other_values(const struct pprof_parser *pp, size_t chosen)
+{
+	for (size_t i = 0; pp->value_of && i < pp->nr_values; i++)
+		if (i != chosen && pp->value_of[i] != SIZE_MAX && pp->values[i] > 0)
+			return true;
+	return false;
+}
+
+static int add_other_values(struct pprof_parser *pp, uint32_t stack, size_t chosen, size_t index)
+{
+	for (size_t i = 0; pp->value_of && i < pp->nr_values; i++) {
+		uint64_t v;
+		int err;
+
+		if (i == chosen || pp->value_of[i] == SIZE_MAX || pp->values[i] <= 0)
+			continue;
+		if (__builtin_mul_overflow((uint64_t)pp->values[i], pp->multiply[i], &v) ||
+		    v > INT64_MAX)
+			return malformed(pp, "sample %zu's value is out of range", index + 1);
+		err = profile__add_stack_value(pp->profile, stack, pp->value_of[i], v);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* One sample: its process label, then its locations from the root. */
 static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, size_t counted,
 		       struct weight_scale scale)
@@ -560,7 +591,7 @@ static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, siz
 				 index + 1);
 	if (counted < pp->nr_values && pp->values[counted] > 0)
 		p->samples_taken += pp->values[counted];
-	if (!pp->values[chosen])
+	if (!pp->values[chosen] && !has_other_values(pp, chosen))
 		return 0;
 	if (__builtin_mul_overflow((uint64_t)pp->values[chosen], scale.multiply, &weight) ||
 	    weight > INT64_MAX)
@@ -592,7 +623,7 @@ static int read_sample(struct pprof_parser *pp, size_t index, size_t chosen, siz
 	if (stack < 0)
 		return stack;
 	profile__add_weight(p, stack, weight);
-	return 0;
+	return add_other_values(pp, stack, chosen, index);
 }
 
 /* The sample type pp->sample_index names: an index from 0, or a type name
@@ -628,6 +659,50 @@ static int choose_sample_index(struct pprof_parser *pp, size_t *chosen)
 	return -EINVAL;
 }
 
+/* Every sample type but the chosen one as a further value of the
+ * profile, the chosen one naming the weight; a profile of one sample type
+ * stays a profile of one value. */
+static int keep_other_types(struct pprof_parser *pp, size_t chosen)
+{
+	struct profile *p = pp->profile;
+	int err;
+
+	if (pp->nr_sample_types < 2)
+		return 0;
+	pp->value_of = calloc(pp->nr_sample_types, sizeof(*pp->value_of));
+	pp->multiply = calloc(pp->nr_sample_types, sizeof(*pp->multiply));
+	if (!pp->value_of || !pp->multiply)
+		return -ENOMEM;
+	for (size_t i = 0; i < pp->nr_sample_types; i++) {
+		struct weight_scale scale = unit_scale(pp, pp->sample_types[i].unit);
+		char unit[64];
+		const char *type;
+		int index;
+
+		/* string_at() has one buffer: the unit first, kept here. */
+		snprintf(unit, sizeof(unit), "%s", string_at(pp, pp->sample_types[i].unit) ?: "");
+		/* Stored as the unit they scale to, as the weight is. */
+		if (scale.multiply != 1)
+			snprintf(unit, sizeof(unit), "nanoseconds");
+		type = string_at(pp, pp->sample_types[i].type) ?: "";
+		pp->value_of[i] = SIZE_MAX;
+		if (i == chosen) {
+			err = profile__name_weight(p, type, unit);
+			if (err)
+				return err;
+			continue;
+		}
+		index = profile__add_value_type(p, type, unit, scale.unit);
+		if (index == -EEXIST)
+			continue;
+		if (index < 0)
+			return index;
+		pp->value_of[i] = index;
+		pp->multiply[i] = scale.multiply;
+	}
+	return 0;
+}
+
 static int read_samples(struct pprof_parser *pp)
 {
 	struct profile *p = pp->profile;
@@ -661,6 +736,9 @@ static int read_samples(struct pprof_parser *pp)
 	scale = pp->nr_sample_types ? unit_scale(pp, pp->sample_types[chosen].unit)
 				    : (struct weight_scale){UNIT_SAMPLES, 1};
 	p->unit = scale.unit;
+	err = keep_other_types(pp, chosen);
+	if (err)
+		return err;
 	for (size_t i = 0; i < pp->nr_samples; i++) {
 		err = read_sample(pp, i, chosen, counted, scale);
 		if (err)
@@ -685,6 +763,8 @@ static void parser_free(struct pprof_parser *pp)
 	free(pp->strings);
 	free(pp->samples);
 	free(pp->sample_types);
+	free(pp->value_of);
+	free(pp->multiply);
 	free(pp->functions);
 	free(pp->mappings);
 	free(pp->locations);

@@ -204,6 +204,10 @@ struct pprof_writer {
 	size_t cap_location_ids;
 	int64_t key_thread, key_pid, key_tid, key_process;
 	uint64_t period; /* nanoseconds per sample, 0 unknown */
+	/* The profile's further values written as sample types after the
+	 * weight's (profile__nr_values()): their indexes. */
+	size_t *extras;
+	size_t nr_extras;
 };
 
 static int64_t string_id(struct pprof_writer *w, const char *text)
@@ -262,11 +266,20 @@ static int add_entry(struct pprof_writer *w, uint32_t stack, uint32_t thread, ui
 	return 0;
 }
 
+/* Whether any value of the stack but the weight is not 0. */
+static bool has_extra_values(const struct profile *p, uint32_t stack)
+{
+	for (size_t v = 1; v < profile__nr_values(p); v++)
+		if (profile__stack_value(p, stack, v))
+			return true;
+	return false;
+}
+
 static bool stack_written(const struct profile *p, uint32_t stack, enum output_view view)
 {
 	const struct stack *s = &p->stacks[stack];
 
-	return s->weight && s->depth &&
+	return (s->weight || has_extra_values(p, stack)) && s->depth &&
 	       (view == VIEW_ALL || profile__stack_is_gpu(p, stack) == (view == VIEW_GPU));
 }
 
@@ -306,7 +319,8 @@ static int collect_entries(struct pprof_writer *w, enum output_view view)
 	for (size_t i = 0; i < nr; i++) {
 		const struct stack *s = &p->stacks[order[i]];
 
-		if (s->weight > on_timeline[order[i]] &&
+		/* The other values are not on the timeline either. */
+		if ((s->weight > on_timeline[order[i]] || has_extra_values(p, order[i])) &&
 		    add_entry(w, order[i], NO_THREAD, s->weight - on_timeline[order[i]]))
 			goto cleanup;
 	}
@@ -463,6 +477,16 @@ static int write_samples(struct pprof_writer *w)
 		}
 		for (size_t k = 0; k < nr_values; k++)
 			pb_varint(&w->sub, values[k]);
+		for (size_t k = 0; k < w->nr_extras; k++) {
+			uint64_t v = e->thread == NO_THREAD
+					 ? profile__stack_value(p, e->stack, w->extras[k])
+					 : 0;
+
+			if (profile__value_type(p, w->extras[k]).unit == UNIT_MICROSECONDS)
+				pb_varint(&w->sub, saturating_multiply(v, 1000));
+			else
+				pb_varint(&w->sub, v > INT64_MAX ? INT64_MAX : v);
+		}
 		pb_message(&w->sample, SAMPLE_VALUE, &w->sub);
 
 		if (s->depth && p->frames[s->frames[0]].kind == FRAME_PROCESS) {
@@ -525,6 +549,46 @@ static const char *profile_name(const struct profile *p)
 	return "llmprof";
 }
 
+/* The first sample type the weight is written as. */
+static const char *weight_type_name(const struct profile *p, bool gpu)
+{
+	if (p->unit == UNIT_BYTES)
+		return profile__value_type(p, 0).name;
+	if (p->unit == UNIT_SAMPLES)
+		return "samples";
+	return gpu ? "wall" : "cpu";
+}
+
+/* The profile's further values, each a sample type after the weight's,
+ * but for one named as the weight is written (a pprof file's "cpu" beside
+ * its "samples", read back and written again, is the weight's). */
+static int write_extra_types(struct pprof_writer *w, bool gpu)
+{
+	const struct profile *p = w->profile;
+	size_t nr = profile__nr_values(p);
+
+	if (nr < 2)
+		return 0;
+	w->extras = malloc((nr - 1) * sizeof(*w->extras));
+	if (!w->extras)
+		return -ENOMEM;
+	for (size_t v = 1; v < nr; v++) {
+		struct profile_value_type t = profile__value_type(p, v);
+		bool micro = t.unit == UNIT_MICROSECONDS;
+		int err;
+
+		if (!strcmp(t.name, weight_type_name(p, gpu)) ||
+		    (p->unit == UNIT_SAMPLES && w->period && !strcmp(t.name, "cpu")))
+			continue;
+		err =
+		    value_type(w, PROFILE_SAMPLE_TYPE, t.name, micro ? "nanoseconds" : t.unit_name);
+		if (err)
+			return err;
+		w->extras[w->nr_extras++] = v;
+	}
+	return 0;
+}
+
 /* Everything but the string table, which comes last as every other part
  * adds to it. */
 static int encode_profile(struct pprof_writer *w)
@@ -541,8 +605,9 @@ static int encode_profile(struct pprof_writer *w)
 	if (p->frequency)
 		w->period = (1000000000ULL + p->frequency / 2) / p->frequency;
 	if (p->unit == UNIT_BYTES) {
-		/* GPU memory, as pprof's heap profiles name it. */
-		err = value_type(w, PROFILE_SAMPLE_TYPE, "space", "bytes");
+		/* GPU memory, as pprof's heap profiles name it, or as the
+		 * view that a profile of several values names it. */
+		err = value_type(w, PROFILE_SAMPLE_TYPE, profile__value_type(p, 0).name, "bytes");
 	} else if (p->unit == UNIT_SAMPLES) {
 		err = value_type(w, PROFILE_SAMPLE_TYPE, "samples", "count");
 		if (!err && w->period)
@@ -551,6 +616,8 @@ static int encode_profile(struct pprof_writer *w)
 		/* GPU activity counts its duration, which is not CPU time. */
 		err = value_type(w, PROFILE_SAMPLE_TYPE, gpu ? "wall" : "cpu", "nanoseconds");
 	}
+	if (!err)
+		err = write_extra_types(w, gpu);
 	w->key_thread = string_id(w, "thread");
 	w->key_pid = string_id(w, "pid");
 	w->key_tid = string_id(w, "tid");
@@ -587,12 +654,12 @@ static int encode_profile(struct pprof_writer *w)
 	}
 	/* pprof weighs the last sample type unless told; a profile in
 	 * samples is read in samples by pprof and llmprof alike. */
-	if (p->unit == UNIT_SAMPLES && w->period) {
-		int64_t samples = string_id(w, "samples");
+	if ((p->unit == UNIT_SAMPLES && w->period) || w->nr_extras) {
+		int64_t first = string_id(w, weight_type_name(p, gpu));
 
-		if (samples < 0)
+		if (first < 0)
 			return -ENOMEM;
-		pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE, samples);
+		pb_uint(&w->out, PROFILE_DEFAULT_SAMPLE_TYPE, first);
 	}
 	pb_uint(&w->out, PROFILE_TIME_NANOS, wall_start_ns(p));
 	pb_uint(&w->out, PROFILE_DURATION_NANOS, p->duration_ns);
@@ -700,6 +767,7 @@ cleanup:
 	free(w.rank);
 	free(w.entries);
 	free(w.location_ids);
+	free(w.extras);
 	intern_free(&w.strings);
 	intern_free(&w.functions);
 	intern_free(&w.locations);

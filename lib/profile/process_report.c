@@ -89,11 +89,6 @@ static int compare_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool is_off_cpu_leaf(const struct profile *p, const struct stack *s)
-{
-	return !strncmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] ", 10);
-}
-
 /* The calls in which a rank waits for the others: a c10d work's wait (gloo
  * on the CPU, NCCL's host-side wait), and NCCL's own.  A gloo thread that
  * waits for work in its run loop is idle, not waiting for a rank. */
@@ -101,8 +96,7 @@ bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack
 {
 	const struct stack *s = &p->stacks[stack];
 
-	if (!s->depth || !is_off_cpu_leaf(p, s) ||
-	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+	if (!profile__stack_is_off_cpu(p, stack) || profile__stack_is_preempted(p, stack))
 		return false;
 	for (uint32_t i = s->depth; i-- > 0;) {
 		const char *name = p->frames[s->frames[i]].name;
@@ -140,11 +134,8 @@ static struct rank_load *load_row(const struct profile *p, uint32_t root, struct
 static void load_add(struct rank_load *row, const struct profile *p, uint32_t stack,
 		     uint64_t weight)
 {
-	const struct stack *s = &p->stacks[stack];
-
 	row->wall += weight;
-	if (!is_off_cpu_leaf(p, s) ||
-	    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
+	if (!profile__stack_is_off_cpu(p, stack) || profile__stack_is_preempted(p, stack))
 		row->busy += weight;
 	else if (profile__stack_waits_for_collective(p, stack))
 		row->waits += weight;

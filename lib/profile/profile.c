@@ -191,6 +191,12 @@ void profile__free(struct profile *p)
 	}
 	free(p->memory.sites);
 	free(p->nccl.rows);
+	for (size_t i = 0; i < p->nr_value_types; i++) {
+		free(p->value_types[i].name);
+		free(p->value_types[i].unit_name);
+	}
+	free(p->value_types);
+	free(p->extra_values);
 	free(p->name);
 	free(p->exporter);
 	free(p);
@@ -369,6 +375,30 @@ bool profile__stack_is_gpu(const struct profile *p, uint32_t stack)
 	const struct stack *s = &p->stacks[stack];
 
 	return s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_GPU;
+}
+
+bool profile__stack_is_off_cpu(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	return s->depth && p->frames[s->frames[s->depth - 1]].kind == FRAME_OFF_CPU;
+}
+
+const char *frame__off_cpu_reason(const struct frame *f)
+{
+	size_t len = strlen(FRAME_OFF_CPU_MARK);
+
+	if (f->kind == FRAME_OFF_CPU && !strncmp(f->name, FRAME_OFF_CPU_MARK, len))
+		return f->name + len;
+	return f->name;
+}
+
+bool profile__stack_is_preempted(const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks[stack];
+
+	return profile__stack_is_off_cpu(p, stack) &&
+	       !strcmp(frame__off_cpu_reason(&p->frames[s->frames[s->depth - 1]]), "preempted");
 }
 
 static int compare_samples(const void *a, const void *b)

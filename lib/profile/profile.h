@@ -14,7 +14,8 @@
 #include <stdio.h>
 
 /* What a frame is; the folded writer turns the kind into the suffix that
- * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]). */
+ * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]).
+ * Consumers test the kind, never a name's text. */
 enum frame_kind {
 	FRAME_NATIVE = 0, /* symbolized user-space function */
 	FRAME_INLINE,	  /* function inlined into its caller: "_[i]" */
@@ -26,8 +27,18 @@ enum frame_kind {
 	FRAME_PROCESS,	  /* root frame naming the process */
 	FRAME_THREAD,	  /* thread frame under the process (--per-thread) */
 	FRAME_UNKNOWN,	  /* no symbol: name is "[module+0xOFFSET]" */
+	/* The recording's own leaves.  Their names keep the mark they are
+	 * written with, which readers recognise to give back the kind. */
+	FRAME_OFF_CPU,	  /* an off-CPU wait: "[off-cpu] REASON" */
+	FRAME_GPU_MEMORY, /* a CUDA memory call or device: "[gpu-mem] CALL SIZE" */
+	FRAME_NCCL,	  /* an NCCL call: "[nccl] OP SIZE" */
 	FRAME_KIND_COUNT,
 };
+
+/* The marks that begin the names of those leaves. */
+#define FRAME_OFF_CPU_MARK "[off-cpu] "
+#define FRAME_GPU_MEMORY_MARK "[gpu-mem] "
+#define FRAME_NCCL_MARK "[nccl] "
 
 /* The unit of a profile's weights. */
 enum profile_unit {
@@ -38,7 +49,7 @@ enum profile_unit {
 };
 
 struct frame {
-	char *name; /* as shown, without the kind's suffix or prefix */
+	char *name; /* as shown, without the kind's suffix or [gpu] prefix */
 	char *file; /* source file, or NULL */
 	uint32_t line; /* 0 when unknown */
 	enum frame_kind kind;
@@ -171,6 +182,16 @@ char *nccl_facts__format(const struct nccl_facts *facts, const char *indent);
 /* ,"llmprofNccl":{...}: the facts as a member of a speedscope document. */
 void nccl_facts__write_json(const struct nccl_facts *facts, FILE *out);
 
+/*
+ * A kind of value a profile holds per stack, as pprof's sample types:
+ * {"samples", "count"}, {"cpu", "nanoseconds"}, {"memory-peak", "bytes"}.
+ */
+struct profile_value_type {
+	char *name;
+	char *unit_name;	/* as pprof names it: "count", "nanoseconds", "bytes" */
+	enum profile_unit unit; /* of the numbers stored */
+};
+
 struct hash_index; /* private open-addressing index */
 struct id_arena;   /* private storage of the stacks' frame ids */
 
@@ -208,6 +229,19 @@ struct profile {
 	size_t nr_gpu, cap_gpu;
 	struct memory_facts memory;
 	struct nccl_facts nccl;
+	/*
+	 * Several values per stack (profile_values.c).  With none, the
+	 * profile holds one value: each stack's weight, in unit.  With
+	 * nr_value_types > 1, value_types[0] describes the weight (and unit
+	 * is its unit) and value v > 0 of stack s is
+	 * extra_values[s * (nr_value_types - 1) + v - 1], 0 beyond
+	 * nr_extra_rows.  The timeline, the GPU activity and the facts
+	 * belong to value 0.
+	 */
+	struct profile_value_type *value_types;
+	size_t nr_value_types;
+	uint64_t *extra_values;
+	size_t nr_extra_rows, cap_extra_values;
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;
@@ -237,6 +271,14 @@ int profile__add_memory_site(struct profile *profile, const struct memory_site *
 uint64_t profile__total_weight(const struct profile *profile);
 /* True when the stack ends in GPU activity (a FRAME_GPU leaf). */
 bool profile__stack_is_gpu(const struct profile *profile, uint32_t stack);
+/* True when the stack ends in an off-CPU wait (a FRAME_OFF_CPU leaf). */
+bool profile__stack_is_off_cpu(const struct profile *profile, uint32_t stack);
+/* The reason of an off-CPU leaf, "futex" of "[off-cpu] futex"; the name
+ * itself for any other frame. */
+const char *frame__off_cpu_reason(const struct frame *frame);
+/* True when the stack's wait is a preemption ("[off-cpu] preempted"):
+ * the thread was runnable, so its time counts as busy. */
+bool profile__stack_is_preempted(const struct profile *profile, uint32_t stack);
 
 /* Samples must be in time order for the writers; sources that append out of
  * order call this once at the end (stable). */
@@ -245,6 +287,51 @@ void profile__sort_samples(struct profile *profile);
  * their stacks launched).  0 or -ENOMEM. */
 int profile__select_processes(const struct profile *profile, const uint32_t *pids, size_t nr_pids,
 			      struct profile **out);
+
+/*
+ * Values per stack.  A profile holds at least one value, the stacks'
+ * weight; sources of several (a recording that keeps every view, a pprof
+ * file of several sample types) add the others.
+ */
+
+/* How many values each stack holds: 1 or more. */
+size_t profile__nr_values(const struct profile *profile);
+/* The type of value index (< profile__nr_values()): for a profile of one
+ * value, what its unit implies ({"samples", "count"}, {"cpu",
+ * "nanoseconds"}, {"space", "bytes"}). */
+struct profile_value_type profile__value_type(const struct profile *profile, size_t index);
+/* The index of the value named name, or -ENOENT. */
+int profile__value_index(const struct profile *profile, const char *name);
+/* Names the weight (value 0), as a view or sample type is named; 0 or
+ * -ENOMEM. */
+int profile__name_weight(struct profile *profile, const char *name, const char *unit_name);
+/* Adds a value type after the others; the profile's stacks hold 0 of it.
+ * Returns its index (>= 1) or -ENOMEM; -EEXIST where the name is taken. */
+int profile__add_value_type(struct profile *profile, const char *name, const char *unit_name,
+			    enum profile_unit unit);
+uint64_t profile__stack_value(const struct profile *profile, uint32_t stack, size_t index);
+/* Adds to value index (0: the weight) of a stack; 0 or -ENOMEM. */
+int profile__add_stack_value(struct profile *profile, uint32_t stack, size_t index, uint64_t value);
+/* Adds from's stack weights as a new value named name (from's frames
+ * and stacks interned into profile; from's unit is the value's).  Returns
+ * its index or -errno. */
+int profile__add_value_profile(struct profile *profile, const struct profile *from,
+			       const char *name, const char *unit_name);
+/*
+ * The profile of one value, for what holds a single value per stack (the
+ * folded, SVG and Chrome writers, an HTML view, diff, report): a new
+ * profile whose stacks weigh the value index and whose unit is that
+ * value's, holding only the stacks with some of it and their frames, with
+ * the timeline and GPU activity where index is 0, and the metadata and the
+ * facts of the whole.  The caller frees *out.  0, -EINVAL for an index out
+ * of range, or -ENOMEM.  A profile of one value gives a copy of itself.
+ */
+int profile__select_value(const struct profile *profile, size_t index, struct profile **out);
+
+/* The stack of from as one of to's (frame_map: from's frame ids -> to's, -1
+ * not yet; scratch: room for the stack's depth); its id or -ENOMEM. */
+int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint32_t stack,
+			    int64_t *frame_map, uint32_t *scratch);
 
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */

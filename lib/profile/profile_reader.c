@@ -22,10 +22,25 @@ const char *profile_format__name(enum profile_format format)
 enum frame_kind profile_reader__frame_kind(const char *text, size_t len, size_t *name_start,
 					   size_t *name_len)
 {
+	static const struct {
+		const char *mark;
+		enum frame_kind kind;
+	} marked[] = {
+	    {FRAME_OFF_CPU_MARK, FRAME_OFF_CPU},
+	    {FRAME_GPU_MEMORY_MARK, FRAME_GPU_MEMORY},
+	    {FRAME_NCCL_MARK, FRAME_NCCL},
+	};
 	enum frame_kind kind;
 
 	*name_start = 0;
 	*name_len = len;
+	/* The recording's leaves keep their mark in the name. */
+	for (size_t i = 0; i < sizeof(marked) / sizeof(marked[0]); i++) {
+		size_t mark_len = strlen(marked[i].mark);
+
+		if (len > mark_len && !memcmp(text, marked[i].mark, mark_len))
+			return marked[i].kind;
+	}
 	/* The marker only counts when a name is left without it, since an
 	 * empty name would be written back as "[unknown]". */
 	if (len > 6 && !memcmp(text, "[gpu] ", 6)) {

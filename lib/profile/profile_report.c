@@ -265,7 +265,7 @@ static int report_gpu(struct report *r)
 		/* An NCCL call's frame sits between the launcher and the
 		 * kernel. */
 		above = s->depth - 2;
-		if (s->depth >= 3 && !strncmp(p->frames[s->frames[above]].name, "[nccl] ", 7))
+		if (s->depth >= 3 && p->frames[s->frames[above]].kind == FRAME_NCCL)
 			above--;
 		if (s->depth >= 2)
 			r->launchers[r->nr_launchers].name =

@@ -11,8 +11,8 @@
 
 #include "profile/profile.h"
 
-static int64_t copy_stack(const struct profile *from, struct profile *to, uint32_t stack,
-			  int64_t *frame_map, uint32_t *scratch)
+int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint32_t stack,
+			    int64_t *frame_map, uint32_t *scratch)
 {
 	const struct stack *s = &from->stacks[stack];
 
@@ -87,7 +87,8 @@ int profile__select_processes(const struct profile *p, const uint32_t *pids, siz
 		if (thread_map[s->thread] < 0)
 			continue;
 		if (stack_map[s->stack] < 0) {
-			stack_map[s->stack] = copy_stack(p, q, s->stack, frame_map, scratch);
+			stack_map[s->stack] =
+			    profile__copy_stack(p, q, s->stack, frame_map, scratch);
 			if (stack_map[s->stack] < 0) {
 				err = stack_map[s->stack];
 				goto fail;
@@ -111,7 +112,7 @@ int profile__select_processes(const struct profile *p, const uint32_t *pids, siz
 		    !root_mine[p->stacks[g.stack].frames[0]])
 			continue;
 		if (stack_map[g.stack] < 0) {
-			stack_map[g.stack] = copy_stack(p, q, g.stack, frame_map, scratch);
+			stack_map[g.stack] = profile__copy_stack(p, q, g.stack, frame_map, scratch);
 			if (stack_map[g.stack] < 0) {
 				err = stack_map[g.stack];
 				goto fail;

@@ -7,93 +7,42 @@
 #include "array.h"
 
 #include "status.h"
+#include "profile/ml_waits.h"
 #include "profile/summary.h"
 
-/* Waits whose meaning an ML engineer needs, by a frame on the waiting stack;
- * the outermost match names the wait (Queue.get over the Condition.wait
- * inside it). */
-static const struct {
-	const char *frame;
-	const char *meaning;
-	bool idle;    /* only where the frame waits itself (a pthread_cond_
-		       * call below it): a thread that waits for work to come */
-	bool blocked; /* only where the thread blocks, not where it is
-		       * preempted: a wait for another rank is not a CPU's */
-} named_waits[] = {
-    {"cudaStreamSynchronize", "waiting for the GPU"},
-    {"cudaDeviceSynchronize", "waiting for the GPU"},
-    {"cudaEventSynchronize", "waiting for the GPU"},
-    {"cudaMemcpy", "waiting for a GPU copy"},
-    {"cuStreamSynchronize", "waiting for the GPU"},
-    {"cuCtxSynchronize", "waiting for the GPU"},
-    {"cuEventSynchronize", "waiting for the GPU"},
-    {"nccl", "communication: waiting in a collective"},
-    /* torch.distributed's wait for a collective's work (gloo, NCCL). */
-    {"c10d::Work::wait", "communication: waiting in a collective"},
-    {"c10d::ProcessGroupGloo::AsyncWork::wait", "communication: waiting in a collective"},
-    {"c10d::ProcessGroupNCCL::WorkNCCL::wait", "communication: waiting in a collective"},
-    /* gloo's threads: a work thread with no collective queued, one that
-     * runs a collective and waits for the other ranks' data, and the
-     * thread that moves the bytes. */
-    {"c10d::ProcessGroupGloo::runLoop", "communication: gloo thread idle, no collective queued",
-     true, true},
-    {"gloo::transport::tcp::Loop::run", "communication: gloo's network thread between messages",
-     false, true},
-    {"gloo::", "communication: a gloo collective waiting for another rank", false, true},
-    {"take_gil", "waiting for the GIL"},
-    {"PyEval_RestoreThread", "waiting for the GIL"},
-    {"_next_data (torch/utils/data/dataloader.py)", "waiting for a DataLoader worker"},
-    {".get (queue.py)", "waiting on a queue"},
-    {".get (multiprocessing/queues.py)", "waiting for another process"},
-    {".recv_bytes (multiprocessing/connection.py)", "waiting for another process"},
-    {"._wait_for_tstate_lock (threading.py)", "waiting for a thread to end"},
-    {".wait (threading.py)", "waiting on a threading condition"},
-    {".acquire (threading.py)", "waiting on a lock"},
-    /* Not a frame: Python code straight into a condition wait, which is
-     * how a GIL wait looks where the interpreter has no symbols. */
-    {"[GIL]", "waiting for the GIL"},
-};
+/* Python code straight into a condition wait, which is how a GIL wait
+ * looks where the interpreter has no symbols: not a frame of the table. */
+static const struct ml_wait bare_gil_wait = {"[GIL]", "waiting for the GIL", ML_WAIT_GIL};
 
-#define GIL_WAIT (sizeof(named_waits) / sizeof(named_waits[0]) - 1)
-
-/* Which named wait frames[k] of a waiting stack is, or -1. */
-static int named_wait(const struct profile *p, const struct stack *s, size_t k)
+/* Which ML wait frames[k] of a waiting stack is, or NULL; the outermost
+ * match names the wait (Queue.get over the Condition.wait inside it). */
+static const struct ml_wait *named_wait(const struct profile *p, const struct stack *s, size_t k)
 {
 	const struct frame *f = &p->frames[s->frames[k]];
+	const struct ml_wait *w = ml_wait__find(f, ML_WAIT_ANY);
 
-	for (size_t w = 0; w < GIL_WAIT; w++) {
-		const char *at = strstr(f->name, named_waits[w].frame);
-
-		/* Native names match from the start, Python ones anywhere
-		 * (a qualified name ends with the method). */
-		if (!at || (at != f->name && f->kind != FRAME_PYTHON))
-			continue;
-		if (named_waits[w].blocked &&
-		    !strcmp(p->frames[s->frames[s->depth - 1]].name, "[off-cpu] preempted"))
-			continue;
-		if (!named_waits[w].idle ||
-		    (k + 1 < s->depth &&
-		     !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13)))
-			return w;
-	}
+	/* A gloo wait only where the thread blocks; an idle one only where
+	 * the frame waits itself. */
+	if (w && w->blocked && profile__stack_is_preempted(p, (uint32_t)(s - p->stacks)))
+		w = NULL;
+	if (w && w->idle &&
+	    !(k + 1 < s->depth && !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13)))
+		w = NULL;
+	if (w)
+		return w;
 	if (f->kind == FRAME_PYTHON && k + 1 < s->depth &&
 	    !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13) &&
 	    !strstr(f->name, "(threading.py)") && !strstr(f->name, "queue"))
-		return GIL_WAIT;
-	return -1;
+		return &bare_gil_wait;
+	return NULL;
 }
 
 struct wait_row {
 	uint32_t leaf;	 /* the [off-cpu] frame */
 	uint32_t caller; /* the nearest frame outside the kernel and libc */
-	int named;	 /* index into named_waits, or -1 */
+	const struct ml_wait *named; /* or NULL */
 	uint64_t weight;
 };
-
-static bool is_off_cpu_leaf(const struct frame *f)
-{
-	return !strncmp(f->name, "[off-cpu] ", 10);
-}
 
 /* Frames that say nothing of who waits: kernel frames and the C library's
  * system-call wrappers. */
@@ -137,7 +86,7 @@ static uint64_t *working_waits(const struct profile *p, size_t *idle)
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct stack *s = &p->stacks[p->samples[i].stack];
 
-		if (s->depth && !is_off_cpu_leaf(&p->frames[s->frames[s->depth - 1]]))
+		if (s->depth && !profile__stack_is_off_cpu(p, p->samples[i].stack))
 			ran[p->samples[i].thread] = true;
 	}
 	for (size_t i = 0; i < p->nr_samples; i++)
@@ -162,17 +111,16 @@ static void print_waits(const struct profile *p, uint64_t total)
 
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
-		struct wait_row row = {.named = -1};
+		struct wait_row row = {.named = NULL};
 		size_t k;
 
-		if (!s->depth || !s->weight ||
-		    !is_off_cpu_leaf(&p->frames[s->frames[s->depth - 1]]))
+		if (!s->weight || !profile__stack_is_off_cpu(p, i))
 			continue;
 		off += s->weight;
 		if (working && !working[i])
 			continue;
 		row.leaf = s->frames[s->depth - 1];
-		for (k = 0; k + 1 < s->depth && row.named < 0; k++)
+		for (k = 0; k + 1 < s->depth && !row.named; k++)
 			row.named = named_wait(p, s, k);
 		for (k = s->depth - 1; k-- > 0;)
 			if (!is_plumbing(p, s->frames[k]) &&
@@ -210,18 +158,23 @@ static void print_waits(const struct profile *p, uint64_t total)
 			     idle);
 	for (size_t i = 0; i < nr_rows && i < SUMMARY_TOP_WAITS; i++) {
 		const struct frame *caller = &p->frames[rows[i].caller];
-		const char *reason = p->frames[rows[i].leaf].name + 10;
+		const char *reason = frame__off_cpu_reason(&p->frames[rows[i].leaf]);
+		const struct ml_wait *named = rows[i].named;
 
-		if (rows[i].named == (int)GIL_WAIT)
+		if (named == &bare_gil_wait) {
 			report__text("  %6.2f%%  %s (%s) under %s\n",
-				     100.0 * rows[i].weight / total,
-				     named_waits[rows[i].named].meaning, reason, caller->name);
-		else if (rows[i].named >= 0)
-			report__text("  %6.2f%%  %s (%s, %s) under %s\n",
-				     100.0 * rows[i].weight / total,
-				     named_waits[rows[i].named].meaning,
-				     named_waits[rows[i].named].frame, reason, caller->name);
-		else
+				     100.0 * rows[i].weight / total, named->meaning, reason,
+				     caller->name);
+		} else if (named) {
+			/* The table's text without its stars. */
+			const char *text = named->frame + (named->frame[0] == '*');
+			int len = strlen(text);
+
+			len -= len && text[len - 1] == '*';
+			report__text("  %6.2f%%  %s (%.*s, %s) under %s\n",
+				     100.0 * rows[i].weight / total, named->meaning, len, text,
+				     reason, caller->name);
+		} else
 			report__text("  %6.2f%%  %s under %s\n", 100.0 * rows[i].weight / total,
 				     reason, caller->name);
 	}

@@ -58,11 +58,6 @@ static const struct {
     [CLASS_UNKNOWN] = {"no symbol", {200, 120, 120}, {40, 40, 40}},
 };
 
-static bool has_prefix(const char *name, const char *prefix)
-{
-	return name && !strncmp(name, prefix, strlen(prefix));
-}
-
 static enum svg_class frame_class(const struct frame *f)
 {
 	switch (f->kind) {
@@ -77,17 +72,15 @@ static enum svg_class frame_class(const struct frame *f)
 		return CLASS_PROCESS;
 	case FRAME_UNKNOWN:
 		return CLASS_UNKNOWN;
-	default:
-		break;
-	}
-	/* The recording names these leaves rather than giving them kinds. */
-	if (has_prefix(f->name, "[off-cpu]"))
+	case FRAME_OFF_CPU:
 		return CLASS_OFF_CPU;
-	if (has_prefix(f->name, "[gpu-mem]"))
+	case FRAME_GPU_MEMORY:
 		return CLASS_GPU_MEMORY;
-	if (has_prefix(f->name, "[nccl]"))
+	case FRAME_NCCL:
 		return CLASS_NCCL;
-	return CLASS_NATIVE;
+	default:
+		return CLASS_NATIVE;
+	}
 }
 
 /* A function: what a frame of the graph is, frames differing only by line

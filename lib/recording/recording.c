@@ -47,6 +47,7 @@ struct recording {
 	void *state[NR_FAMILIES]; /* NULL: not wanted, or gone without its probes */
 	struct probe_family_result result;
 	struct profile *view;
+	struct profile *all_values;
 	enum session_end end;
 };
 
@@ -174,6 +175,56 @@ int recording__run(struct recording *r, volatile sig_atomic_t *stop)
 	return 0;
 }
 
+/* One family view as a further value of r->all_values. */
+static int add_view_value(struct recording *r, size_t family, const char *view)
+{
+	struct profile *profile = NULL;
+	int err;
+
+	err = families[family]->view(r->state[family], view, &r->result, &profile);
+	/* A view with nothing in it (no NCCL calls) adds no value. */
+	if (!err && profile && profile__total_weight(profile))
+		err = profile__add_value_profile(r->all_values, profile, view,
+						 profile__value_type(profile, 0).unit_name);
+	profile__free(profile);
+	return err == -EEXIST || err > 0 ? 0 : err;
+}
+
+/* The written profile and every other view, as values of one profile. */
+static int build_all_values(struct recording *r)
+{
+	const char *view = r->view ? r->options.families.view : NULL;
+	struct profile *cpu = r->result.profile;
+	bool other_views = false;
+	int err;
+
+	for (size_t i = 0; i < NR_FAMILIES; i++)
+		other_views |= r->state[i] && families[i]->views;
+	if (!view && !other_views)
+		return 0;
+	err = profile__select_value(r->view ? r->view : cpu, 0, &r->all_values);
+	if (!err && view)
+		err = profile__name_weight(r->all_values, view,
+					   profile__value_type(r->view, 0).unit_name);
+	if (!err && view) {
+		struct profile_value_type t = profile__value_type(cpu, 0);
+
+		err = profile__add_value_profile(r->all_values, cpu, t.name, t.unit_name);
+		err = err > 0 ? 0 : err;
+	}
+	for (size_t i = 0; i < NR_FAMILIES && !err; i++)
+		for (size_t k = 0;
+		     r->state[i] && families[i]->views && families[i]->views[k] && !err; k++)
+			if (!view || strcmp(view, families[i]->views[k]))
+				err = add_view_value(r, i, families[i]->views[k]);
+	/* Nothing beside the written profile: it is written alone. */
+	if (!err && profile__nr_values(r->all_values) < 2) {
+		profile__free(r->all_values);
+		r->all_values = NULL;
+	}
+	return err;
+}
+
 /* The session's profile, and each family's part in it. */
 static int build_profile(struct recording *r)
 {
@@ -200,6 +251,8 @@ static int build_profile(struct recording *r)
 	for (size_t i = 0; i < NR_FAMILIES && !err && view && !r->view; i++)
 		if (r->wanted[i] && families[i]->view)
 			err = families[i]->view(r->state[i], view, result, &r->view);
+	if (!err && r->options.families.all_views)
+		err = build_all_values(r);
 	return err;
 }
 
@@ -222,6 +275,7 @@ int recording__finish(struct recording *r, struct recording_result *out)
 	}
 	out->profile = r->result.profile;
 	out->view = r->view;
+	out->all_values = r->all_values;
 	out->end = r->end;
 	return 0;
 }
@@ -258,5 +312,6 @@ void recording__close(struct recording *r)
 		recording_command__reap(&r->command, true);
 	profile__free(r->result.profile);
 	profile__free(r->view);
+	profile__free(r->all_values);
 	free(r);
 }

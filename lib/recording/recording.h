@@ -48,6 +48,10 @@ struct run_as;
 struct recording_result {
 	struct profile *profile; /* the CPU profile, the families' merged in */
 	struct profile *view;	 /* families.view's profile, or NULL */
+	/* With families.all_views: the written profile (view, else profile)
+	 * as value 0 and every other view collected, and the CPU profile
+	 * where a view is written, as further values; else NULL. */
+	struct profile *all_values;
 	enum session_end end;
 };
 

@@ -17,7 +17,8 @@
  *   finish   the session's profile is built: the family's stacks resolved
  *            into its frames, its events merged into it
  *   facts    every family has finished: what needs the whole profile
- *   view     the profile written in place of the CPU one, where asked for
+ *   view     the profile written in place of the CPU one, where asked for;
+ *            with all_views, every one of the family's views besides
  *   summary  stderr lines once the profile is written
  *   close    everything freed; any phase, NULL-safe
  *
@@ -47,6 +48,10 @@ struct probe_family_options {
 	/* A family's view written in place of the CPU profile ("memory-peak",
 	 * "nccl"), or NULL. */
 	const char *view;
+	/* Every view the families collected kept as a value of one profile
+	 * beside the written one (recording_result.all_values), for outputs
+	 * that hold several values per stack (pprof). */
+	bool all_views;
 };
 
 /* What a family is given in every phase up to attach. */
@@ -87,6 +92,9 @@ struct probe_family {
 	 * otherwise.  Called with state NULL when the family could not open. */
 	int (*view)(void *state, const char *view, const struct probe_family_result *result,
 		    struct profile **out);
+	/* The views view makes, NULL-terminated; each is a value named so
+	 * in a recording that keeps them all. */
+	const char *const *views;
 	void (*summary)(const void *state, const struct profile *profile);
 	void (*close)(void *state);
 };

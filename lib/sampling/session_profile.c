@@ -172,9 +172,9 @@ static int64_t off_cpu_leaf(struct profile *p, const uint32_t *frames, size_t n,
 			break;
 		kernel[nr_kernel++] = f->name;
 	}
-	snprintf(name, sizeof(name), "[off-cpu] %s",
+	snprintf(name, sizeof(name), FRAME_OFF_CPU_MARK "%s",
 		 offcpu__reason(kernel, nr_kernel, sample->syscall, sample->runnable ? 0 : 1));
-	return profile__intern_frame(p, name, NULL, 0, FRAME_NATIVE);
+	return profile__intern_frame(p, name, NULL, 0, FRAME_OFF_CPU);
 }
 
 /* Symbolized raw stacks, without the process and thread prefix. */

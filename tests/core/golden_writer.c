@@ -194,7 +194,7 @@ int main(int argc, char **argv)
 				return 1;
 	}
 	if (wall) {
-		uint32_t wait = frame(p, "[off-cpu] futex", NULL, 0, FRAME_NATIVE);
+		uint32_t wait = frame(p, "[off-cpu] futex", NULL, 0, FRAME_OFF_CPU);
 
 		/* Blocked 30..50 ms of the idle gap, in main. */
 		if (profile__add_sample(p, t1, stack(p, (uint32_t[]){ proc, start, main_fn, wait }, 4),

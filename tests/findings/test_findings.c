@@ -28,7 +28,7 @@ static int failures;
 	} while (0)
 
 /* A stack from "frame;frame;..." names; "name (file:line)" is a Python
- * frame, "[gpu] x" a GPU leaf. */
+ * frame, "[gpu] x" a GPU leaf, "[off-cpu] x" a wait. */
 static uint32_t stack_of(struct profile *p, const char *text)
 {
 	uint32_t frames[64];
@@ -43,6 +43,8 @@ static uint32_t stack_of(struct profile *p, const char *text)
 		if (!strncmp(name, "[gpu] ", 6)) {
 			name += 6;
 			kind = FRAME_GPU;
+		} else if (!strncmp(name, FRAME_OFF_CPU_MARK, strlen(FRAME_OFF_CPU_MARK))) {
+			kind = FRAME_OFF_CPU;
 		} else if (n && open && name[strlen(name) - 1] == ')') {
 			*open = '\0';
 			file = open + 2;

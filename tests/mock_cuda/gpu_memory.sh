@@ -66,6 +66,33 @@ record)
 	"$LLMPROF" record --no-gpu --gpu-memory -o "$WORK/default" -- "$MEMORY_APP" >/dev/null 2>&1 ||
 		fail "--gpu-memory failed"
 	cmp -s <(sort "$WORK/default") <(sort "$WORK/r.peak") || fail "--gpu-memory is not the peak view"
+	# One pprof holds every view as a sample type, the written one
+	# pprof's default: Google's pprof picks each by name, and convert
+	# --view gives each view's folded output as its own recording does.
+	"$LLMPROF" record --no-gpu --gpu-memory -f pprof -o "$WORK/all.pb.gz" -- "$MEMORY_APP" \
+		>/dev/null 2>"$WORK/all.err" || fail "record -f pprof: $(cat "$WORK/all.err")"
+	if [ -x "${PPROF:-}" ]; then
+		"$PPROF" -raw "$WORK/all.pb.gz" >"$WORK/all.raw" 2>&1 || fail "pprof -raw: $(head -3 "$WORK/all.raw")"
+		grep -qx 'memory-peak/bytes\[dflt\] samples/count memory-leaks/bytes memory-alloc/bytes' "$WORK/all.raw" ||
+			fail "sample types: $(grep -A1 '^Samples:' "$WORK/all.raw")"
+		for pair in memory-peak:112MB memory-leaks:72MB memory-alloc:120MB; do
+			"$PPROF" -sample_index=${pair%%:*} -top "$WORK/all.pb.gz" >"$WORK/top" 2>&1 ||
+				fail "pprof -sample_index=${pair%%:*}: $(head -3 "$WORK/top")"
+			grep -q "Total samples = ${pair#*:} *$" "$WORK/top" ||
+				fail "pprof -sample_index=${pair%%:*}: $(grep Total "$WORK/top"), expected ${pair#*:}"
+		done
+	else
+		echo "no pprof built: sample types not checked by pprof"
+	fi
+	for view in peak leaks alloc; do
+		"$LLMPROF" convert --view memory-$view -f folded -o "$WORK/c.$view" "$WORK/all.pb.gz" ||
+			fail "convert --view memory-$view"
+		cmp -s <(sort "$WORK/c.$view") <(sort "$WORK/r.$view") ||
+			fail "convert --view memory-$view differs from record --view memory-$view"
+	done
+	"$LLMPROF" convert --view memory-nope -f folded "$WORK/all.pb.gz" >/dev/null 2>"$WORK/nope.err"
+	[ $? = 2 ] && grep -q "it has memory-peak, samples, memory-leaks, memory-alloc" "$WORK/nope.err" ||
+		fail "convert --view of a missing value: $(cat "$WORK/nope.err")"
 	# Bytes through speedscope, pprof, report and diff.
 	"$LLMPROF" record --no-gpu --gpu-memory -f speedscope -o "$WORK/peak.json" -- "$MEMORY_APP" \
 		>/dev/null 2>&1 || fail "speedscope failed"

@@ -383,7 +383,7 @@ static int64_t fake_join(void *ctx, struct profile *p, struct gpu_join *j)
 	j->activity_frame =
 	    profile__intern_frame(p, "softmax_kernel (AllReduce 1.0 MiB)", NULL, 0, FRAME_GPU);
 	f->joined_ns += j->record->end_ns - j->record->start_ns;
-	return profile__intern_frame(p, "[nccl] AllReduce 1.0 MiB", NULL, 0, FRAME_NATIVE);
+	return profile__intern_frame(p, "[nccl] AllReduce 1.0 MiB", NULL, 0, FRAME_NCCL);
 }
 
 static void test_join(void)
