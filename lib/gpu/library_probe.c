@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "gpu/library_probe.h"
 #include "sampling/session.h"
 #include "status.h"
@@ -298,22 +299,21 @@ static int probe_loader(struct library_probe *lp, const char *path, const char *
  * process's maps not probed yet. */
 static int scan_maps(struct library_probe *lp, pid_t pid)
 {
-	char maps_path[64], line[PATH_MAX + 128];
-	FILE *maps;
-	int err = 0;
+	char maps_path[64];
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	int err;
 
 	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), maps)) {
-		char *path = strchr(line, '/'), full[PATH_MAX + 64];
+	err = procfs_maps__open(&maps, maps_path);
+	while (!err && (err = procfs_maps__next(&maps, &m)) > 0) {
+		char *path = m.path, full[PATH_MAX + 64];
 		bool loader, library;
 		struct stat st;
 
-		if (!path)
+		err = 0;
+		if (path[0] != '/')
 			continue;
-		path[strcspn(path, "\n")] = '\0';
 		loader = library_name__is_loader(strrchr(path, '/') + 1);
 		library = lp->is_library(path, lp->ctx);
 		if (!loader && !library)
@@ -330,7 +330,7 @@ static int scan_maps(struct library_probe *lp, pid_t pid)
 				err = lp->probe_library(lp->ctx, full, path);
 		}
 	}
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 

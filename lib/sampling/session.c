@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "offcpu.h"
 #include "sampler.h"
 #include "targets.h"
@@ -641,22 +642,9 @@ static int drain(struct session *s)
 /* Whether a process is alive and not a zombie. */
 static bool process_alive(pid_t pid)
 {
-	char path[64], buf[256], *close_paren;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
-	       close_paren[2] != 'X';
+	return !procfs__stat(pid, 0, &st) && st.state != 'Z' && st.state != 'X';
 }
 
 static bool others_alive(const struct session *s)

@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "status.h"
 #include "sampling/unwind_table.h"
 
@@ -485,14 +486,14 @@ static void forget_process(struct unwind_tables *t, pid_t pid)
 int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 {
 	struct table_process *p;
-	char path[64], line[4096];
-	FILE *maps;
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	char path[64];
 	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = fopen(path, "re");
-	if (!maps) {
-		err = -errno;
+	err = procfs_maps__open(&maps, path);
+	if (err) {
 		forget_process(t, pid);
 		return err;
 	}
@@ -505,17 +506,13 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 	for (size_t i = 0; i < p->nr_mappings; i++)
 		t->files[p->mappings[i].file]->users--;
 	p->nr_mappings = 0;
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long long start, end, offset, inode;
-		unsigned int major, minor;
-		char perms[5], file[4096];
+	while (procfs_maps__next(&maps, &m) > 0) {
+		unsigned long long start = m.start, end = m.end, offset = m.offset, inode = m.inode;
+		unsigned int major = m.major, minor = m.minor;
+		const char *file = m.path;
 		int64_t index;
 
-		file[0] = '\0';
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
-			   &offset, &major, &minor, &inode, file) < 7)
-			continue;
-		if (perms[2] != 'x')
+		if (m.perms[2] != 'x')
 			continue;
 		/* The vDSO: one image for every process, read from memory. */
 		if (!strcmp(file, "[vdso]")) {
@@ -561,7 +558,7 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 	err = load_process(t, p);
 out:
 	pthread_mutex_unlock(&t->lock);
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 
