@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
 #include "gpu/gpu_session_internal.h"
@@ -366,17 +367,9 @@ int gpu_session__on_readable(void *ctx)
 	return handle_events(ctx, false);
 }
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 {
-	uint64_t deadline = monotonic_ms() + timeout_ms;
+	uint64_t deadline = clock__monotonic_ns() / 1000000 + timeout_ms;
 	int err;
 
 	err = handle_events(gs, true);
@@ -387,7 +380,7 @@ int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 			gpu_session__close_connection(gs, i);
 	for (;;) {
 		struct pollfd pfd = {.fd = gs->epoll_fd, .events = POLLIN};
-		uint64_t now = monotonic_ms();
+		uint64_t now = clock__monotonic_ns() / 1000000;
 		bool open = false;
 
 		for (size_t i = 0; i < gs->nr_agents; i++)

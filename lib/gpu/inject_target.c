@@ -28,14 +28,6 @@
 
 #if defined(__x86_64__)
 
-unsigned long long inject__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 void inject__sleep_us(unsigned int us)
 {
 	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000L};

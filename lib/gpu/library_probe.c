@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "base/procfs.h"
 #include "gpu/library_probe.h"
 #include "sampling/session.h"
@@ -376,21 +377,19 @@ int library_probe__on_load(struct library_probe *lp, pid_t pid)
 
 void library_probe__detach(struct library_probe *lp)
 {
-	struct timespec start, end;
+	uint64_t start;
 	size_t nr = lp->nr_links + lp->nr_link_fds;
 
 	if (!lp->session)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = clock__monotonic_ns();
 	library_probe__close_links(lp->link_fds, lp->nr_link_fds);
 	lp->nr_link_fds = 0;
 	library_probe__destroy_links(lp->links, lp->nr_links);
 	lp->nr_links = 0;
-	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (nr)
 		report__debug("%s: %zu links removed in %.0f ms", lp->what, nr,
-			      (end.tv_sec - start.tv_sec) * 1e3 +
-				  (end.tv_nsec - start.tv_nsec) / 1e6);
+			      (clock__monotonic_ns() - start) / 1e6);
 	lp->lost = session__counter(lp->session, lp->lost_counter);
 	/* The target may be stopped on a load no one answers now. */
 	if (lp->stop_on_load)

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "profile/output.h"
 #include "profile/pprof_proto.h"
 #include "profile/python_frame.h"
@@ -502,14 +503,10 @@ static int value_type(struct pprof_writer *w, uint32_t field, const char *type, 
 /* The profile's start on the wall clock: start_ns is CLOCK_MONOTONIC. */
 static uint64_t wall_start_ns(const struct profile *p)
 {
-	struct timespec mono, real;
-	uint64_t mono_ns, real_ns;
+	uint64_t mono_ns = clock__monotonic_ns(), real_ns = clock__realtime_ns();
 
-	if (!p->start_ns || clock_gettime(CLOCK_MONOTONIC, &mono) ||
-	    clock_gettime(CLOCK_REALTIME, &real))
+	if (!p->start_ns)
 		return 0;
-	mono_ns = mono.tv_sec * 1000000000ULL + mono.tv_nsec;
-	real_ns = real.tv_sec * 1000000000ULL + real.tv_nsec;
 	if (mono_ns < p->start_ns || real_ns < mono_ns - p->start_ns)
 		return 0;
 	return real_ns - (mono_ns - p->start_ns);

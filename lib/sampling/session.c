@@ -247,7 +247,7 @@ static int unwind_sample(struct session *s, struct tracked_process *proc,
 				       MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
-		refresh_modules(s, proc, monotonic_ns());
+		refresh_modules(s, proc, clock__monotonic_ns());
 		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
 		*nr_user = nr_fp;
 	}
@@ -267,7 +267,7 @@ static int64_t session_process(struct session *s, pid_t pid)
 	found =
 	    process_table__get(&s->processes, pid, info.parent, info.flags & TARGET_FLAG_SELECTED);
 	if (found >= 0)
-		refresh_modules(s, &s->processes.processes[found], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[found], clock__monotonic_ns());
 	return found;
 }
 
@@ -511,7 +511,7 @@ int session__start(struct session *s)
 		return -errno;
 	/* Know the targets' code before the first sample arrives. */
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
 	/* The tables every stack needs (the program's and libc's) are built
 	 * in milliseconds: the first samples wait for them, a second at most;
 	 * the rest build meanwhile. */
@@ -549,7 +549,7 @@ int session__start(struct session *s)
 			return -errno;
 	}
 
-	s->start_ns = monotonic_ns();
+	s->start_ns = clock__monotonic_ns();
 	/* Off-CPU time only: the off-CPU family's probe is the clock. */
 	if (s->options.mode == SESSION_MODE_OFF_CPU) {
 		s->attached = true;
@@ -661,7 +661,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 
 	for (;;) {
 		struct epoll_event events[MAX_POLL_FDS + 2];
-		unsigned long long now = monotonic_ns(), deadline = 0;
+		unsigned long long now = clock__monotonic_ns(), deadline = 0;
 		int timeout = DRAIN_INTERVAL_MS, n;
 
 		/* From the start of the profile, after any warm-up. */
@@ -711,7 +711,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		 * every tick either way. */
 		err = drain(s);
 		if (!err && s->warming_up)
-			err = end_warm_up(s, monotonic_ns());
+			err = end_warm_up(s, clock__monotonic_ns());
 		if (err)
 			return err;
 		session__load_gate_expire(s, false);
@@ -721,7 +721,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 			*end = SESSION_END_TARGET_EXITED;
 			return 0;
 		}
-		err = sampling_clock__dither(&s->clock, s->perf_fds, s->nr_cpus, monotonic_ns());
+		err = sampling_clock__dither(&s->clock, s->perf_fds, s->nr_cpus, clock__monotonic_ns());
 		if (err)
 			report__debug("cannot change the sampling period: %s", strerror(-err));
 	}
@@ -747,7 +747,7 @@ static void detach(struct session *s)
 		s->perf_fds[cpu] = -1;
 	}
 	if (s->attached)
-		s->end_ns = monotonic_ns();
+		s->end_ns = clock__monotonic_ns();
 	s->attached = false;
 }
 
@@ -799,7 +799,7 @@ void session__progress(const struct session *s, struct session_progress *out)
 	uint64_t counters[COUNTER_MAX];
 
 	read_counters(s, counters);
-	out->elapsed_ns = monotonic_ns() - s->start_ns;
+	out->elapsed_ns = clock__monotonic_ns() - s->start_ns;
 	out->samples = counters[COUNTER_SAMPLES];
 	out->lost = counters[COUNTER_LOST_RINGBUF] + counters[COUNTER_LOST_OFFCPU];
 	out->off_cpu = counters[COUNTER_OFFCPU];
@@ -906,7 +906,7 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

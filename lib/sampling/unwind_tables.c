@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "base/procfs.h"
 #include "status.h"
 #include "sampling/unwind_table.h"
@@ -86,22 +87,6 @@ struct unwind_tables {
 	size_t nr_built, nr_failed, nr_deferred;
 	bool reported;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Copies rows into the BPF array through a mapping of just their pages, so
  * the rows do not stay in llmprof's memory. */
@@ -180,7 +165,7 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&t->lock);
 
-		start = thread_cpu_ns();
+		start = clock__thread_cpu_ns();
 		if (f->fd < 0)
 			f->fd = open(f->map_file, O_RDONLY | O_CLOEXEC);
 		if (f->fd < 0)
@@ -195,7 +180,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&t->lock);
 		if (!err && !f->sampled && t->next_row + table.nr_rows > t->max_rows / 4) {
 			free(table.rows);
-			t->build_ns += thread_cpu_ns() - start;
+			t->build_ns += clock__thread_cpu_ns() - start;
 			defer(t, f);
 			continue;
 		}
@@ -215,7 +200,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&t->lock);
 		f->table = table;
 		f->first_row = first;
-		f->build_ns = thread_cpu_ns() - start;
+		f->build_ns = clock__thread_cpu_ns() - start;
 		f->err = err;
 		f->state = err ? TABLE_FAILED : TABLE_READY;
 		t->queued--;
@@ -224,7 +209,7 @@ static void *worker_main(void *arg)
 			t->nr_failed++;
 		else
 			t->nr_built++;
-		t->last_ready_ns = monotonic_ns();
+		t->last_ready_ns = clock__monotonic_ns();
 		if (f->sampled)
 			t->sampled_ready_ns = t->last_ready_ns;
 		pthread_cond_broadcast(&t->built);
@@ -384,7 +369,7 @@ static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_ma
 	f->size = st.st_size;
 	f->state = TABLE_QUEUED;
 	if (!t->first_queued_ns)
-		t->first_queued_ns = monotonic_ns();
+		t->first_queued_ns = clock__monotonic_ns();
 	t->queued++;
 	t->reported = false;
 	pthread_cond_signal(&t->wake);
@@ -647,16 +632,9 @@ size_t unwind_tables__pending(struct unwind_tables *t, bool sampled)
 
 int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
 {
-	struct timespec deadline;
+	struct timespec deadline = clock__realtime_after_ms(timeout_ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&t->lock);
 	while (wanted(t, true) && !err)
 		err = pthread_cond_timedwait(&t->built, &t->lock, &deadline);
