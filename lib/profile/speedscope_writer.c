@@ -292,20 +292,6 @@ static void write_stack(struct speedscope_writer *w, uint32_t stack_id, FILE *ou
 		putc(']', out);
 }
 
-static const char *unit_name(enum profile_unit unit)
-{
-	switch (unit) {
-	case UNIT_MICROSECONDS:
-		return "microseconds";
-	case UNIT_NANOSECONDS:
-		return "nanoseconds";
-	case UNIT_BYTES:
-		return "bytes";
-	default:
-		return "none";
-	}
-}
-
 /* Weight of one sample in microseconds on the timeline. */
 static double sample_microseconds(const struct profile *p, uint64_t weight)
 {
@@ -481,7 +467,8 @@ static void write_aggregate(struct speedscope_writer *w)
 	/* Nothing but GPU streams: no empty profile before them. */
 	if (!walk_aggregate(w, WALK_NUMBER, &total) && p->nr_gpu && w->view != VIEW_CPU)
 		return;
-	write_profile_start(w, "sampled", p->name ? p->name : "profile", unit_name(p->unit), total);
+	write_profile_start(w, "sampled", p->name ? p->name : "profile",
+			    unit__name(p->unit, UNIT_NAME_SPEEDSCOPE_COUNT), total);
 	fputs(",\"samples\":[", w->out);
 	walk_aggregate(w, WALK_SAMPLES, &total);
 	fputs("],\"weights\":[", w->out);
