@@ -154,15 +154,19 @@ static int agent_mapping_path(pid_t pid, unsigned long inode, char *path, size_t
 
 	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
 	err = procfs_maps__open(&maps, maps_path);
-	while (!err && (err = procfs_maps__next(&maps, &m)) > 0) {
+	if (err)
+		return err;
+	err = -ENOENT;
+	while (procfs_maps__next(&maps, &m) > 0) {
 		if (!strstr(m.path, "/memfd:" AGENT_MEMFD_NAME) || (inode && m.inode != inode))
 			continue;
 		snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)m.start, (unsigned long long)m.end);
+		err = 0;
 		break;
 	}
 	procfs_maps__close(&maps);
-	return err > 0 ? 0 : err ? err : -ENOENT;
+	return err;
 }
 
 int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t pid)
