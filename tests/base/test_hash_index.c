@@ -9,20 +9,9 @@
 #include <string.h>
 
 #include "base/hash_index.h"
+#include "check.h"
 
 #define NR_KEYS 1000000
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 struct keys {
 	uint64_t *keys;
