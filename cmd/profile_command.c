@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "cmd.h"
 #include "output_pattern.h"
 #include "findings/findings.h"
@@ -289,24 +290,11 @@ static long frequency_limit(void)
  * unknown.  A zombie not yet reaped still shows its total. */
 static long long process_cpu_ticks(pid_t pid)
 {
-	char path[64], text[1024], *paren;
-	unsigned long long user, system;
-	long long ticks = -1;
-	size_t n;
-	FILE *f;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (procfs__stat(pid, 0, &st))
 		return -1;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	paren = strrchr(text, ')');
-	if (paren && sscanf(paren + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			    &user, &system) == 2)
-		ticks = (long long)(user + system);
-	return ticks;
+	return (long long)(st.utime + st.stime);
 }
 
 /*

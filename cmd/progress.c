@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "gpu/gpu_capture.h"
 #include "progress.h"
 #include "sampling/session.h"
@@ -16,14 +17,6 @@
 
 /* Often enough to look alive, rarely enough to be read. */
 #define PROGRESS_INTERVAL_NS 500000000ULL
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 bool progress__wanted(void)
 {
@@ -35,7 +28,7 @@ void progress__tick(void *ctx, const struct session *session)
 	struct progress *pr = ctx;
 	struct session_progress sp;
 	char off_cpu[48] = "", gpu[48] = "";
-	uint64_t now = now_ns();
+	uint64_t now = clock__monotonic_ns();
 	size_t kernels;
 
 	if (pr->last_ns && now - pr->last_ns < PROGRESS_INTERVAL_NS)

@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "gpu/agent_image.h"
 #include "gpu/gpu_capture.h"
 #include "gpu/gpu_protocol.h"
@@ -149,27 +150,25 @@ int gpu_capture__attach_record_probe(struct gpu_capture *gc, struct session *ses
  * the probe can attach to: never an older copy's. */
 static int agent_mapping_path(pid_t pid, unsigned long inode, char *path, size_t size)
 {
-	char maps_path[64], line[4096];
-	FILE *maps;
-	int err = -ENOENT;
+	char maps_path[64];
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	int err;
 
 	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long long start, end;
-		unsigned long line_inode;
-
-		if (!strstr(line, "/memfd:" AGENT_MEMFD_NAME) ||
-		    sscanf(line, "%llx-%llx %*s %*s %*s %lu", &start, &end, &line_inode) != 3 ||
-		    (inode && line_inode != inode))
+	err = procfs_maps__open(&maps, maps_path);
+	if (err)
+		return err;
+	err = -ENOENT;
+	while (procfs_maps__next(&maps, &m) > 0) {
+		if (!strstr(m.path, "/memfd:" AGENT_MEMFD_NAME) || (inode && m.inode != inode))
 			continue;
-		snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid, start, end);
+		snprintf(path, size, "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)m.start, (unsigned long long)m.end);
 		err = 0;
 		break;
 	}
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 

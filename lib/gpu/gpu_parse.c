@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
 #include "gpu/gpu_session_internal.h"
@@ -184,22 +185,7 @@ static char *text_dup(const uint8_t *text, uint32_t len)
 
 static void read_comm(uint32_t pid, char comm[16])
 {
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	comm[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, comm, 15);
-	close(fd);
-	if (n <= 0)
-		return;
-	comm[n] = '\0';
-	if (comm[n - 1] == '\n')
-		comm[n - 1] = '\0';
+	procfs__read_comm(pid, comm, 16);
 }
 
 /*

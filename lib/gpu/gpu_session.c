@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/gpu_session.h"
 #include "gpu/gpu_session_internal.h"
@@ -33,45 +34,27 @@ _Static_assert(sizeof(struct gpu_memcpy) % 8 == 0, "memcpy");
 _Static_assert(sizeof(struct gpu_memset) % 8 == 0, "memset");
 _Static_assert(sizeof(struct gpu_launch) % 8 == 0, "launch");
 
-static uint64_t fnv1a(const void *data, size_t len)
+static uint64_t string_hash(const void *ctx, uint32_t id)
 {
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *text = ((const struct string_table *)ctx)->strings[id];
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return hash__fnv1a(HASH_FNV1A_START, text, strlen(text));
 }
 
 int64_t string_table__intern(struct string_table *t, const char *text, size_t len)
 {
-	uint64_t h = fnv1a(text, len);
+	uint64_t h = hash__fnv1a(HASH_FNV1A_START, text, len);
 	size_t pos;
 	char *copy;
 
-	if ((t->nr + 1) * 2 > t->nr_slots) {
-		size_t nr_slots = t->nr_slots ? t->nr_slots * 2 : 256;
-		uint32_t *slots = calloc(nr_slots, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->nr; i++) {
-			pos = fnv1a(t->strings[i], strlen(t->strings[i])) & (nr_slots - 1);
-			while (slots[pos])
-				pos = (pos + 1) & (nr_slots - 1);
-			slots[pos] = i + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->nr_slots = nr_slots;
-	}
-	for (pos = h & (t->nr_slots - 1); t->slots[pos]; pos = (pos + 1) & (t->nr_slots - 1)) {
-		const char *s = t->strings[t->slots[pos] - 1];
+	if (hash_index__reserve(&t->index, 256, string_hash, t))
+		return -ENOMEM;
+	for (pos = hash_index__first(&t->index, h); !hash_index__empty(&t->index, pos);
+	     pos = hash_index__next(&t->index, pos)) {
+		const char *s = t->strings[hash_index__id(&t->index, pos)];
 
 		if (!strncmp(s, text, len) && s[len] == '\0')
-			return t->slots[pos] - 1;
+			return hash_index__id(&t->index, pos);
 	}
 	if (array__grow_zeroed((void **)&t->strings, &t->cap, t->nr + 1, sizeof(*t->strings)))
 		return -ENOMEM;
@@ -86,7 +69,7 @@ int64_t string_table__intern(struct string_table *t, const char *text, size_t le
 		return id;
 	}
 	t->strings[t->nr] = copy;
-	t->slots[pos] = t->nr + 1;
+	hash_index__set(&t->index, pos, t->nr);
 	return t->nr++;
 }
 
@@ -95,7 +78,7 @@ void string_table__free(struct string_table *t)
 	for (size_t i = 0; i < t->nr; i++)
 		free(t->strings[i]);
 	free(t->strings);
-	free(t->slots);
+	hash_index__free(&t->index);
 }
 
 uint64_t launch_key(uint32_t agent, uint32_t correlation)
@@ -103,64 +86,16 @@ uint64_t launch_key(uint32_t agent, uint32_t correlation)
 	return (uint64_t)agent << 32 | correlation;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
 int launch_index__put(struct launch_index *li, uint64_t key, uint32_t value)
 {
-	size_t pos;
-
-	if ((li->used + 1) * 2 > li->cap) {
-		size_t cap = li->cap ? li->cap * 2 : 1024;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		uint32_t *values = calloc(cap, sizeof(*values));
-
-		if (!keys || !values) {
-			free(keys);
-			free(values);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < li->cap; i++) {
-			if (!li->values[i])
-				continue;
-			pos = mix64(li->keys[i]) & (cap - 1);
-			while (values[pos])
-				pos = (pos + 1) & (cap - 1);
-			keys[pos] = li->keys[i];
-			values[pos] = li->values[i];
-		}
-		free(li->keys);
-		free(li->values);
-		li->keys = keys;
-		li->values = values;
-		li->cap = cap;
-	}
-	for (pos = mix64(key) & (li->cap - 1); li->values[pos]; pos = (pos + 1) & (li->cap - 1)) {
-		if (li->keys[pos] == key) {
-			li->values[pos] = value + 1;
-			return 0;
-		}
-	}
-	li->keys[pos] = key;
-	li->values[pos] = value + 1;
-	li->used++;
-	return 0;
+	return u64_map__put(&li->map, key, value);
 }
 
 int64_t launch_index__get(const struct launch_index *li, uint64_t key)
 {
-	if (!li->cap)
-		return -1;
-	for (size_t pos = mix64(key) & (li->cap - 1); li->values[pos];
-	     pos = (pos + 1) & (li->cap - 1))
-		if (li->keys[pos] == key)
-			return li->values[pos] - 1;
-	return -1;
+	uint64_t value;
+
+	return u64_map__get(&li->map, key, &value) ? (int64_t)value : -1;
 }
 
 const char *gpu_memcpy_kind__name(uint32_t kind)
@@ -366,17 +301,9 @@ int gpu_session__on_readable(void *ctx)
 	return handle_events(ctx, false);
 }
 
-static uint64_t monotonic_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
-
 int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 {
-	uint64_t deadline = monotonic_ms() + timeout_ms;
+	uint64_t deadline = clock__monotonic_ns() / 1000000 + timeout_ms;
 	int err;
 
 	err = handle_events(gs, true);
@@ -387,7 +314,7 @@ int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 			gpu_session__close_connection(gs, i);
 	for (;;) {
 		struct pollfd pfd = {.fd = gs->epoll_fd, .events = POLLIN};
-		uint64_t now = monotonic_ms();
+		uint64_t now = clock__monotonic_ns() / 1000000;
 		bool open = false;
 
 		for (size_t i = 0; i < gs->nr_agents; i++)
@@ -421,7 +348,7 @@ static int make_socket_name(char *name, size_t size)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		random = mix64(ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ getpid());
+		random = hash__mix64(ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ getpid());
 	}
 	snprintf(name, size, "@llmprof-gpu-%d-%016" PRIx64, getpid(), random);
 	return 0;
@@ -557,8 +484,7 @@ void gpu_session__close(struct gpu_session *gs)
 	free(gs->agents);
 	free(gs->records);
 	free(gs->launches);
-	free(gs->launch_index.keys);
-	free(gs->launch_index.values);
+	u64_map__free(&gs->launch_index.map);
 	free(gs->launch_ring);
 	fold_table__free(&gs->folds);
 	string_table__free(&gs->names);

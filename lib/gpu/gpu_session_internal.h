@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/hash_index.h"
 #include "gpu/gpu_session.h"
 
 /* GPU records kept for the timeline; those after it are folded into
@@ -41,15 +42,12 @@ struct connection {
 struct string_table {
 	char **strings;
 	size_t nr, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nr_slots;
+	struct hash_index index;
 };
 
 /* (agent, correlation) -> launch index. */
 struct launch_index {
-	uint64_t *keys;
-	uint32_t *values; /* index + 1, 0 empty */
-	size_t cap, used;
+	struct u64_map map;
 };
 
 /*

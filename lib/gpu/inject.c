@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "gpu/inject.h"
 #include "gpu/inject_internal.h"
 #include "status.h"
@@ -292,8 +293,8 @@ static void injection__tidy(struct injection *injection, struct tracee *tracee)
 		return;
 	tracee->let_finish = false;
 	/* The tidying gets its own time, even when the calls used up theirs. */
-	if (tracee->deadline_ns < inject__now_ns() + RECOVERY_MS * 1000000ULL)
-		tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;
+	if (tracee->deadline_ns < clock__monotonic_ns() + RECOVERY_MS * 1000000ULL)
+		tracee->deadline_ns = clock__monotonic_ns() + RECOVERY_MS * 1000000ULL;
 	/* From here the calls land through the thread's own stack and libc:
 	 * the private area goes away under them. */
 	if (tracee__write_landing(tracee, tracee->thread_frame))
@@ -338,7 +339,7 @@ static int injection__run(struct injection *injection)
 {
 	const struct inject_request *request = injection->request;
 	struct inject_result *result = injection->result;
-	unsigned long long deadline_ns, quiet_until_ns, start_ns = inject__now_ns();
+	unsigned long long deadline_ns, quiet_until_ns, start_ns = clock__monotonic_ns();
 	struct proc_status status;
 	struct candidate *list = NULL;
 	struct tracee tracee;
@@ -408,7 +409,7 @@ static int injection__run(struct injection *injection)
 		return errno == ENOENT ? -ESRCH : -errno;
 
 	err = -EAGAIN;
-	while (err == -EAGAIN && inject__now_ns() < deadline_ns) {
+	while (err == -EAGAIN && clock__monotonic_ns() < deadline_ns) {
 		free(list);
 		list = NULL;
 		err = target_candidates__list(injection->pid, &injection->maps, mem_fd, &list,
@@ -427,7 +428,7 @@ static int injection__run(struct injection *injection)
 
 			/* Threads wake and sleep: at first, only take one caught
 			 * in a quiet wait, and look again soon. */
-			if (list[i].score < SCORE_QUIET_WAIT && inject__now_ns() < quiet_until_ns)
+			if (list[i].score < SCORE_QUIET_WAIT && clock__monotonic_ns() < quiet_until_ns)
 				break;
 
 			memset(&tracee, 0, sizeof(tracee));
@@ -479,12 +480,12 @@ static int injection__run(struct injection *injection)
 					       : 0);
 			err = injection__on_thread(injection, &tracee);
 			tracee__release(&tracee, result);
-			result->stopped_ns = inject__now_ns() - tracee.seized_ns;
+			result->stopped_ns = clock__monotonic_ns() - tracee.seized_ns;
 			free(tracee.fpu);
 			goto cleanup;
 		}
 		if (err == -EAGAIN)
-			inject__sleep_us(inject__now_ns() < quiet_until_ns ? 1000 : 2000);
+			inject__sleep_us(clock__monotonic_ns() < quiet_until_ns ? 1000 : 2000);
 	}
 	if (err == -EAGAIN)
 		inject_result__say(result, "no thread of process %d was in a safe state",
@@ -514,7 +515,7 @@ int inject__run(pid_t pid, const struct inject_request *request, struct inject_r
 {
 	struct inject_result local_result;
 	struct injection injection = {};
-	unsigned long long start_ns = inject__now_ns();
+	unsigned long long start_ns = clock__monotonic_ns();
 	pthread_t thread;
 	int err;
 
@@ -539,7 +540,7 @@ int inject__run(pid_t pid, const struct inject_request *request, struct inject_r
 		return -err;
 	pthread_join(thread, NULL);
 	target_maps__free(&injection.maps);
-	result->total_ns = inject__now_ns() - start_ns;
+	result->total_ns = clock__monotonic_ns() - start_ns;
 	if (injection.err)
 		report__debug("inject: process %d: %s%s%s", pid, strerror(-injection.err),
 			      result->message[0] ? ": " : "", result->message);

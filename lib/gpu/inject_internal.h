@@ -172,7 +172,6 @@ struct candidate {
 	int score;
 };
 
-unsigned long long inject__now_ns(void);
 void inject__sleep_us(unsigned int us);
 ssize_t inject_proc__read(const char *path, char **out);
 int target_status__read(pid_t pid, pid_t tid, struct proc_status *status);

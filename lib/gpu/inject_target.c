@@ -22,18 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "gpu/inject.h"
 #include "gpu/inject_internal.h"
 
 #if defined(__x86_64__)
-
-unsigned long long inject__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 void inject__sleep_us(unsigned int us)
 {
@@ -225,7 +218,7 @@ int target_maps__load(pid_t pid, struct process_maps *maps)
 		return n;
 	for (line = text; *line; line = next) {
 		struct maps_entry entry = {};
-		int name_at = 0;
+		struct procfs_mapping m;
 		char *name;
 
 		next = strchr(line, '\n');
@@ -233,11 +226,13 @@ int target_maps__load(pid_t pid, struct process_maps *maps)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		if (sscanf(line, "%lx-%lx %4s %lx %*x:%*x %*u %n", &entry.start, &entry.end,
-			   entry.perms, &entry.offset, &name_at) < 4 ||
-		    !name_at)
+		if (procfs__parse_mapping(line, &m))
 			continue;
-		name = line + name_at;
+		entry.start = m.start;
+		entry.end = m.end;
+		entry.offset = m.offset;
+		memcpy(entry.perms, m.perms, sizeof(m.perms));
+		name = m.path;
 		if (*name) {
 			entry.path = strdup(name);
 			if (!entry.path) {

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/clock.h"
+#include "base/procfs.h"
 #include "gpu/library_probe.h"
 #include "sampling/session.h"
 #include "status.h"
@@ -298,22 +300,21 @@ static int probe_loader(struct library_probe *lp, const char *path, const char *
  * process's maps not probed yet. */
 static int scan_maps(struct library_probe *lp, pid_t pid)
 {
-	char maps_path[64], line[PATH_MAX + 128];
-	FILE *maps;
-	int err = 0;
+	char maps_path[64];
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	int err;
 
 	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (!err && fgets(line, sizeof(line), maps)) {
-		char *path = strchr(line, '/'), full[PATH_MAX + 64];
+	err = procfs_maps__open(&maps, maps_path);
+	while (!err && (err = procfs_maps__next(&maps, &m)) > 0) {
+		char *path = m.path, full[PATH_MAX + 64];
 		bool loader, library;
 		struct stat st;
 
-		if (!path)
+		err = 0;
+		if (path[0] != '/')
 			continue;
-		path[strcspn(path, "\n")] = '\0';
 		loader = library_name__is_loader(strrchr(path, '/') + 1);
 		library = lp->is_library(path, lp->ctx);
 		if (!loader && !library)
@@ -330,7 +331,7 @@ static int scan_maps(struct library_probe *lp, pid_t pid)
 				err = lp->probe_library(lp->ctx, full, path);
 		}
 	}
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 
@@ -437,21 +438,19 @@ int library_probe__on_load(struct library_probe *lp, pid_t pid)
 
 void library_probe__detach(struct library_probe *lp)
 {
-	struct timespec start, end;
+	uint64_t start;
 	size_t nr = lp->nr_links + lp->nr_link_fds;
 
 	if (!lp->session)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = clock__monotonic_ns();
 	library_probe__close_links(lp->link_fds, lp->nr_link_fds);
 	lp->nr_link_fds = 0;
 	library_probe__destroy_links(lp->links, lp->nr_links);
 	lp->nr_links = 0;
-	clock_gettime(CLOCK_MONOTONIC, &end);
 	if (nr)
 		report__debug("%s: %zu links removed in %.0f ms", lp->what, nr,
-			      (end.tv_sec - start.tv_sec) * 1e3 +
-				  (end.tv_nsec - start.tv_nsec) / 1e6);
+			      (clock__monotonic_ns() - start) / 1e6);
 	lp->lost = session__counter(lp->session, lp->lost_counter);
 	/* The target may be stopped on a load no one answers now. */
 	if (lp->stop_on_load)

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "gpu/inject.h"
 #include "gpu/inject_internal.h"
 
@@ -94,7 +95,7 @@ static int tracee__wait(struct tracee *tracee, enum stop_kind *kind, int *signo)
 			}
 			return 0;
 		}
-		if (inject__now_ns() >= tracee->deadline_ns)
+		if (clock__monotonic_ns() >= tracee->deadline_ns)
 			return -ETIMEDOUT;
 		inject__sleep_us(delay_us);
 		if (delay_us < 500)
@@ -273,7 +274,7 @@ static int tracee__interrupt(struct tracee *tracee)
 	int signo, err;
 
 	tracee->abandoned = true;
-	tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;
+	tracee->deadline_ns = clock__monotonic_ns() + RECOVERY_MS * 1000000ULL;
 	if (ptrace(PTRACE_INTERRUPT, tracee->tid, 0, 0) < 0)
 		return ptrace__error();
 	err = tracee__wait(tracee, &kind, &signo);
@@ -419,7 +420,7 @@ static int tracee__leave_syscall_stop(struct tracee *tracee)
 		if (ptrace(PTRACE_SETREGS, tracee->tid, 0, &regs) < 0)
 			return ptrace__error();
 	}
-	tracee->deadline_ns = inject__now_ns() + RECOVERY_MS * 1000000ULL;
+	tracee->deadline_ns = clock__monotonic_ns() + RECOVERY_MS * 1000000ULL;
 	if (tracee->held_count) {
 		want = tracee->held[0].si_signo;
 		if (syscall(SYS_tgkill, tracee->pid, tracee->tid, want) < 0)
@@ -551,7 +552,7 @@ int tracee__seize(struct tracee *tracee, unsigned long long deadline_ns)
 	if (ptrace(PTRACE_SEIZE, tracee->tid, 0, PTRACE_O_TRACESYSGOOD) < 0)
 		return errno == EPERM ? -EPERM : ptrace__error();
 	tracee->seized = true;
-	tracee->seized_ns = inject__now_ns();
+	tracee->seized_ns = clock__monotonic_ns();
 	if (ptrace(PTRACE_INTERRUPT, tracee->tid, 0, 0) < 0)
 		return ptrace__error();
 	tracee->deadline_ns = tracee->seized_ns + STOP_WAIT_MS * 1000000ULL;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "profile/output.h"
 
 /* GPU tracks are processes of their own, numbered above any Linux PID
@@ -33,52 +34,9 @@ struct chrome_writer {
 	bool after_off_cpu;   /* and the last one is an off-CPU interval */
 };
 
-/* One byte sequence of valid UTF-8 at text, or 0. */
-static size_t utf8_length(const unsigned char *text)
-{
-	size_t n;
-
-	if (text[0] < 0x80)
-		return 1;
-	if (text[0] >= 0xc2 && text[0] <= 0xdf)
-		n = 2;
-	else if (text[0] >= 0xe0 && text[0] <= 0xef)
-		n = 3;
-	else if (text[0] >= 0xf0 && text[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((text[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* A JSON string; bytes that are not UTF-8 (symbol names are bytes) become
- * '?' rather than make the file unreadable. */
 static void write_string(FILE *out, const char *text)
 {
-	const unsigned char *c = (const unsigned char *)text;
-
-	fputc('"', out);
-	while (*c) {
-		size_t n = utf8_length(c);
-
-		if (*c == '"' || *c == '\\') {
-			fputc('\\', out);
-			fputc(*c, out);
-		} else if (*c < 0x20) {
-			fprintf(out, "\\u%04x", *c);
-		} else if (!n) {
-			fputc('?', out);
-		} else {
-			fwrite(c, 1, n, out);
-			c += n;
-			continue;
-		}
-		c++;
-	}
-	fputc('"', out);
+	json_writer__string(out, text, 0);
 }
 
 /* Microseconds with three decimals: exact for nanoseconds, and the same

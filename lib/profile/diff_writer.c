@@ -229,20 +229,6 @@ static size_t *listed_rows(const struct profile_diff *d, enum diff_table table, 
 
 /* ---- writers ---------------------------------------------------------- */
 
-static const char *unit_name(enum profile_unit unit)
-{
-	switch (unit) {
-	case UNIT_MICROSECONDS:
-		return "microseconds";
-	case UNIT_NANOSECONDS:
-		return "nanoseconds";
-	case UNIT_BYTES:
-		return "bytes";
-	default:
-		return "samples";
-	}
-}
-
 static void describe_weight(char *buf, size_t size, uint64_t weight, enum profile_unit unit)
 {
 	if (unit == UNIT_SAMPLES) {
@@ -451,7 +437,8 @@ static void json_side(FILE *out, const char *key, const char *name, const char *
 	text_output__json_string(out, name);
 	fprintf(out, ", \"format\": ");
 	text_output__json_string(out, format);
-	fprintf(out, ", \"unit\": \"%s\", \"weight\": %llu, \"stacks\": %zu},\n", unit_name(unit),
+	fprintf(out, ", \"unit\": \"%s\", \"weight\": %llu, \"stacks\": %zu},\n",
+		unit__name(unit, UNIT_NAME_REPORT_COUNT),
 		(unsigned long long)weight, stacks);
 }
 

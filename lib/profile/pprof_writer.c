@@ -16,6 +16,8 @@
 #include <zlib.h>
 
 #include "array.h"
+#include "base/clock.h"
+#include "base/hash_index.h"
 #include "profile/output.h"
 #include "profile/pprof_proto.h"
 #include "profile/python_frame.h"
@@ -92,12 +94,7 @@ static void pb_message(struct pb_buffer *b, uint32_t field, struct pb_buffer *su
 
 static uint64_t hash_bytes(const void *data, size_t n)
 {
-	const uint8_t *p = data;
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
+	return hash__fnv1a(HASH_FNV1A_START, data, n);
 }
 
 /*
@@ -105,8 +102,7 @@ static uint64_t hash_bytes(const void *data, size_t n)
  * the order of the ids in the output.  Keys are copied into one pool.
  */
 struct intern_table {
-	uint32_t *slots; /* id + 1; 0 is empty */
-	size_t nr_slots; /* power of two */
+	struct hash_index index;
 	size_t *offsets; /* per id: start in pool, and the next id's start */
 	size_t nr, cap_offsets;
 	char *pool;
@@ -119,26 +115,12 @@ static const void *intern_key(const struct intern_table *t, uint32_t id, size_t 
 	return t->pool + t->offsets[id];
 }
 
-static int intern_rehash(struct intern_table *t)
+static uint64_t intern_rehash(const void *ctx, uint32_t id)
 {
-	size_t nr_slots = t->nr_slots ? t->nr_slots * 2 : 1024;
-	uint32_t *slots = calloc(nr_slots, sizeof(*slots));
+	size_t len;
+	const void *key = intern_key(ctx, id, &len);
 
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t id = 0; id < t->nr; id++) {
-		size_t len;
-		const void *key = intern_key(t, id, &len);
-		size_t i = hash_bytes(key, len) & (nr_slots - 1);
-
-		while (slots[i])
-			i = (i + 1) & (nr_slots - 1);
-		slots[i] = id + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nr_slots = nr_slots;
-	return 0;
+	return hash_bytes(key, len);
 }
 
 /* Returns the key's id (new ones get the next), or -ENOMEM.  *added says
@@ -148,15 +130,15 @@ static int64_t intern(struct intern_table *t, const void *key, size_t len, bool 
 	size_t i;
 
 	*added = false;
-	if ((t->nr + 1) * 2 > t->nr_slots && intern_rehash(t))
+	if (hash_index__reserve(&t->index, 1024, intern_rehash, t))
 		return -ENOMEM;
-	for (i = hash_bytes(key, len) & (t->nr_slots - 1); t->slots[i];
-	     i = (i + 1) & (t->nr_slots - 1)) {
+	for (i = hash_index__first(&t->index, hash_bytes(key, len));
+	     !hash_index__empty(&t->index, i); i = hash_index__next(&t->index, i)) {
 		size_t other_len;
-		const void *other = intern_key(t, t->slots[i] - 1, &other_len);
+		const void *other = intern_key(t, hash_index__id(&t->index, i), &other_len);
 
 		if (other_len == len && !memcmp(other, key, len))
-			return t->slots[i] - 1;
+			return hash_index__id(&t->index, i);
 	}
 	if (t->nr >= UINT32_MAX - 1 ||
 	    array__grow((void **)&t->offsets, &t->cap_offsets, t->nr + 2, sizeof(*t->offsets)) ||
@@ -167,14 +149,14 @@ static int64_t intern(struct intern_table *t, const void *key, size_t len, bool 
 	memcpy(t->pool + t->pool_len, key, len);
 	t->pool_len += len;
 	t->offsets[t->nr + 1] = t->pool_len;
-	t->slots[i] = ++t->nr;
+	hash_index__set(&t->index, i, t->nr++);
 	*added = true;
 	return t->nr - 1;
 }
 
 static void intern_free(struct intern_table *t)
 {
-	free(t->slots);
+	hash_index__free(&t->index);
 	free(t->offsets);
 	free(t->pool);
 }
@@ -526,14 +508,10 @@ static int value_type(struct pprof_writer *w, uint32_t field, const char *type, 
 /* The profile's start on the wall clock: start_ns is CLOCK_MONOTONIC. */
 static uint64_t wall_start_ns(const struct profile *p)
 {
-	struct timespec mono, real;
-	uint64_t mono_ns, real_ns;
+	uint64_t mono_ns = clock__monotonic_ns(), real_ns = clock__realtime_ns();
 
-	if (!p->start_ns || clock_gettime(CLOCK_MONOTONIC, &mono) ||
-	    clock_gettime(CLOCK_REALTIME, &real))
+	if (!p->start_ns)
 		return 0;
-	mono_ns = mono.tv_sec * 1000000000ULL + mono.tv_nsec;
-	real_ns = real.tv_sec * 1000000000ULL + real.tv_nsec;
 	if (mono_ns < p->start_ns || real_ns < mono_ns - p->start_ns)
 		return 0;
 	return real_ns - (mono_ns - p->start_ns);

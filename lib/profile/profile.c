@@ -7,14 +7,8 @@
 #include <string.h>
 
 #include "array.h"
+#include "base/hash_index.h"
 #include "profile/profile.h"
-
-/* Open addressing over ids; the key lives in the profile's arrays. */
-struct hash_index {
-	uint32_t *slots; /* id + 1, 0 is empty */
-	size_t cap;	 /* power of two */
-	size_t used;
-};
 
 /* The frame ids of every stack, packed into large blocks that never move: a
  * malloc per stack costs its header and rounding, as much again as a short
@@ -66,31 +60,19 @@ static void arena_free(struct id_arena *arena)
 	free(arena);
 }
 
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	/* FNV-1a: short keys, good enough spread, no dependencies. */
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 static uint64_t hash_string(uint64_t h, const char *s)
 {
-	return hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+	return hash__fnv1a(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
 static uint64_t frame_hash(const char *name, const char *file, uint32_t line, enum frame_kind kind)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = HASH_FNV1A_START;
 
 	h = hash_string(h, name);
 	h = hash_string(h, file);
-	h = hash_bytes(h, &line, sizeof(line));
-	return hash_bytes(h, &kind, sizeof(kind));
+	h = hash__fnv1a(h, &line, sizeof(line));
+	return hash__fnv1a(h, &kind, sizeof(kind));
 }
 
 /* A word at a time: stacks are the hot key when reading large inputs. */
@@ -104,31 +86,6 @@ static uint64_t stack_hash(const uint32_t *frames, size_t depth)
 		h ^= h >> 32;
 	}
 	return h;
-}
-
-static int index_grow(struct hash_index *index, uint64_t (*rehash)(const void *ctx, uint32_t id),
-		      const void *ctx)
-{
-	size_t cap = index->cap ? index->cap * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < index->cap; i++) {
-		uint32_t v = index->slots[i];
-		size_t pos;
-
-		if (!v)
-			continue;
-		pos = rehash(ctx, v - 1) & (cap - 1);
-		while (slots[pos])
-			pos = (pos + 1) & (cap - 1);
-		slots[pos] = v;
-	}
-	free(index->slots);
-	index->slots = slots;
-	index->cap = cap;
-	return 0;
 }
 
 static uint64_t rehash_frame(const void *ctx, uint32_t id)
@@ -173,9 +130,9 @@ void profile__free(struct profile *p)
 	for (size_t i = 0; i < p->nr_threads; i++)
 		free(p->threads[i].name);
 	if (p->frame_index)
-		free(p->frame_index->slots);
+		hash_index__free(p->frame_index);
 	if (p->stack_index)
-		free(p->stack_index->slots);
+		hash_index__free(p->stack_index);
 	free(p->frame_index);
 	free(p->stack_index);
 	free(p->frames);
@@ -246,13 +203,14 @@ int64_t profile__intern_frame(struct profile *p, const char *name, const char *f
 	struct frame *f;
 	size_t pos;
 
-	if ((index->used + 1) * 2 > index->cap && index_grow(index, rehash_frame, p))
+	if (hash_index__reserve(index, 1024, rehash_frame, p))
 		return -ENOMEM;
-	for (pos = h & (index->cap - 1); index->slots[pos]; pos = (pos + 1) & (index->cap - 1)) {
-		f = &p->frames[index->slots[pos] - 1];
+	for (pos = hash_index__first(index, h); !hash_index__empty(index, pos);
+	     pos = hash_index__next(index, pos)) {
+		f = &p->frames[hash_index__id(index, pos)];
 		if (f->line == line && f->kind == kind && str_eq(f->name, name) &&
 		    str_eq(f->file, file))
-			return index->slots[pos] - 1;
+			return hash_index__id(index, pos);
 	}
 	if (array__grow((void **)&p->frames, &p->cap_frames, p->nr_frames + 1, sizeof(*p->frames)))
 		return -ENOMEM;
@@ -266,9 +224,8 @@ int64_t profile__intern_frame(struct profile *p, const char *name, const char *f
 	}
 	f->line = line;
 	f->kind = kind;
-	index->slots[pos] = ++p->nr_frames;
-	index->used++;
-	return p->nr_frames - 1;
+	hash_index__set(index, pos, p->nr_frames);
+	return p->nr_frames++;
 }
 
 int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t depth)
@@ -278,13 +235,14 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 	struct stack *s;
 	size_t pos;
 
-	if ((index->used + 1) * 2 > index->cap && index_grow(index, rehash_stack, p))
+	if (hash_index__reserve(index, 1024, rehash_stack, p))
 		return -ENOMEM;
-	for (pos = h & (index->cap - 1); index->slots[pos]; pos = (pos + 1) & (index->cap - 1)) {
-		s = &p->stacks[index->slots[pos] - 1];
+	for (pos = hash_index__first(index, h); !hash_index__empty(index, pos);
+	     pos = hash_index__next(index, pos)) {
+		s = &p->stacks[hash_index__id(index, pos)];
 		if (s->depth == depth &&
 		    (!depth || !memcmp(s->frames, frames, depth * sizeof(*frames))))
-			return index->slots[pos] - 1;
+			return hash_index__id(index, pos);
 	}
 	if (array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
@@ -296,9 +254,8 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 		memcpy(s->frames, frames, depth * sizeof(*frames));
 	s->depth = depth;
 	s->weight = 0;
-	index->slots[pos] = ++p->nr_stacks;
-	index->used++;
-	return p->nr_stacks - 1;
+	hash_index__set(index, pos, p->nr_stacks);
+	return p->nr_stacks++;
 }
 
 int64_t profile__add_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *name)

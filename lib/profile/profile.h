@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/units.h"
+
 /* What a frame is; the folded writer turns the kind into the suffix that
  * flamegraph.pl colours by (_[k], _[i], _[j]) or a prefix ([gpu], [py]).
  * Consumers test the kind, never a name's text. */
@@ -40,13 +42,7 @@ enum frame_kind {
 #define FRAME_GPU_MEMORY_MARK "[gpu-mem] "
 #define FRAME_NCCL_MARK "[nccl] "
 
-/* The unit of a profile's weights. */
-enum profile_unit {
-	UNIT_SAMPLES = 0,  /* one per CPU sample */
-	UNIT_MICROSECONDS, /* CPU samples count 1e6/F, GPU activity its duration */
-	UNIT_NANOSECONDS,
-	UNIT_BYTES,	   /* GPU memory (--gpu-memory) */
-};
+/* The unit of a profile's weights: enum profile_unit, in base/units.h. */
 
 struct frame {
 	char *name; /* as shown, without the kind's suffix or [gpu] prefix */

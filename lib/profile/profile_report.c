@@ -300,20 +300,6 @@ static size_t rows(size_t nr, size_t top)
 	return top && top < nr ? top : nr;
 }
 
-static const char *unit_name(enum profile_unit unit)
-{
-	switch (unit) {
-	case UNIT_MICROSECONDS:
-		return "microseconds";
-	case UNIT_NANOSECONDS:
-		return "nanoseconds";
-	case UNIT_BYTES:
-		return "bytes";
-	default:
-		return "samples";
-	}
-}
-
 /* ---- text ------------------------------------------------------------- */
 
 static void text_functions(const struct report *r, bool by_self, size_t top, FILE *out)
@@ -562,7 +548,7 @@ static void write_json(const struct report *r, const struct report_options *o, F
 		fprintf(out, ",\n  \"event\": ");
 		text_output__json_string(out, o->event);
 	}
-	fprintf(out, ",\n  \"unit\": \"%s\",\n", unit_name(p->unit));
+	fprintf(out, ",\n  \"unit\": \"%s\",\n", unit__name(p->unit, UNIT_NAME_REPORT_COUNT));
 	if (p->samples_taken || !r->weight)
 		fprintf(out, "  \"samples\": %llu,\n", (unsigned long long)p->samples_taken);
 	else

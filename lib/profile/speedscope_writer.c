@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "profile/output.h"
 #include "profile/python_frame.h"
 
@@ -42,92 +43,10 @@ struct speedscope_writer {
 	size_t *thread_start;
 };
 
-/* Length of the UTF-8 sequence at s, or 0 where it is not one: the checks
- * jansson makes (no overlong forms, surrogates or code points past
- * U+10FFFF). */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] < 0xc2)
-		return 0;
-	if (s[0] < 0xe0) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] < 0xf0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] < 0xf5) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0; /* the terminating NUL stops here too */
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-static bool is_utf8(const char *text)
-{
-	for (const unsigned char *c = (const unsigned char *)text; *c;) {
-		size_t len = utf8_sequence(c);
-
-		if (!len)
-			return false;
-		c += len;
-	}
-	return true;
-}
-
-/* A JSON string.  Symbol names are bytes, not always UTF-8: where a string
- * is not, every byte from 0x80 up becomes '?' rather than the frame being
- * lost. */
+/* A JSON string; control characters escaped as jansson escapes them. */
 static void write_text(FILE *out, const char *text)
 {
-	bool utf8 = is_utf8(text);
-
-	putc('"', out);
-	for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
-		switch (*c) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\b':
-			fputs("\\b", out);
-			break;
-		case '\f':
-			fputs("\\f", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		default:
-			if (*c < 0x20)
-				fprintf(out, "\\u%04X", *c);
-			else
-				putc(*c >= 0x80 && !utf8 ? '?' : *c, out);
-		}
-	}
-	putc('"', out);
+	json_writer__string(out, text, JSON_STRING_SHORT_ESCAPES);
 }
 
 /* A JSON real as jansson writes one with JSON_REAL_PRECISION(12): "%.12g",
@@ -290,20 +209,6 @@ static void write_stack(struct speedscope_writer *w, uint32_t stack_id, FILE *ou
 	}
 	if (out)
 		putc(']', out);
-}
-
-static const char *unit_name(enum profile_unit unit)
-{
-	switch (unit) {
-	case UNIT_MICROSECONDS:
-		return "microseconds";
-	case UNIT_NANOSECONDS:
-		return "nanoseconds";
-	case UNIT_BYTES:
-		return "bytes";
-	default:
-		return "none";
-	}
 }
 
 /* Weight of one sample in microseconds on the timeline. */
@@ -481,7 +386,8 @@ static void write_aggregate(struct speedscope_writer *w)
 	/* Nothing but GPU streams: no empty profile before them. */
 	if (!walk_aggregate(w, WALK_NUMBER, &total) && p->nr_gpu && w->view != VIEW_CPU)
 		return;
-	write_profile_start(w, "sampled", p->name ? p->name : "profile", unit_name(p->unit), total);
+	write_profile_start(w, "sampled", p->name ? p->name : "profile",
+			    unit__name(p->unit, UNIT_NAME_SPEEDSCOPE_COUNT), total);
 	fputs(",\"samples\":[", w->out);
 	walk_aggregate(w, WALK_SAMPLES, &total);
 	fputs("],\"weights\":[", w->out);

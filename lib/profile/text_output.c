@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/json_writer.h"
 #include "profile/text_output.h"
 
 int text_format__parse(const char *text, enum text_format *format)
@@ -25,47 +26,19 @@ int text_format__parse(const char *text, enum text_format *format)
 	return -EINVAL;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1-4), or 0 if it is not
- * one: overlong forms, surrogates and code points past U+10FFFF are not. */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 void text_output__xml_text(FILE *out, const char *text, size_t max_chars)
 {
 	const unsigned char *s = (const unsigned char *)text;
 	size_t chars = 0, keep;
 
 	for (const unsigned char *c = s; *c; chars++) {
-		size_t len = utf8_sequence(c);
+		size_t len = utf8__sequence_length(c);
 
 		c += len ? len : 1;
 	}
 	keep = chars <= max_chars ? chars : max_chars >= 2 ? max_chars - 2 : 0;
 	for (size_t i = 0; i < keep; i++) {
-		size_t len = utf8_sequence(s);
+		size_t len = utf8__sequence_length(s);
 
 		if (!len) {
 			fputs("\xef\xbf\xbd", out);
@@ -103,26 +76,7 @@ void text_output__xml_text(FILE *out, const char *text, size_t max_chars)
 
 void text_output__json_string(FILE *out, const char *text)
 {
-	const unsigned char *s = (const unsigned char *)text;
-
-	fputc('"', out);
-	while (*s) {
-		size_t len = utf8_sequence(s);
-
-		if (!len) {
-			fputs("\\ufffd", out);
-			s++;
-		} else if (*s == '"' || *s == '\\') {
-			fputc('\\', out);
-			fputc(*s++, out);
-		} else if (*s < 0x20) {
-			fprintf(out, "\\u%04x", *s++);
-		} else {
-			fwrite(s, 1, len, out);
-			s += len;
-		}
-	}
-	fputc('"', out);
+	json_writer__string(out, text, 0);
 }
 
 void text_output__json_number(FILE *out, double value)

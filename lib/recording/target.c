@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "recording/recording.h"
 #include "recording/run_as.h"
 #include "sampling/proc_files.h"
@@ -120,27 +121,24 @@ void recording_command__reap(struct recording_command *command, bool stop_it)
 
 int recording__check_attach_target(pid_t pid)
 {
-	char path[64], text[1024], dir[64], state, *paren;
-	unsigned long flags = 0;
-	size_t n;
-	FILE *f;
+	struct procfs_stat st;
+	char dir[64], state;
+	unsigned long flags;
+	int err;
 
 	if (kill(pid, 0) && errno == ESRCH) {
 		report__error("no process with PID %d", pid);
 		return -ESRCH;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f) {
+	err = procfs__stat(pid, 0, &st);
+	if (err && err != -EINVAL) {
 		report__error("no process with PID %d", pid);
 		return -ESRCH;
 	}
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	paren = strrchr(text, ')');
-	if (!paren || sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+	if (err)
 		return 0;
+	state = st.state;
+	flags = st.flags;
 	if (flags & 0x00200000) { /* PF_KTHREAD */
 		report__error("process %d is a kernel thread: only user processes can be profiled",
 			      pid);

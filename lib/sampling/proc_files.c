@@ -8,26 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/procfs.h"
 #include "sampling/proc_files.h"
 
 /* The state letter of /proc/PID[/task/TID]/stat, or 0. */
 static char thread__state(pid_t pid, pid_t tid)
 {
-	char path[64], text[512], *paren;
-	size_t n;
-	FILE *f;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
-	/* The name in parentheses may hold spaces and parentheses. */
-	for (paren = text + n; paren > text && paren[-1] != ')'; paren--)
-		;
-	return paren > text && paren[0] == ' ' ? paren[1] : 0;
+	return procfs__stat(pid, tid, &st) ? 0 : st.state;
 }
 
 int proc_files__dir(pid_t pid, char *buf, size_t size)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
 #include "sampling/symbolizer.h"
@@ -49,24 +50,11 @@ int64_t process_table__find(const struct process_table *t, pid_t pid)
  * max bytes; *len 0 when it cannot be read. */
 static char *read_proc_file(pid_t pid, const char *name, size_t max, size_t *len)
 {
-	char path[64], *buf = malloc(max + 1);
-	ssize_t n;
-	int fd;
+	char *buf;
+	ssize_t n = procfs__read_file(pid, name, max, &buf);
 
-	*len = 0;
-	if (!buf)
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return NULL;
-	}
-	while (*len < max && (n = read(fd, buf + *len, max - *len)) > 0)
-		*len += n;
-	close(fd);
-	buf[*len] = '\0';
-	return buf;
+	*len = n > 0 ? n : 0;
+	return n < 0 ? NULL : buf;
 }
 
 /* The rank an ML launcher gives a process: torchrun, DeepSpeed and
@@ -339,24 +327,12 @@ int64_t process_table__get(struct process_table *t, pid_t pid, pid_t parent, boo
 
 static int read_ppid(pid_t pid, pid_t *ppid)
 {
-	char path[64], buf[512], *close_paren;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
+	int err = procfs__stat(pid, 0, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: skip to the last
-	 * ')', then the state, then the parent. */
-	close_paren = strrchr(buf, ')');
-	if (!close_paren || sscanf(close_paren + 1, " %*c %d", ppid) != 1)
-		return -EIO;
+	if (err)
+		return err == -EINVAL ? -EIO : err;
+	*ppid = st.ppid;
 	return 0;
 }
 

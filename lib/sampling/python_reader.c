@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "profile/python_frame.h"
 #include "sampling/proc_files.h"
 #include "sampling/python_reader.h"
@@ -363,10 +364,10 @@ static bool may_be_interpreter(const char *path, const char *exe)
 /* 0 with *found_new set when a file not seen before was examined. */
 static int scan_maps(struct python_reader *r, bool *found_new)
 {
-	char maps_path[96], exe_path[96], dir[64], exe[4096] = "", *line = NULL;
-	size_t line_cap = 0;
+	char maps_path[96], exe_path[96], dir[64], exe[4096] = "";
+	struct procfs_maps maps;
+	struct procfs_mapping m;
 	ssize_t exe_len;
-	FILE *maps;
 	int err = 0;
 
 	*found_new = false;
@@ -377,38 +378,28 @@ static int scan_maps(struct python_reader *r, bool *found_new)
 	exe_len = readlink(exe_path, exe, sizeof(exe) - 1);
 	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	snprintf(maps_path, sizeof(maps_path), "%s/maps", dir);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (r->state == READER_SEARCHING && getline(&line, &line_cap, maps) > 0) {
-		unsigned long long start, end, offset, inode;
-		unsigned int major, minor;
-		char perms[8], *path;
-		int consumed = 0;
-		uint64_t dev;
+	err = procfs_maps__open(&maps, maps_path);
+	if (err)
+		return err;
+	while (r->state == READER_SEARCHING && procfs_maps__next(&maps, &m) > 0) {
+		uint64_t dev = (uint64_t)m.major << 32 | m.minor;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-			   &major, &minor, &inode, &consumed) < 7 ||
-		    !inode)
+		if (!m.inode)
 			continue;
-		path = line + consumed;
-		path[strcspn(path, "\n")] = '\0';
-		dev = (uint64_t)major << 32 | minor;
-		if (path[0] != '/' || examined_before(r, dev, inode) ||
-		    !may_be_interpreter(path, exe))
+		if (m.path[0] != '/' || examined_before(r, dev, m.inode) ||
+		    !may_be_interpreter(m.path, exe))
 			continue;
 		err = array__grow((void **)&r->examined, &r->cap_examined, r->nr_examined + 1,
 				  sizeof(*r->examined));
 		if (err)
 			break;
-		r->examined[r->nr_examined++] = (struct examined_file){dev, inode};
+		r->examined[r->nr_examined++] = (struct examined_file){dev, m.inode};
 		*found_new = true;
-		err = examine_file(r, path, start, end, offset);
+		err = examine_file(r, m.path, m.start, m.end, m.offset);
 		if (err)
 			break;
 	}
-	free(line);
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "status.h"
 #include "sampling/python_threads.h"
 
@@ -304,16 +305,17 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 			       const struct python_layout *layout, uint64_t runtime)
 {
 	struct python_thread_name *names = NULL;
-	struct timespec start, end;
+	uint64_t start;
+	long took_us;
 	size_t nr = 0, cap = 0;
 	int err;
 
 	size_t known = t->nr;
 
 	t->stale = false;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	start = clock__monotonic_ns();
 	err = python_threads__read(pid, layout, runtime, &names, &nr, &cap);
-	clock_gettime(CLOCK_MONOTONIC, &end);
+	took_us = (clock__monotonic_ns() - start) / 1000;
 	if (err == -ESRCH) /* it has exited: the names read before stay */
 		return;
 	if (err && err != -ENOENT)
@@ -321,8 +323,7 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 			      strerror(-err));
 	else
 		report__debug("Python: %zu thread names of PID %d read in %ld us", nr, pid,
-			      (end.tv_sec - start.tv_sec) * 1000000L +
-				  (end.tv_nsec - start.tv_nsec) / 1000);
+			      took_us);
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;
 

@@ -9,19 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "sampling/sampling_clock.h"
 
 #define NS_PER_S 1000000000ULL
 /* The kernel runs cpu-clock timers no faster than every 10 us. */
 #define MIN_PERIOD_NS 10000ULL
-
-static uint64_t monotonic_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, bool random)
 {
@@ -29,7 +22,7 @@ int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, b
 		return -EINVAL;
 	*clock = (struct sampling_clock){.frequency = frequency, .random = random};
 	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng))
-		clock->rng = monotonic_now() ^ ((uint64_t)getpid() << 32);
+		clock->rng = clock__monotonic_ns() ^ ((uint64_t)getpid() << 32);
 	clock->rng |= 1;
 	return 0;
 }
@@ -136,7 +129,7 @@ static void *draw_periods(void *arg)
 		any |= clock->fds[cpu] >= 0;
 	pthread_mutex_lock(&clock->lock);
 	while (any && periods && !clock->stopping) {
-		uint64_t now = monotonic_now(), hold;
+		uint64_t now = clock__monotonic_ns(), hold;
 		struct timespec until;
 
 		if (now >= clock->next_draw_ns) {
@@ -173,7 +166,7 @@ int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_f
 	if (!clock->random || clock->running)
 		return 0;
 	/* The periods the events opened with are held from now. */
-	clock->next_draw_ns = monotonic_now() + draw_hold(clock);
+	clock->next_draw_ns = clock__monotonic_ns() + draw_hold(clock);
 	clock->fds = fds;
 	clock->nr_fds = nr_fds;
 	clock->stopping = false;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/procfs.h"
 #include "offcpu.h"
 #include "sampler.h"
 #include "targets.h"
@@ -261,7 +262,7 @@ static int unwind_sample(struct session *s, struct tracked_process *proc,
 				       MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
-		refresh_modules(s, proc, monotonic_ns());
+		refresh_modules(s, proc, clock__monotonic_ns());
 		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
 		*nr_user = nr_fp;
 	}
@@ -281,7 +282,7 @@ static int64_t session_process(struct session *s, pid_t pid)
 	found =
 	    process_table__get(&s->processes, pid, info.parent, info.flags & TARGET_FLAG_SELECTED);
 	if (found >= 0)
-		refresh_modules(s, &s->processes.processes[found], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[found], clock__monotonic_ns());
 	return found;
 }
 
@@ -525,7 +526,7 @@ int session__start(struct session *s)
 		return -errno;
 	/* Know the targets' code before the first sample arrives. */
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
 	/* The tables every stack needs (the program's and libc's) are built
 	 * in milliseconds: the first samples wait for them, a second at most;
 	 * the rest build meanwhile. */
@@ -563,7 +564,7 @@ int session__start(struct session *s)
 			return -errno;
 	}
 
-	s->start_ns = monotonic_ns();
+	s->start_ns = clock__monotonic_ns();
 	/* Off-CPU time only: the off-CPU family's probe is the clock. */
 	if (s->options.mode == SESSION_MODE_OFF_CPU) {
 		s->attached = true;
@@ -659,22 +660,9 @@ static int drain(struct session *s)
 /* Whether a process is alive and not a zombie. */
 static bool process_alive(pid_t pid)
 {
-	char path[64], buf[256], *close_paren;
-	ssize_t n;
-	int fd;
+	struct procfs_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	close_paren = strrchr(buf, ')');
-	return close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z' &&
-	       close_paren[2] != 'X';
+	return !procfs__stat(pid, 0, &st) && st.state != 'Z' && st.state != 'X';
 }
 
 static bool others_alive(const struct session *s)
@@ -691,7 +679,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 
 	for (;;) {
 		struct epoll_event events[MAX_POLL_FDS + 2];
-		unsigned long long now = monotonic_ns(), deadline = 0;
+		unsigned long long now = clock__monotonic_ns(), deadline = 0;
 		int timeout = DRAIN_INTERVAL_MS, n;
 
 		/* From the start of the profile, after any warm-up. */
@@ -741,7 +729,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		 * every tick either way. */
 		err = drain(s);
 		if (!err && s->warming_up)
-			err = end_warm_up(s, monotonic_ns());
+			err = end_warm_up(s, clock__monotonic_ns());
 		if (err)
 			return err;
 		session__load_gate_expire(s, false);
@@ -771,7 +759,7 @@ static void detach(struct session *s)
 	/* Sampling ended with the links: the clock's thread, which a loaded
 	 * machine may take a while to run, must not lengthen the profile. */
 	if (s->attached)
-		s->end_ns = monotonic_ns();
+		s->end_ns = clock__monotonic_ns();
 	sampling_clock__stop(&s->clock);
 	if (s->clock.first_error)
 		report__debug("cannot change the sampling period: %s",
@@ -833,7 +821,7 @@ void session__progress(const struct session *s, struct session_progress *out)
 	uint64_t counters[COUNTER_MAX];
 
 	read_counters(s, counters);
-	out->elapsed_ns = monotonic_ns() - s->start_ns;
+	out->elapsed_ns = clock__monotonic_ns() - s->start_ns;
 	out->samples = counters[COUNTER_SAMPLES];
 	out->lost = counters[COUNTER_LOST_RINGBUF] + counters[COUNTER_LOST_OFFCPU];
 	out->off_cpu = counters[COUNTER_OFFCPU];
@@ -947,7 +935,7 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], monotonic_ns());
+		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

@@ -30,7 +30,7 @@ static void load_continue(struct session *s, int i)
 	struct tracked_process *p = waiting_process(s, s->load_waits[i].pid);
 
 	if (p && s->load_waits[i].answered)
-		p->unwind_wait_ns += monotonic_ns() - s->load_waits[i].answered_ns;
+		p->unwind_wait_ns += clock__monotonic_ns() - s->load_waits[i].answered_ns;
 	kill(s->load_waits[i].pid, SIGCONT);
 	s->load_waits[i] = s->load_waits[--s->nr_load_waits];
 }
@@ -48,7 +48,7 @@ void session__load_handled(struct session *s, pid_t pid)
 			kill(pid, SIGCONT);
 			return;
 		}
-		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, monotonic_ns()};
+		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, clock__monotonic_ns()};
 	}
 	if (++s->load_waits[i].handled < s->load_stoppers)
 		return;
@@ -61,7 +61,7 @@ void session__load_handled(struct session *s, pid_t pid)
 	if (s->unwind_tables && unwind_tables__pending(s->unwind_tables, false) &&
 	    (!p || p->unwind_wait_ns < budget)) {
 		s->load_waits[i].answered = true;
-		s->load_waits[i].answered_ns = monotonic_ns();
+		s->load_waits[i].answered_ns = clock__monotonic_ns();
 		s->load_waits[i].unwind_deadline_ns =
 		    s->load_waits[i].answered_ns + budget - (p ? p->unwind_wait_ns : 0);
 	} else {
@@ -71,7 +71,7 @@ void session__load_handled(struct session *s, pid_t pid)
 
 void session__load_gate_expire(struct session *s, bool all)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = clock__monotonic_ns();
 
 	for (int i = s->nr_load_waits; i-- > 0;)
 		if (all || now - s->load_waits[i].since_ns > LOAD_GATE_TIMEOUT_MS * 1000000ULL) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "sampler.h"
 #include "sampling/process_table.h"
 #include "sampling/sampling_clock.h"
@@ -23,15 +24,6 @@
 #define MAX_LOAD_WAITS 64
 
 /* A distinct pair of raw stacks; samples refer to it by index. */
-/* The clock of samples' time_ns (bpf_ktime_get_ns()). */
-static inline unsigned long long monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 struct raw_stack {
 	uint64_t *addrs; /* user root..leaf order as captured: leaf first */
 	uint16_t nr_user, nr_kernel;

@@ -17,6 +17,7 @@
 
 #include <demangle.h>
 
+#include "base/procfs.h"
 #include "status.h"
 #include "sampling/kernel_symbols.h"
 #include "sampling/module_symbols.h"
@@ -259,33 +260,28 @@ static int compare_mappings(const void *a, const void *b)
 
 int symbolizer__refresh(struct symbolizer *s)
 {
-	char maps_path[96], dir[64], *line = NULL;
+	char maps_path[96], dir[64];
 	struct mapping *mappings = NULL;
-	size_t nr = 0, cap = 0, line_cap = 0;
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	size_t nr = 0, cap = 0;
 	int err = 0;
-	FILE *maps;
 
 	err = proc_files__dir(s->pid, dir, sizeof(dir));
 	if (err)
 		return err;
 	snprintf(maps_path, sizeof(maps_path), "%s/maps", dir);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return -errno;
-	while (getline(&line, &line_cap, maps) > 0) {
-		unsigned long long start, end, offset, inode;
-		unsigned int major, minor;
-		char perms[8], *path = NULL;
+	err = procfs_maps__open(&maps, maps_path);
+	if (err)
+		return err;
+	while (procfs_maps__next(&maps, &m) > 0) {
+		unsigned long long start = m.start, end = m.end, offset = m.offset, inode = m.inode;
+		unsigned int major = m.major, minor = m.minor;
+		const char *path = m.path;
 		int64_t module;
-		int consumed = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &offset,
-			   &major, &minor, &inode, &consumed) < 7)
+		if (m.perms[2] != 'x')
 			continue;
-		if (perms[2] != 'x')
-			continue;
-		path = line + consumed;
-		path[strcspn(path, "\n")] = '\0';
 		if (!inode && strcmp(path, "[vdso]"))
 			continue; /* anonymous: JIT code, resolved through the perf map */
 		module =
@@ -310,8 +306,7 @@ int symbolizer__refresh(struct symbolizer *s)
 		}
 		mappings[nr++] = (struct mapping){start, end, offset, module};
 	}
-	free(line);
-	fclose(maps);
+	procfs_maps__close(&maps);
 	if (err) {
 		free(mappings);
 		return err;

@@ -18,6 +18,8 @@
 #include <bpf/bpf.h>
 
 #include "array.h"
+#include "base/clock.h"
+#include "base/procfs.h"
 #include "status.h"
 #include "sampling/unwind_table.h"
 
@@ -85,22 +87,6 @@ struct unwind_tables {
 	size_t nr_built, nr_failed, nr_deferred;
 	bool reported;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Copies rows into the BPF array through a mapping of just their pages, so
  * the rows do not stay in llmprof's memory. */
@@ -179,7 +165,7 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&t->lock);
 
-		start = thread_cpu_ns();
+		start = clock__thread_cpu_ns();
 		if (f->fd < 0)
 			f->fd = open(f->map_file, O_RDONLY | O_CLOEXEC);
 		if (f->fd < 0)
@@ -194,7 +180,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&t->lock);
 		if (!err && !f->sampled && t->next_row + table.nr_rows > t->max_rows / 4) {
 			free(table.rows);
-			t->build_ns += thread_cpu_ns() - start;
+			t->build_ns += clock__thread_cpu_ns() - start;
 			defer(t, f);
 			continue;
 		}
@@ -214,7 +200,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&t->lock);
 		f->table = table;
 		f->first_row = first;
-		f->build_ns = thread_cpu_ns() - start;
+		f->build_ns = clock__thread_cpu_ns() - start;
 		f->err = err;
 		f->state = err ? TABLE_FAILED : TABLE_READY;
 		t->queued--;
@@ -223,7 +209,7 @@ static void *worker_main(void *arg)
 			t->nr_failed++;
 		else
 			t->nr_built++;
-		t->last_ready_ns = monotonic_ns();
+		t->last_ready_ns = clock__monotonic_ns();
 		if (f->sampled)
 			t->sampled_ready_ns = t->last_ready_ns;
 		pthread_cond_broadcast(&t->built);
@@ -383,7 +369,7 @@ static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_ma
 	f->size = st.st_size;
 	f->state = TABLE_QUEUED;
 	if (!t->first_queued_ns)
-		t->first_queued_ns = monotonic_ns();
+		t->first_queued_ns = clock__monotonic_ns();
 	t->queued++;
 	t->reported = false;
 	pthread_cond_signal(&t->wake);
@@ -485,14 +471,14 @@ static void forget_process(struct unwind_tables *t, pid_t pid)
 int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 {
 	struct table_process *p;
-	char path[64], line[4096];
-	FILE *maps;
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	char path[64];
 	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	maps = fopen(path, "re");
-	if (!maps) {
-		err = -errno;
+	err = procfs_maps__open(&maps, path);
+	if (err) {
 		forget_process(t, pid);
 		return err;
 	}
@@ -505,17 +491,13 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 	for (size_t i = 0; i < p->nr_mappings; i++)
 		t->files[p->mappings[i].file]->users--;
 	p->nr_mappings = 0;
-	while (fgets(line, sizeof(line), maps)) {
-		unsigned long long start, end, offset, inode;
-		unsigned int major, minor;
-		char perms[5], file[4096];
+	while (procfs_maps__next(&maps, &m) > 0) {
+		unsigned long long start = m.start, end = m.end, offset = m.offset, inode = m.inode;
+		unsigned int major = m.major, minor = m.minor;
+		const char *file = m.path;
 		int64_t index;
 
-		file[0] = '\0';
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %4095[^\n]", &start, &end, perms,
-			   &offset, &major, &minor, &inode, file) < 7)
-			continue;
-		if (perms[2] != 'x')
+		if (m.perms[2] != 'x')
 			continue;
 		/* The vDSO: one image for every process, read from memory. */
 		if (!strcmp(file, "[vdso]")) {
@@ -561,7 +543,7 @@ int unwind_tables__update_process(struct unwind_tables *t, pid_t pid)
 	err = load_process(t, p);
 out:
 	pthread_mutex_unlock(&t->lock);
-	fclose(maps);
+	procfs_maps__close(&maps);
 	return err;
 }
 
@@ -650,16 +632,9 @@ size_t unwind_tables__pending(struct unwind_tables *t, bool sampled)
 
 int unwind_tables__wait(struct unwind_tables *t, unsigned int timeout_ms)
 {
-	struct timespec deadline;
+	struct timespec deadline = clock__realtime_after_ms(timeout_ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&t->lock);
 	while (wanted(t, true) && !err)
 		err = pthread_cond_timedwait(&t->built, &t->lock, &deadline);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "status.h"
 #include "sampler.h"
 #include "sampling/symbolizer.h"
@@ -232,19 +233,10 @@ static size_t complete_from_fp(struct unwinder *u, const uint64_t *fp, size_t nr
 	return added;
 }
 
-/* CPU time, not wall time: the cost stays honest on a loaded machine. */
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_copy *copy,
 		     size_t copy_bytes, uint64_t *addrs, uint16_t *nr, size_t max)
 {
-	uint64_t fp[MAX_STACK_DEPTH], frames[MAX_STACK_DEPTH], start = cpu_ns();
+	uint64_t fp[MAX_STACK_DEPTH], frames[MAX_STACK_DEPTH], start = clock__thread_cpu_ns();
 	size_t nr_fp = *nr < MAX_STACK_DEPTH ? *nr : MAX_STACK_DEPTH;
 	bool stale = false;
 	int err, ret;
@@ -295,13 +287,13 @@ int unwinder__unwind(struct unwinder *u, uint32_t tid, const struct user_stack_c
 	}
 	if (!u->nr_frames) {
 		/* Not even the leaf: keep what the frame pointers gave. */
-		u->stats.ns += cpu_ns() - start;
+		u->stats.ns += clock__thread_cpu_ns() - start;
 		return stale ? UNWIND_STALE : 0;
 	}
 	memcpy(addrs, frames, u->nr_frames * sizeof(*addrs));
 	*nr = u->nr_frames;
 	u->stats.frames += u->nr_frames;
-	u->stats.ns += cpu_ns() - start;
+	u->stats.ns += clock__thread_cpu_ns() - start;
 	return stale ? UNWIND_STALE : 0;
 }
 
