@@ -77,13 +77,13 @@ static int select_view(struct profile **profile, const char *view, const char *i
 		for (size_t i = 0; i < profile__nr_values(*profile) && used < sizeof(names); i++)
 			used += snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
 					 profile__value_type(*profile, i).name);
-		report__error("convert: no value '%s' in %s (it has %s)", view,
+		status__error("convert: no value '%s' in %s (it has %s)", view,
 			      profile_input__display_name(input), names);
 		return EXIT_USAGE;
 	}
 	err = profile__select_value(*profile, index, &one);
 	if (err) {
-		report__error("convert: %s", strerror(-err));
+		status__error("convert: %s", strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	profile__free(*profile);
@@ -152,7 +152,7 @@ int do_convert(int argc, char **argv)
 	read_options.keep_timeline = format__flags(format) & (FORMAT_TIMELINE | FORMAT_THREADS);
 	err = output_file__open(&output, output_path);
 	if (err) {
-		report__error("cannot create %s: %s", output_path, strerror(-err));
+		status__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	status = profile_input__load(argv[optind], &read_options, &profile, NULL);
@@ -164,7 +164,7 @@ int do_convert(int argc, char **argv)
 			goto cleanup;
 	}
 	if ((format__flags(format) & FORMAT_NEEDS_TIMELINE) && !chrome__has_timeline(profile)) {
-		report__error("convert: %s has no times (folded stacks, or a profile without "
+		status__error("convert: %s has no times (folded stacks, or a profile without "
 			      "timelines): -f %s needs a timeline",
 			      argv[optind], format__get(format)->name);
 		status = EXIT_USAGE;
@@ -174,7 +174,7 @@ int do_convert(int argc, char **argv)
 	    profile, format, &(struct writer_options){.python_lines = python_lines}, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {
-		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));
 		status = EXIT_RUNTIME;
 	}

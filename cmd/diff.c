@@ -155,14 +155,14 @@ int do_diff(int argc, char **argv)
 
 	err = output_file__open(&output, output_path);
 	if (err) {
-		report__error("cannot create %s: %s", output_path, strerror(-err));
+		status__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_DIFF_ERROR;
 	}
 	labels.base_name = profile_input__display_name(argv[optind]);
 	labels.new_name = profile_input__display_name(argv[optind + 1]);
 	diff = profile_diff__new(&options);
 	if (!diff) {
-		report__error("cannot compare the profiles: %s", strerror(ENOMEM));
+		status__error("cannot compare the profiles: %s", strerror(ENOMEM));
 		goto cleanup;
 	}
 	/* One profile in memory at a time: each is folded into the diff and
@@ -171,7 +171,7 @@ int do_diff(int argc, char **argv)
 		goto cleanup;
 	profile_input__set_unit(profile, base_format, folded_unit);
 	if (!profile__total_weight(profile))
-		report__warn("%s has no samples", labels.base_name);
+		status__warn("%s has no samples", labels.base_name);
 	err = profile_diff__add(diff, DIFF_BASE, profile);
 	profile__free(profile);
 	profile = NULL;
@@ -180,13 +180,13 @@ int do_diff(int argc, char **argv)
 	if (!err)
 		profile_input__set_unit(profile, new_format, folded_unit);
 	if (!err && !profile__total_weight(profile))
-		report__warn("%s has no samples", labels.new_name);
+		status__warn("%s has no samples", labels.new_name);
 	if (!err)
 		err = profile_diff__add(diff, DIFF_NEW, profile);
 	if (!err)
 		err = profile_diff__finish(diff);
 	if (err) {
-		report__error("cannot compare the profiles: %s", strerror(-err));
+		status__error("cannot compare the profiles: %s", strerror(-err));
 		goto cleanup;
 	}
 	labels.base_format = profile_format__name(base_format);
@@ -194,7 +194,7 @@ int do_diff(int argc, char **argv)
 	err = profile_diff__write(diff, format, &labels, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {
-		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));
 		goto cleanup;
 	}
@@ -207,11 +207,11 @@ int do_diff(int argc, char **argv)
 					    "";
 
 		if (regressions)
-			report__info("regression: %zu share%s grew by more than %.2f points%s",
+			status__info("regression: %zu share%s grew by more than %.2f points%s",
 				     regressions, regressions == 1 ? "" : "s", options.threshold,
 				     noise);
 		else
-			report__info("no share grew by more than %.2f points%s", options.threshold,
+			status__info("no share grew by more than %.2f points%s", options.threshold,
 				     noise);
 	}
 	status = regressions ? EXIT_REGRESSION : EXIT_OK;

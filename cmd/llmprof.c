@@ -67,7 +67,7 @@ int parse_seconds(const char *text, double *value)
 int finish_stdout(int status)
 {
 	if (fflush(stdout) || ferror(stdout)) {
-		report__error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		status__error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
 		return status ? status : EXIT_RUNTIME;
 	}
 	return status;
@@ -119,6 +119,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
 			return finish_stdout(commands[i].run(argc - 1, argv + 1));
-	report__error("unknown command '%s' (try 'llmprof --help')", name);
+	status__error("unknown command '%s' (try 'llmprof --help')", name);
 	return EXIT_USAGE;
 }

@@ -76,18 +76,18 @@ static int find_user(struct mcp_server *s, const char *user)
 		err = run_as__resolve_ids(getuid(), getgid(), &s->user);
 	}
 	if (err) {
-		report__error("mcp: %s", strerror(-err));
+		status__error("mcp: %s", strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	s->switch_ids = geteuid() != s->user.uid;
 	if (s->switch_ids && geteuid() != 0) {
-		report__error("mcp: acting for %s (uid %u) needs root; run it as that user",
+		status__error("mcp: acting for %s (uid %u) needs root; run it as that user",
 			      s->user.name, (unsigned)s->user.uid);
 		return EXIT_USAGE;
 	}
 	/* Root's own supplementary groups would stay with each switch. */
 	if (s->switch_ids && setgroups(0, NULL)) {
-		report__error("mcp: cannot clear the supplementary groups: %s", strerror(errno));
+		status__error("mcp: cannot clear the supplementary groups: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
@@ -217,14 +217,14 @@ int do_mcp(int argc, char **argv)
 	if (optind != argc)
 		return command_usage_error("mcp", "unexpected argument '%s'", argv[optind]);
 	if (!getcwd(s->cwd, sizeof(s->cwd))) {
-		report__error("mcp: cannot tell the current directory: %s", strerror(errno));
+		status__error("mcp: cannot tell the current directory: %s", strerror(errno));
 		return EXIT_RUNTIME;
 	}
 	status = find_user(s, user);
 	if (status)
 		goto cleanup;
 	if (s->user.uid == 0 && !allow_root) {
-		report__error("mcp: would act for root: start it through sudo from the user's "
+		status__error("mcp: would act for root: start it through sudo from the user's "
 			      "account, give --user USER, or --allow-root-commands");
 		status = EXIT_USAGE;
 		goto cleanup;
@@ -233,13 +233,13 @@ int do_mcp(int argc, char **argv)
 		roots[nr_roots++] = ".";
 	for (int i = 0; i < nr_roots; i++) {
 		if (mcp_access__add_root(s, roots[i], why)) {
-			report__error("mcp: invalid --root: %s", why);
+			status__error("mcp: invalid --root: %s", why);
 			status = EXIT_USAGE;
 			goto cleanup;
 		}
 	}
 	privilege__warn_missing();
-	report__info("mcp: acting for %s (uid %u), files under %s%s", s->user.name,
+	status__info("mcp: acting for %s (uid %u), files under %s%s", s->user.name,
 		     (unsigned)s->user.uid, s->roots[0].given, nr_roots > 1 ? " and more" : "");
 	s->out = stdout;
 	s->in_fd = fileno(stdin);

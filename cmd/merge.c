@@ -178,7 +178,7 @@ int do_merge(int argc, char **argv)
 
 		labels_text = strdup(labels_text);
 		if (!labels_text) {
-			report__error("out of memory");
+			status__error("out of memory");
 			return EXIT_RUNTIME;
 		}
 		for (char *t = strtok_r(labels_text, ",", &save); t && nr_labels < 4096;
@@ -199,13 +199,13 @@ int do_merge(int argc, char **argv)
 	}
 	err = output_file__open(&output, output_path);
 	if (err) {
-		report__error("cannot create %s: %s", output_path, strerror(-err));
+		status__error("cannot create %s: %s", output_path, strerror(-err));
 		free(labels_text);
 		return EXIT_RUNTIME;
 	}
 	merged = profile__new();
 	if (!merged) {
-		report__error("out of memory");
+		status__error("out of memory");
 		status = EXIT_RUNTIME;
 		goto cleanup;
 	}
@@ -220,7 +220,7 @@ int do_merge(int argc, char **argv)
 			merged->unit = one->unit;
 			merged->frequency = one->frequency;
 		} else if (one->unit != merged->unit) {
-			report__error("%s weighs in other units than %s: cannot merge them",
+			status__error("%s weighs in other units than %s: cannot merge them",
 				      profile_input__display_name(argv[i]),
 				      profile_input__display_name(argv[optind]));
 			profile__free(one);
@@ -232,14 +232,14 @@ int do_merge(int argc, char **argv)
 		err = add_profile(merged, one, labels_text ? labels[i - optind] : NULL);
 		profile__free(one);
 		if (err) {
-			report__error("cannot merge %s: %s", argv[i], strerror(-err));
+			status__error("cannot merge %s: %s", argv[i], strerror(-err));
 			status = EXIT_RUNTIME;
 			goto cleanup;
 		}
 	}
 	err = output_file__commit(&output, output__write(merged, format, VIEW_ALL, output.stream));
 	if (err) {
-		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));
 		status = EXIT_RUNTIME;
 	}

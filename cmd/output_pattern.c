@@ -133,9 +133,9 @@ int output_pattern__write(const char *pattern, const struct profile *profile,
 			err = output_file__commit(
 			    &file, output__write_with(one, format, options, file.stream));
 		if (err)
-			report__error("cannot write '%s': %s", paths[i], strerror(-err));
+			status__error("cannot write '%s': %s", paths[i], strerror(-err));
 		else
-			report__debug("wrote %zu process%s to %s", nr_group,
+			status__debug("wrote %zu process%s to %s", nr_group,
 				      nr_group > 1 ? "es" : "", paths[i]);
 		profile__free(one);
 	}

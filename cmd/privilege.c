@@ -93,19 +93,19 @@ int privilege__check_profile(bool off_cpu, bool uprobes, bool gpu_injection)
 	const char *missing = missing_for_sampling();
 
 	if (missing) {
-		report__error("missing %s: %s needs CAP_BPF and CAP_PERFMON (run as root, or "
+		status__error("missing %s: %s needs CAP_BPF and CAP_PERFMON (run as root, or "
 			      "give a copy of llmprof the file capabilities: see llmprof(1), "
 			      "PRIVILEGES)",
 			      missing, off_cpu ? "off-CPU profiling" : "CPU sampling");
 		return -1;
 	}
 	if (uprobes && !uprobes_allowed())
-		report__warn("missing CAP_SYS_ADMIN: uprobes (GPU memory, NCCL, GPU launch "
+		status__warn("missing CAP_SYS_ADMIN: uprobes (GPU memory, NCCL, GPU launch "
 			     "stacks, the dynamic loader's probe) need it on this kernel");
 	if (gpu_injection && !have(CAP_SYS_PTRACE))
-		report__warn("missing CAP_SYS_PTRACE: GPU capture in a running process needs it");
+		status__warn("missing CAP_SYS_PTRACE: GPU capture in a running process needs it");
 	if (kernel_names_hidden())
-		report__warn("missing CAP_SYSLOG: kernel frames are not named "
+		status__warn("missing CAP_SYSLOG: kernel frames are not named "
 			     "(/proc/kallsyms hides their addresses)");
 	return 0;
 }
@@ -115,14 +115,14 @@ void privilege__warn_missing(void)
 	const char *missing = missing_for_sampling();
 
 	if (missing)
-		report__warn("missing %s: the profile tool's CPU sampling needs CAP_BPF and "
+		status__warn("missing %s: the profile tool's CPU sampling needs CAP_BPF and "
 			     "CAP_PERFMON",
 			     missing);
 	if (!uprobes_allowed())
-		report__warn("missing CAP_SYS_ADMIN: the profile tool's uprobes (GPU memory, "
+		status__warn("missing CAP_SYS_ADMIN: the profile tool's uprobes (GPU memory, "
 			     "NCCL, GPU launch stacks, the dynamic loader's probe) need it on "
 			     "this kernel");
 	if (!have(CAP_SYS_PTRACE))
-		report__warn("missing CAP_SYS_PTRACE: the profile tool's GPU capture in a "
+		status__warn("missing CAP_SYS_PTRACE: the profile tool's GPU capture in a "
 			     "running process needs it");
 }

@@ -314,7 +314,7 @@ static void check_delivered_rate(const struct profile *profile, unsigned int fre
 	due = cpu_s * frequency;
 	if (due < 200 || profile->samples_taken + profile->samples_lost >= due / 2)
 		return;
-	report__warn("only %llu samples for the target's %.2f s of CPU time, where %u Hz "
+	status__warn("only %llu samples for the target's %.2f s of CPU time, where %u Hz "
 		     "would give about %.0f: the kernel throttled sampling "
 		     "(kernel.perf_event_max_sample_rate is %ld); the profile's shape holds, "
 		     "its counts are low",
@@ -327,7 +327,7 @@ static void check_delivered_rate(const struct profile *profile, unsigned int fre
 static int check_options(int argc, char **argv, struct profile_env *env, bool view_given)
 {
 	if (env->output.inverted && env->output.format != FORMAT_SVG) {
-		report__error("--inverted is for -f svg");
+		status__error("--inverted is for -f svg");
 		return EXIT_USAGE;
 	}
 	if (env->output.inverted)
@@ -339,30 +339,30 @@ static int check_options(int argc, char **argv, struct profile_env *env, bool vi
 	env->recording.sampling.bursts = env->recording.families.gpu_memory;
 	if ((format__flags(env->output.format) & FORMAT_NEEDS_TIMELINE) &&
 	    env->recording.families.view) {
-		report__error("-f %s writes timelines, which the memory and nccl views "
+		status__error("-f %s writes timelines, which the memory and nccl views "
 			      "lack: add --view cpu, gpu or all",
 			      format__get(env->output.format)->name);
 		return EXIT_USAGE;
 	}
 	if (env->recording.families.view && !strcmp(env->recording.families.view, "nccl") &&
 	    !env->recording.families.nccl) {
-		report__error("--view nccl needs the NCCL probes: drop --no-nccl");
+		status__error("--view nccl needs the NCCL probes: drop --no-nccl");
 		return EXIT_USAGE;
 	}
 	if (env->mode == MODE_ATTACH) {
 		env->recording.sampling.warm_up = true;
 		if (optind < argc) {
-			report__error("unexpected argument '%s' (attach takes -p PID)",
+			status__error("unexpected argument '%s' (attach takes -p PID)",
 				      argv[optind]);
 			return EXIT_USAGE;
 		}
 		if (!env->recording.sampling.pid) {
-			report__error("no process given: use -p PID");
+			status__error("no process given: use -p PID");
 			return EXIT_USAGE;
 		}
 	} else {
 		if (optind >= argc) {
-			report__error("no command to record: use 'llmprof record [OPTIONS] -- "
+			status__error("no command to record: use 'llmprof record [OPTIONS] -- "
 				      "COMMAND [ARGS...]'");
 			return EXIT_USAGE;
 		}
@@ -396,11 +396,11 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 		switch (opt) {
 		case 'p':
 			if (env->mode != MODE_ATTACH) {
-				report__error("-p is for 'llmprof attach'; record runs a command");
+				status__error("-p is for 'llmprof attach'; record runs a command");
 				return EXIT_USAGE;
 			}
 			if (parse_pids(optarg, env)) {
-				report__error("invalid PID list '%s' for -p: expected positive "
+				status__error("invalid PID list '%s' for -p: expected positive "
 					      "numbers separated by commas (at most %d)",
 					      optarg, MAX_PIDS);
 				return EXIT_USAGE;
@@ -408,7 +408,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &env->recording.sampling.duration)) {
-				report__error("invalid duration '%s' for -d: expected a positive "
+				status__error("invalid duration '%s' for -d: expected a positive "
 					      "number of seconds, at most %d (a year)",
 					      optarg, MAX_DURATION_S);
 				return EXIT_USAGE;
@@ -418,7 +418,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			long limit = frequency_limit();
 
 			if (parse_long(optarg, 1, limit, &value)) {
-				report__error("invalid frequency '%s' for -F: expected 1 to %ld Hz "
+				status__error("invalid frequency '%s' for -F: expected 1 to %ld Hz "
 					      "(higher rates stall the machine; "
 					      "kernel.perf_event_max_sample_rate is %ld)",
 					      optarg, limit, kernel_max_sample_rate());
@@ -432,7 +432,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			} else if (!strcmp(optarg, "fixed")) {
 				env->recording.sampling.fixed_intervals = true;
 			} else {
-				report__error("invalid sampling '%s' for --sampling: expected "
+				status__error("invalid sampling '%s' for --sampling: expected "
 					      "random or fixed",
 					      optarg);
 				return EXIT_USAGE;
@@ -445,19 +445,19 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 
 				format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ",
 					     "", false, NR_PROFILE_FORMATS);
-				report__error("invalid format '%s' for -f: expected %s", optarg,
+				status__error("invalid format '%s' for -f: expected %s", optarg,
 					      formats);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'o':
 			if (!optarg[0]) {
-				report__error("empty file name for -o");
+				status__error("empty file name for -o");
 				return EXIT_USAGE;
 			}
 			env->output.path = optarg;
 			if (!output_pattern__valid(optarg)) {
-				report__error("invalid -o name '%s': %% is followed by p (PID), r "
+				status__error("invalid -o name '%s': %% is followed by p (PID), r "
 					      "(rank), h (host name) or %%",
 					      optarg);
 				return EXIT_USAGE;
@@ -480,13 +480,13 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			int err;
 
 			if (env->mode != MODE_RECORD) {
-				report__error("--run-as is for 'llmprof record'; attach profiles "
+				status__error("--run-as is for 'llmprof record'; attach profiles "
 					      "a process as it runs");
 				return EXIT_USAGE;
 			}
 			err = run_as__resolve(optarg, &user);
 			if (err) {
-				report__error("invalid user '%s' for --run-as: %s", optarg,
+				status__error("invalid user '%s' for --run-as: %s", optarg,
 					      err == -ENOMEM ? strerror(ENOMEM) : "no such user");
 				return EXIT_USAGE;
 			}
@@ -511,7 +511,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 				env->recording.families.gpu_memory = true;
 				env->recording.families.view = optarg;
 			} else {
-				report__error(
+				status__error(
 				    "invalid view '%s' for --view: expected cpu, gpu, all, "
 				    "memory-peak, memory-leaks, memory-alloc or nccl",
 				    optarg);
@@ -529,7 +529,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_UNWIND:
 			if (parse_unwind(optarg, &env->recording.sampling)) {
-				report__error(
+				status__error(
 				    "invalid unwind mode '%s' for --unwind: expected auto, "
 				    "ehframe, fp, dwarf or compare, the last two optionally "
 				    "with ,BYTES of stack (%d to %d)",
@@ -545,7 +545,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			} else if (!strcmp(optarg, "wall")) {
 				env->recording.sampling.mode = SESSION_MODE_WALL;
 			} else {
-				report__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
+				status__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
 					      "or wall",
 					      optarg);
 				return EXIT_USAGE;
@@ -567,7 +567,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_OFF_CPU_MIN:
 			if (parse_long(optarg, 0, 10000000, &value)) {
-				report__error("invalid time '%s' for --off-cpu-min: expected 0 to "
+				status__error("invalid time '%s' for --off-cpu-min: expected 0 to "
 					      "10000000 microseconds",
 					      optarg);
 				return EXIT_USAGE;
@@ -576,7 +576,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_LAUNCH_STACK_RATE:
 			if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
-				report__error("invalid rate '%s' for --launch-stack-rate: expected 0 "
+				status__error("invalid rate '%s' for --launch-stack-rate: expected 0 "
 					      "to %d per second",
 					      optarg, MAX_LAUNCH_STACK_RATE);
 				return EXIT_USAGE;
@@ -584,7 +584,7 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			env->recording.sampling.launch_stack_rate = value;
 			break;
 		case 'v':
-			report__set_level(REPORT_VERBOSE);
+			status__set_level(STATUS_VERBOSE);
 			break;
 		case 'h':
 			usage(env->mode, stdout);
@@ -648,9 +648,9 @@ static void keep_profile(const struct profile_env *env, pid_t pid, const struct 
 					      },
 					      kept.stream));
 	if (err)
-		report__error("cannot keep the profile in %s either: %s", path, strerror(-err));
+		status__error("cannot keep the profile in %s either: %s", path, strerror(-err));
 	else
-		report__warn("the profile is kept in %s", path);
+		status__warn("the profile is kept in %s", path);
 }
 
 /*
@@ -667,7 +667,7 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 		/* As perf and py-spy do: a profile does not scroll past on a
 		 * terminal. */
 		if (progress__default_output(pid, env->output.format, default_path, size)) {
-			report__error("cannot name the output file");
+			status__error("cannot name the output file");
 			return -ENAMETOOLONG;
 		}
 		env->output.path = default_path;
@@ -683,7 +683,7 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 		err = output_file__open(output, env->output.path);
 	}
 	if (err)
-		report__error("cannot write '%s': %s", env->output.path, strerror(-err));
+		status__error("cannot write '%s': %s", env->output.path, strerror(-err));
 	return err;
 }
 
@@ -716,7 +716,7 @@ static int write_profile(struct profile_env *env, pid_t pid, struct output_file 
 		err = output__write_with(written, env->output.format, &options, output->stream);
 	err = output_file__commit(output, err);
 	if (err) {
-		report__error("cannot write the profile%s%s: %s", env->output.path ? " to " : "",
+		status__error("cannot write the profile%s%s: %s", env->output.path ? " to " : "",
 			      env->output.path ? env->output.path : "", strerror(-err));
 		keep_profile(env, pid, written);
 	}
@@ -773,7 +773,7 @@ static int run_profile(struct profile_env *env)
 	recording__print_summary(recording);
 	/* A failure to analyse loses no data: the profile is written. */
 	if (findings__print_top(written, SUMMARY_TOP_FINDINGS))
-		report__warn("not enough memory to look for findings");
+		status__warn("not enough memory to look for findings");
 	status = EXIT_OK;
 cleanup:
 	if (status != EXIT_OK)

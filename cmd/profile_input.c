@@ -27,18 +27,18 @@ int profile_input__load_result(const char *path, const struct profile_read_optio
 		err = profile_reader__read_stream(stdin, options, out, result);
 	if (err) {
 		if (result->line)
-			report__error("%s:%lu: %s", name, result->line, result->message);
+			status__error("%s:%lu: %s", name, result->line, result->message);
 		else
-			report__error("%s: %s", name, result->message);
+			status__error("%s: %s", name, result->message);
 		return err == -ENOMEM || err == -EIO ? EXIT_RUNTIME : EXIT_USAGE;
 	}
 	if (result->skipped)
-		report__warn("%s: skipped %llu malformed line%s (the first, line %lu: %s)", name,
+		status__warn("%s: skipped %llu malformed line%s (the first, line %lu: %s)", name,
 			     (unsigned long long)result->skipped, result->skipped == 1 ? "" : "s",
 			     result->line, result->message);
 	/* perf script files of several events: which one was read. */
 	if (result->nr_events > 1)
-		report__warn("%s: %u events (%s); read %s (choose with --event NAME)", name,
+		status__warn("%s: %u events (%s); read %s (choose with --event NAME)", name,
 			     result->nr_events, result->events, result->event_read);
 	return EXIT_OK;
 }
@@ -149,6 +149,6 @@ int command_usage_error(const char *command, const char *fmt, const char *arg)
 	char message[256];
 
 	snprintf(message, sizeof(message), fmt, arg);
-	report__error("%s: %s (try 'llmprof %s --help')", command, message, command);
+	status__error("%s: %s (try 'llmprof %s --help')", command, message, command);
 	return EXIT_USAGE;
 }

@@ -20,7 +20,7 @@
 
 bool progress__wanted(void)
 {
-	return report__level() >= REPORT_NORMAL && isatty(STDERR_FILENO);
+	return status__level() >= STATUS_NORMAL && isatty(STDERR_FILENO);
 }
 
 void progress__tick(void *ctx, const struct session *session)
@@ -40,7 +40,7 @@ void progress__tick(void *ctx, const struct session *session)
 	kernels = gpu_capture__kernels(pr->gpu);
 	if (kernels)
 		snprintf(gpu, sizeof(gpu), ", %zu GPU kernels", kernels);
-	report__progress("%.1f s: %llu samples, %llu lost%s%s", sp.elapsed_ns / 1e9,
+	status__progress("%.1f s: %llu samples, %llu lost%s%s", sp.elapsed_ns / 1e9,
 			 (unsigned long long)sp.samples, (unsigned long long)sp.lost, off_cpu, gpu);
 }
 

@@ -112,7 +112,7 @@ static int report_by_process(int nr, char **paths, const struct profile_read_opt
 		return usage_error("%s", "--by-process expects one or more INPUTs");
 	}
 	if (!profiles || !names) {
-		report__error("out of memory");
+		status__error("out of memory");
 		status = EXIT_RUNTIME;
 		goto cleanup;
 	}
@@ -130,7 +130,7 @@ static int report_by_process(int nr, char **paths, const struct profile_read_opt
 		err = output_file__commit(
 		    &output, process_report__write(profiles, names, nr, format, output.stream));
 	if (err) {
-		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));
 		status = EXIT_RUNTIME;
 	}
@@ -228,7 +228,7 @@ int do_report(int argc, char **argv)
 
 	err = output_file__open(&output, output_path);
 	if (err) {
-		report__error("cannot create %s: %s", output_path, strerror(-err));
+		status__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_RUNTIME;
 	}
 	status = profile_input__load_result(argv[optind], &read_options, &profile, &read_result);
@@ -252,7 +252,7 @@ int do_report(int argc, char **argv)
 		err = profile_report__write(profile, &options, format, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {
-		report__error("cannot write %s: %s", output_path ? output_path : "standard output",
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));
 		status = EXIT_RUNTIME;
 	}

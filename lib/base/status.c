@@ -7,16 +7,16 @@
 
 #include "status.h"
 
-static enum report_level current_level = REPORT_NORMAL;
+static enum status_level current_level = STATUS_NORMAL;
 /* A progress line is on the terminal, without its newline. */
 static bool progress_shown;
 
-void report__set_level(enum report_level level)
+void status__set_level(enum status_level level)
 {
 	current_level = level;
 }
 
-enum report_level report__level(void)
+enum status_level status__level(void)
 {
 	return current_level;
 }
@@ -27,16 +27,16 @@ static void emit(const char *prefix, const char *fmt, va_list ap)
 	char line[4096];
 
 	vsnprintf(line, sizeof(line), fmt, ap);
-	report__progress_clear();
+	status__progress_clear();
 	fprintf(stderr, "llmprof: %s%s\n", prefix, line);
 }
 
-void report__progress(const char *fmt, ...)
+void status__progress(const char *fmt, ...)
 {
 	char line[256];
 	va_list ap;
 
-	if (current_level < REPORT_NORMAL)
+	if (current_level < STATUS_NORMAL)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -47,7 +47,7 @@ void report__progress(const char *fmt, ...)
 	progress_shown = true;
 }
 
-void report__progress_clear(void)
+void status__progress_clear(void)
 {
 	if (!progress_shown)
 		return;
@@ -56,7 +56,7 @@ void report__progress_clear(void)
 	progress_shown = false;
 }
 
-void report__error(const char *fmt, ...)
+void status__error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,7 +65,7 @@ void report__error(const char *fmt, ...)
 	va_end(ap);
 }
 
-void report__warn(const char *fmt, ...)
+void status__warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -74,41 +74,41 @@ void report__warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-void report__info(const char *fmt, ...)
+void status__info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (current_level < REPORT_NORMAL)
+	if (current_level < STATUS_NORMAL)
 		return;
 	va_start(ap, fmt);
 	emit("", fmt, ap);
 	va_end(ap);
 }
 
-void report__debug(const char *fmt, ...)
+void status__debug(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (current_level < REPORT_VERBOSE)
+	if (current_level < STATUS_VERBOSE)
 		return;
 	va_start(ap, fmt);
 	emit("debug: ", fmt, ap);
 	va_end(ap);
 }
 
-void report__text(const char *fmt, ...)
+void status__text(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (current_level < REPORT_NORMAL)
+	if (current_level < STATUS_NORMAL)
 		return;
-	report__progress_clear();
+	status__progress_clear();
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
 
-const char *report__bpf_error(int err)
+const char *status__bpf_error(int err)
 {
 	switch (-err) {
 	case EPERM:

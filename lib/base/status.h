@@ -9,33 +9,33 @@
 
 #include <stdarg.h>
 
-enum report_level {
-	REPORT_QUIET = 0,
-	REPORT_NORMAL = 1,
-	REPORT_VERBOSE = 2,
+enum status_level {
+	STATUS_QUIET = 0,
+	STATUS_NORMAL = 1,
+	STATUS_VERBOSE = 2,
 };
 
-void report__set_level(enum report_level level);
-enum report_level report__level(void);
+void status__set_level(enum status_level level);
+enum status_level status__level(void);
 
 /* "llmprof: error: ...": the one line a user sees for a failure. */
-void report__error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status__error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "llmprof: warning: ..." */
-void report__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "llmprof: ...": status and progress, hidden by REPORT_QUIET. */
-void report__info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "llmprof: ...": status and progress, hidden by STATUS_QUIET. */
+void status__info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with -v. */
-void report__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status__debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Unprefixed text for multi-line blocks such as the summary. */
-void report__text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status__text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* One line that rewrites itself ("\r"), for a terminal only: the caller
  * checks isatty(2).  Any other report clears it first. */
-void report__progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void report__progress_clear(void);
+void status__progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void status__progress_clear(void);
 
 /* A failure to load or attach a BPF program (-errno) in words: permission
  * denied names the privileges it takes. */
-const char *report__bpf_error(int err);
+const char *status__bpf_error(int err);
 
 #endif /* LLMPROF_STATUS_H */

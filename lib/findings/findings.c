@@ -558,13 +558,13 @@ void findings__print_summary(const struct findings *fs, size_t top)
 
 	if (!n)
 		return;
-	report__info("findings (llmprof report --findings for the evidence):");
+	status__info("findings (llmprof report --findings for the evidence):");
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *f = &fs->items[i];
 
-		report__text("  %5.1f%% of %-10s %s\n", 100 * f->cost, f->cost_of, f->title);
+		status__text("  %5.1f%% of %-10s %s\n", 100 * f->cost, f->cost_of, f->title);
 		if (f->suggestion)
-			report__text("          -> %s\n", f->suggestion);
+			status__text("          -> %s\n", f->suggestion);
 	}
 }
 

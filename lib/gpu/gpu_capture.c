@@ -100,7 +100,7 @@ int gpu_capture__prepare_record(struct gpu_capture *gc)
 	bool shared;
 
 	if (getenv("CUDA_INJECTION64_PATH")) {
-		report__warn("CUDA_INJECTION64_PATH is already set (another CUDA tool?); GPU "
+		status__warn("CUDA_INJECTION64_PATH is already set (another CUDA tool?); GPU "
 			     "kernels are not profiled");
 		return -EBUSY;
 	}
@@ -189,28 +189,28 @@ int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t p
 	if (err)
 		return err;
 	if (!has_cuda) {
-		report__debug("process %d has no CUDA runtime loaded: CPU only", pid);
+		status__debug("process %d has no CUDA runtime loaded: CPU only", pid);
 		return 0;
 	}
 	request.image = agent_image__get(&request.image_size);
 	err = inject__run(pid, &request, &result);
 	if (err) {
-		report__warn("cannot load the GPU agent into process %d: %s%s%s; CPU only", pid,
+		status__warn("cannot load the GPU agent into process %d: %s%s%s; CPU only", pid,
 			     strerror(-err), result.message[0] ? ": " : "", result.message);
 		return err;
 	}
-	report__debug("GPU agent %s process %d in %.1f ms (thread %d stopped %.1f ms)",
+	status__debug("GPU agent %s process %d in %.1f ms (thread %d stopped %.1f ms)",
 		      result.reused ? "already loaded: started again in" : "loaded into", pid,
 		      result.total_ns / 1e6, result.tid, result.stopped_ns / 1e6);
 	if (result.start_result)
-		report__warn("the GPU agent in process %d did not start (%d); CPU only", pid,
+		status__warn("the GPU agent in process %d did not start (%d); CPU only", pid,
 			     result.start_result);
 	gc->active = true;
 	err = agent_mapping_path(pid, result.image_inode, path, sizeof(path));
 	if (!err)
 		err = session__attach_launch_probe(session, path);
 	if (err)
-		report__warn("GPU launch stacks unavailable (%s); kernels are kept unattributed",
+		status__warn("GPU launch stacks unavailable (%s); kernels are kept unattributed",
 			     strerror(-err));
 	return 0;
 }
@@ -273,7 +273,7 @@ void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profi
 	taken = session__counter(gc->session, COUNTER_LAUNCH_STACKS);
 	skipped = session__counter(gc->session, COUNTER_LAUNCH_SKIPPED);
 	if (skipped)
-		report__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
+		status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
 			     " launches past --launch-stack-rate %u per second and thread "
 			     "took a taken launch's stack\n",
 			     taken, skipped, gc->launch_stack_rate);
@@ -300,7 +300,7 @@ static int launches_prepare(void **state, const struct probe_family_env *env)
 	*state = NULL;
 	if (err) {
 		if (err != -ENOTSUP)
-			report__warn("GPU capture unavailable: %s; CPU only", strerror(-err));
+			status__warn("GPU capture unavailable: %s; CPU only", strerror(-err));
 		return 0;
 	}
 	if (env->record && gpu_capture__prepare_record(gc)) {
@@ -333,7 +333,7 @@ static int launches_attach(void **state, const struct probe_family_env *env)
 	gc->launch_stack_rate = env->sampling->launch_stack_rate;
 	if (env->record) {
 		if (gpu_capture__attach_record_probe(*state, env->session))
-			report__warn("GPU launch stacks unavailable; kernels are kept "
+			status__warn("GPU launch stacks unavailable; kernels are kept "
 				     "unattributed");
 		return 0;
 	}

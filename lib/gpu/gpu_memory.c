@@ -179,7 +179,7 @@ static int probe_library_multi(struct gpu_memory *m, const char *path, const cha
 		    which ? ret_cookies : entry_cookies, which ? nr_ret : nr_entry, which,
 		    m->probe.only_pid > 0 ? m->probe.only_pid : 0);
 		if (fd < 0) {
-			report__warn("cannot probe the memory calls in %s: %s", mapped,
+			status__warn("cannot probe the memory calls in %s: %s", mapped,
 				     strerror(-fd));
 			return fd;
 		}
@@ -187,7 +187,7 @@ static int probe_library_multi(struct gpu_memory *m, const char *path, const cha
 		if (err)
 			return err;
 	}
-	report__debug("GPU memory: %u functions probed in %s", nr_entry, mapped);
+	status__debug("GPU memory: %u functions probed in %s", nr_entry, mapped);
 	return 0;
 }
 
@@ -227,7 +227,7 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 	library_kind(mapped, &match.kind);
 	err = library_probe__function_offsets(path, false, memory_call_index, &match, offsets);
 	if (err) {
-		report__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
+		status__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
 		return 0;
 	}
 	if (m->multi)
@@ -245,13 +245,13 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 							   m->skel->progs.gpu_memory_return, path,
 							   offsets[k], cookie, true);
 		if (err) {
-			report__warn("cannot probe %s in %s: %s", call->symbol, mapped,
+			status__warn("cannot probe %s in %s: %s", call->symbol, mapped,
 				     strerror(-err));
 			return err;
 		}
 		nr_functions++;
 	}
-	report__debug("GPU memory: %u functions probed in %s", nr_functions, mapped);
+	status__debug("GPU memory: %u functions probed in %s", nr_functions, mapped);
 	return 0;
 }
 
@@ -420,7 +420,7 @@ static int memory_open(void **state, const struct probe_family_env *env)
 	    gpu_memory__open((struct gpu_memory **)state, env->session, env->pid, env->record);
 
 	if (err)
-		report__error("cannot load the GPU memory probes: %s", report__bpf_error(err));
+		status__error("cannot load the GPU memory probes: %s", status__bpf_error(err));
 	return err;
 }
 
@@ -429,7 +429,7 @@ static int memory_attach(void **state, const struct probe_family_env *env)
 	int err = gpu_memory__attach(*state, !env->record);
 
 	if (err)
-		report__error("cannot probe the CUDA libraries of process %d: %s", env->pid,
+		status__error("cannot probe the CUDA libraries of process %d: %s", env->pid,
 			      strerror(-err));
 	return err;
 }

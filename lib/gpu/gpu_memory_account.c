@@ -539,21 +539,21 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 	if (!m || !m->finished)
 		return;
 	gpu_memory__format_bytes(total, sizeof(total), m->allocated);
-	report__info("GPU memory: %" PRIu64 " allocations (%s) and %" PRIu64
+	status__info("GPU memory: %" PRIu64 " allocations (%s) and %" PRIu64
 		     " frees in %.2f s: %.1f allocations/s; %" PRIu64 " failed",
 		     m->nr_allocs, total, m->nr_frees, seconds,
 		     seconds > 0 ? m->nr_allocs / seconds : 0.0, m->nr_failed);
 	if (!m->probe.nr_libraries)
-		report__info("  no CUDA library (libcuda, libcudart) was loaded: nothing to probe");
+		status__info("  no CUDA library (libcuda, libcudart) was loaded: nothing to probe");
 	if (m->probe.lost)
-		report__warn("%" PRIu64 " GPU memory calls lost (ring buffer full): the "
+		status__warn("%" PRIu64 " GPU memory calls lost (ring buffer full): the "
 			     "accounting is incomplete",
 			     m->probe.lost);
 	if (m->attach_mode && !m->before_known)
-		report__info("  memory allocated before attach is not known (no NVML): the peak "
+		status__info("  memory allocated before attach is not known (no NVML): the peak "
 			     "counts what was allocated since");
 	if (m->unknown_frees)
-		report__info("  %" PRIu64 " frees of memory allocated before the probes were in",
+		status__info("  %" PRIu64 " frees of memory allocated before the probes were in",
 			     m->unknown_frees);
 	memcpy(devices, m->devices, m->nr_devices * sizeof(*devices));
 	qsort(devices, m->nr_devices, sizeof(*devices), compare_devices);
@@ -568,7 +568,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			gpu_memory__format_bytes(total, sizeof(total), d->before);
 			snprintf(before, sizeof(before), " (%s before attach)", total);
 		}
-		report__info("  %s: peak %s at %.3f s%s; %s still allocated at the end", name,
+		status__info("  %s: peak %s at %.3f s%s; %s still allocated at the end", name,
 			     bytes, d->peak_time_ns / 1e9, before, end);
 		nr = group_rows(m, select_peak, d, &rows);
 		for (size_t k = 0; k < nr && k < SUMMARY_TOP_STACKS; k++) {
@@ -577,7 +577,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			gpu_memory__format_bytes(bytes, sizeof(bytes), rows[k].bytes);
 			library_probe__describe_stack(m->frames_profile, m->stacks.frames + e->frames,
 						      e->nr_frames, stack, sizeof(stack));
-			report__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
+			status__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
 				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0, rows[k].count,
 				     gpu_memory_calls[rows[k].call].name, stack);
 		}
@@ -585,7 +585,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 	}
 	nr = group_rows(m, select_failed, NULL, &rows);
 	if (nr)
-		report__info("  failed allocations:");
+		status__info("  failed allocations:");
 	for (size_t k = 0; k < nr && k < SUMMARY_TOP_STACKS; k++) {
 		const struct memory_event *e = &m->events[rows[k].first];
 		char where[TASK_COMM_LEN + 128] = "";
@@ -596,7 +596,7 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 		if (m->nr_processes > 1)
 			snprintf(where, sizeof(where), " in %s (PID %d)", process_name(m, e),
 				 e->pid);
-		report__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s%s", rows[k].count,
+		status__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s%s", rows[k].count,
 			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e), e->result, stack,
 			     where);
 	}

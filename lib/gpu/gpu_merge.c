@@ -750,62 +750,62 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	}
 	total = s.kernels + s.memcpys + s.memsets;
 	if (stats.folded)
-		report__text("  timeline keeps the first %zu of %" PRIu64 " GPU records; GPU time "
+		status__text("  timeline keeps the first %zu of %" PRIu64 " GPU records; GPU time "
 			     "of all %" PRIu64 " is in the stacks\n",
 			     gs->nr_records, gs->nr_records + stats.folded,
 			     gs->nr_records + stats.folded);
 
-	report__text("GPU summary (%zu agent%s):\n", stats.agents, stats.agents == 1 ? "" : "s");
+	status__text("GPU summary (%zu agent%s):\n", stats.agents, stats.agents == 1 ? "" : "s");
 	for (uint32_t d = 0; d < s.nr_devices; d++) {
 		char label[256] = "";
 
 		if (profile__gpu_several_processes(p))
 			profile__gpu_process_label(p, s.processes[d], label, sizeof(label));
-		report__text("  device %u%s%s: busy %.1f%% of %.3f s wall time\n", s.devices[d],
+		status__text("  device %u%s%s: busy %.1f%% of %.3f s wall time\n", s.devices[d],
 			     label[0] ? " of " : "", label,
 			     s.wall_ns ? 100.0 * s.busy_ns[d] / s.wall_ns : 0.0, s.wall_ns / 1e9);
 	}
-	report__text("  kernels %" PRIu64 " (%.3f s), memcpy %" PRIu64 " (%.1f MiB, %.3f s), "
+	status__text("  kernels %" PRIu64 " (%.3f s), memcpy %" PRIu64 " (%.1f MiB, %.3f s), "
 		     "memset %" PRIu64 " (%.3f s)\n",
 		     s.kernels, s.kernel_ns / 1e9, s.memcpys, memcpy_bytes / 1048576.0,
 		     s.memcpy_ns / 1e9, s.memsets, s.memset_ns / 1e9);
 	if (s.nr_top)
-		report__text("  top kernels by GPU time:\n");
+		status__text("  top kernels by GPU time:\n");
 	for (size_t i = 0; i < s.nr_top; i++)
-		report__text("    %5.1f%% %10.3f ms %8" PRIu64 "  %s\n",
+		status__text("    %5.1f%% %10.3f ms %8" PRIu64 "  %s\n",
 			     s.kernel_ns ? 100.0 * s.top[i].total_ns / s.kernel_ns : 0.0,
 			     s.top[i].total_ns / 1e6, s.top[i].count,
 			     p->frames[s.top[i].frame].name);
 	if (stats.probed < stats.outer_launches)
-		report__text("  launch probe fired for %zu of %zu launches (rate limit "
+		status__text("  launch probe fired for %zu of %zu launches (rate limit "
 			     "LLMPROF_AGENT_PROBE_RATE)\n",
 			     stats.probed, stats.outer_launches);
 	if (stats.inferred)
-		report__text("  %zu GPU activities whose launch fired no probe took the stack of a "
+		status__text("  %zu GPU activities whose launch fired no probe took the stack of a "
 			     "launch of the same kernel\n",
 			     stats.inferred);
 	if (s.unattributed)
-		report__text("  unattributed: %" PRIu64
+		status__text("  unattributed: %" PRIu64
 			     " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
 	if (stats.dropped_by_agent)
-		report__text("  dropped: %" PRIu64 " records in the agents\n",
+		status__text("  dropped: %" PRIu64 " records in the agents\n",
 			     stats.dropped_by_agent);
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		const struct gpu_agent_info *a = &gs->agents[i];
 
 		if (a->incomplete)
-			report__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "
+			status__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "
 				     "when the capture stopped, or without valid times\n",
 				     a->pid, a->incomplete);
 		if (a->notice)
-			report__text("  pid %u: %s\n", a->pid, a->notice);
+			status__text("  pid %u: %s\n", a->pid, a->notice);
 		if (a->other_subscriber)
-			report__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,
+			status__text("  pid %u: CUPTI in use by %s, no GPU data\n", a->pid,
 				     a->other_tool && a->other_tool[0] ? a->other_tool
 								       : "another tool");
 		else if (a->hello && !a->goodbye)
-			report__text(
+			status__text(
 			    "  pid %u: agent did not finish, its last records are missing\n",
 			    a->pid);
 	}

@@ -130,7 +130,7 @@ static int add_record(struct gpu_session *gs, const struct gpu_record *r)
 		gs->stats.memsets++;
 	if (gs->nr_records >= gs->timeline_records) {
 		if (!gs->folded)
-			report__info("GPU timeline full at %zu records; later ones are added to "
+			status__info("GPU timeline full at %zu records; later ones are added to "
 				     "their stacks' totals only",
 				     gs->nr_records);
 		err = fold_table__add(gs, r);
@@ -231,7 +231,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		if (info->hello || m.path_length > body_len - sizeof(m))
 			return -EBADMSG;
 		if (m.protocol_version != GPU_PROTOCOL_VERSION) {
-			report__warn("GPU agent of pid %u speaks protocol %u, llmprof %u: ignored",
+			status__warn("GPU agent of pid %u speaks protocol %u, llmprof %u: ignored",
 				     m.pid, m.protocol_version, GPU_PROTOCOL_VERSION);
 			return -EPROTO;
 		}
@@ -253,7 +253,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 				return -ENOMEM;
 		}
 		read_comm(info->pid, info->comm);
-		report__debug("GPU agent %s of pid %u (%s) uses %s, clock %s", info->version,
+		status__debug("GPU agent %s of pid %u (%s) uses %s, clock %s", info->version,
 			      info->pid, info->comm, info->cupti_path ? info->cupti_path : "?",
 			      m.clock_mode == GPU_CLOCK_CALLBACK ? "callback" : "offset");
 		break;
@@ -398,7 +398,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		info->other_subscriber = true;
 		free(info->other_tool);
 		info->other_tool = m.length ? text_dup(body + sizeof(m), m.length) : NULL;
-		report__warn(
+		status__warn(
 		    "CUPTI in pid %u is in use by %s: no GPU data from it, CPU only", info->pid,
 		    info->other_tool && info->other_tool[0] ? info->other_tool : "another tool");
 		break;
@@ -415,14 +415,14 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 		free(*text);
 		*text = text_dup(body + sizeof(m), m.length);
 		if (h.type == GPU_MSG_NOTICE)
-			report__warn("GPU data of pid %u: %s", info->pid,
+			status__warn("GPU data of pid %u: %s", info->pid,
 				     info->notice ? info->notice : "incomplete");
 		/* -ENOTSUP: the agent chose not to capture, and says why. */
 		else if (m.error == -ENOTSUP)
-			report__warn("CPU only for pid %u: %s", info->pid,
+			status__warn("CPU only for pid %u: %s", info->pid,
 				     info->error ? info->error : "GPU capture not safe");
 		else
-			report__warn("GPU agent in pid %u: %s", info->pid,
+			status__warn("GPU agent in pid %u: %s", info->pid,
 				     info->error ? info->error : "error");
 		break;
 	}
@@ -469,10 +469,10 @@ int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent)
 void gpu_session__end_malformed(struct gpu_session *gs, uint32_t agent, int err)
 {
 	if (err == -ENOMEM)
-		report__warn("GPU agent of pid %u: out of memory, its data stops here",
+		status__warn("GPU agent of pid %u: out of memory, its data stops here",
 			     gs->agents[agent].pid);
 	else if (err != -EPROTO)
-		report__warn("GPU agent of pid %u sent malformed data: connection closed",
+		status__warn("GPU agent of pid %u sent malformed data: connection closed",
 			     gs->agents[agent].pid);
 	gs->agents[agent].malformed = true;
 	gs->stats.malformed++;

@@ -189,13 +189,13 @@ static int accept_connections(struct gpu_session *gs, bool stopping)
 				return 0;
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
-				report__warn("cannot accept a GPU agent: %s", strerror(errno));
+				status__warn("cannot accept a GPU agent: %s", strerror(errno));
 				return 0;
 			}
 			return -errno;
 		}
 		if (!peer_allowed(gs, fd, &cred)) {
-			report__warn("GPU agent socket: refused a connection from uid %u pid %d",
+			status__warn("GPU agent socket: refused a connection from uid %u pid %d",
 				     cred.uid, cred.pid);
 			gs->stats.rejected++;
 			close(fd);
@@ -204,7 +204,7 @@ static int accept_connections(struct gpu_session *gs, bool stopping)
 		agent = gpu_session__add_agent(gs, fd);
 		if (agent < 0) {
 			close(fd);
-			report__warn("cannot accept a GPU agent: %s", strerror((int)-agent));
+			status__warn("cannot accept a GPU agent: %s", strerror((int)-agent));
 			continue;
 		}
 		gs->agents[agent].pid = cred.pid;
@@ -238,7 +238,7 @@ static void read_connection(struct gpu_session *gs, uint32_t agent)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				return;
-			report__debug("GPU agent of pid %u: %s", gs->agents[agent].pid,
+			status__debug("GPU agent of pid %u: %s", gs->agents[agent].pid,
 				      strerror(errno));
 			gpu_session__close_connection(gs, agent);
 			return;
@@ -332,7 +332,7 @@ int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		if (gs->connections[i].fd < 0)
 			continue;
-		report__warn(
+		status__warn(
 		    "GPU agent of pid %u did not finish in %u ms; its last records are lost",
 		    gs->agents[i].pid, timeout_ms);
 		gpu_session__close_connection(gs, i);
@@ -378,7 +378,7 @@ static size_t timeline_records(void)
 	errno = 0;
 	n = strtoull(text, &end, 10);
 	if (errno || *end || !n || n > DEFAULT_TIMELINE_RECORDS) {
-		report__warn(
+		status__warn(
 		    "LLMPROF_GPU_TIMELINE_RECORDS=%s is not a count from 1 to %u; using %u", text,
 		    DEFAULT_TIMELINE_RECORDS, DEFAULT_TIMELINE_RECORDS);
 		return DEFAULT_TIMELINE_RECORDS;

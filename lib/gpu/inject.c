@@ -542,7 +542,7 @@ int inject__run(pid_t pid, const struct inject_request *request, struct inject_r
 	target_maps__free(&injection.maps);
 	result->total_ns = clock__monotonic_ns() - start_ns;
 	if (injection.err)
-		report__debug("inject: process %d: %s%s%s", pid, strerror(-injection.err),
+		status__debug("inject: process %d: %s%s%s", pid, strerror(-injection.err),
 			      result->message[0] ? ": " : "", result->message);
 	return injection.err;
 }

@@ -287,7 +287,7 @@ static int probe_loader(struct library_probe *lp, const char *path, const char *
 		return err;
 	link = bpf_program__attach_uprobe_opts(lp->loader_program, lp->only_pid, path, 0, &options);
 	if (!link) {
-		report__warn("cannot probe the dynamic loader %s (%s): %s it loads from now on "
+		status__warn("cannot probe the dynamic loader %s (%s): %s it loads from now on "
 			     "are not seen",
 			     mapped, strerror(errno), lp->what);
 		return 0;
@@ -426,7 +426,7 @@ int library_probe__on_load(struct library_probe *lp, pid_t pid)
 	int err = scan_maps(lp, pid);
 
 	if (err && err != -ENOENT && !lp->loader_error) {
-		report__warn("cannot probe %s process %d loaded: %s", lp->what, pid,
+		status__warn("cannot probe %s process %d loaded: %s", lp->what, pid,
 			     strerror(-err));
 		lp->loader_error = err;
 	}
@@ -449,7 +449,7 @@ void library_probe__detach(struct library_probe *lp)
 	library_probe__destroy_links(lp->links, lp->nr_links);
 	lp->nr_links = 0;
 	if (nr)
-		report__debug("%s: %zu links removed in %.0f ms", lp->what, nr,
+		status__debug("%s: %zu links removed in %.0f ms", lp->what, nr,
 			      (clock__monotonic_ns() - start) / 1e6);
 	lp->lost = session__counter(lp->session, lp->lost_counter);
 	/* The target may be stopped on a load no one answers now. */

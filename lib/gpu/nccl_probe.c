@@ -141,7 +141,7 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 
 	err = library_probe__function_offsets(path, true, nccl_call_index, NULL, offsets);
 	if (err) {
-		report__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
+		status__warn("no NCCL functions found in %s: %s", mapped, strerror(-err));
 		return 0;
 	}
 	for (size_t k = 0; k < NCCL_NR_CALLS; k++) {
@@ -158,14 +158,14 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 			err = library_probe__attach_uprobe(&n->probe, n->skel->progs.nccl_return,
 							   path, offsets[k], cookie, true);
 		if (err) {
-			report__warn("cannot probe %s in %s: %s", nccl_calls[k].symbol, mapped,
+			status__warn("cannot probe %s in %s: %s", nccl_calls[k].symbol, mapped,
 				     strerror(-err));
 			return err;
 		}
 		probed++;
 	}
 	n->nr_probed += probed;
-	report__debug("NCCL: %u functions probed in %s", probed, mapped);
+	status__debug("NCCL: %u functions probed in %s", probed, mapped);
 	return 0;
 }
 
@@ -212,7 +212,7 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 	event->thread = thread;
 	event->stack = stack;
 	event->frames = -1;
-	report__debug("NCCL: %s count %" PRIu64 " type %u op %u peer %d comm 0x%" PRIx64
+	status__debug("NCCL: %s count %" PRIu64 " type %u op %u peer %d comm 0x%" PRIx64
 		      " stream 0x%" PRIx64 ": %" PRId64,
 		      nccl_calls[event->call].name, event->count, event->type, event->op,
 		      event->peer, event->comm, event->stream, event->result);
@@ -404,7 +404,7 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 		char bytes[32];
 
 		text_output__bytes(bytes, sizeof(bytes), total_bytes);
-		report__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64
+		status__info("NCCL: %" PRIu64 " calls, %s, %" PRIu64
 			     " groups, %u functions probed%s",
 			     total_calls, bytes, groups, n->nr_probed,
 			     n->probe.lost ? " (some calls lost: ring buffer full)" : "");
@@ -414,14 +414,14 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 
 		for (char *line = table, *end; line && *line; line = end + 1) {
 			end = strchrnul(line, '\n');
-			report__info("  %.*s", (int)(end - line), line);
+			status__info("  %.*s", (int)(end - line), line);
 			if (!*end)
 				break;
 		}
 		free(table);
 	}
 	if (nr_failed)
-		report__info("  failed calls:");
+		status__info("  failed calls:");
 	for (size_t k = 0; k < nr_failed && k < SUMMARY_ROWS; k++) {
 		const struct nccl_event *e = &n->events[failed[k].first];
 		char stack[512];
@@ -431,7 +431,7 @@ void nccl_probe__print_summary(const struct nccl_probe *n)
 			text_output__bytes(bytes, sizeof(bytes), nccl_event__bytes(e));
 		library_probe__describe_stack(n->frames_profile, n->stacks.frames + e->frames,
 					      e->nr_frames, stack, sizeof(stack));
-		report__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
+		status__info("    %" PRIu64 " x %s%s%s: %s (%" PRId64 ") at %s", failed[k].calls,
 			     nccl_calls[e->call].name, bytes[0] ? " " : "", bytes,
 			     result_name(e->result), e->result, stack);
 	}
@@ -473,7 +473,7 @@ static bool nccl_wanted(const struct probe_family_env *env)
 	for (size_t i = 0; i < sampling->nr_more_pids; i++)
 		if (library_probe__mapped(sampling->more_pids[i], sampling->children, is_nccl, NULL))
 			return true;
-	report__debug("no process of the target maps libnccl: no NCCL probes");
+	status__debug("no process of the target maps libnccl: no NCCL probes");
 	return false;
 }
 
@@ -483,7 +483,7 @@ static int nccl_open(void **state, const struct probe_family_env *env)
 	    nccl_probe__open((struct nccl_probe **)state, env->session, env->pid, env->record);
 
 	if (err) {
-		report__warn("NCCL probes unavailable: %s", report__bpf_error(err));
+		status__warn("NCCL probes unavailable: %s", status__bpf_error(err));
 		*state = NULL;
 	}
 	return 0;
@@ -492,7 +492,7 @@ static int nccl_open(void **state, const struct probe_family_env *env)
 static int nccl_attach(void **state, const struct probe_family_env *env)
 {
 	if (nccl_probe__attach(*state)) {
-		report__warn("cannot probe libnccl in process %d; no NCCL calls", env->pid);
+		status__warn("cannot probe libnccl in process %d; no NCCL calls", env->pid);
 		nccl_probe__close(*state);
 		*state = NULL;
 	}
@@ -531,7 +531,7 @@ static int nccl_view(void *state, const char *view, const struct probe_family_re
 	if (state)
 		err = nccl_probe__profile(state, out);
 	else
-		report__warn("no NCCL probes: the NCCL profile is empty");
+		status__warn("no NCCL probes: the NCCL profile is empty");
 	if (!err && !*out) {
 		*out = profile__new();
 		if (!*out)

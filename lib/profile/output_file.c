@@ -225,7 +225,7 @@ static void remove_stale_temps(const char *dir, const char *base)
 		if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
 		    st.st_mtime < now - STALE_TEMP_AGE_S && !flock(fd, LOCK_EX | LOCK_NB) &&
 		    !unlinkat(dirfd(d), entry->d_name, 0))
-			report__debug("removed %s/%s, left by a killed llmprof", dir,
+			status__debug("removed %s/%s, left by a killed llmprof", dir,
 				      entry->d_name);
 		close(fd);
 	}
@@ -245,7 +245,7 @@ static int check_directory(const char *dir, const char *path)
 		return -EROFS;
 	free_bytes = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
 	if (free_bytes < OUTPUT_LOW_SPACE)
-		report__warn("only %llu KiB free on the file system of '%s'; the profile may not "
+		status__warn("only %llu KiB free on the file system of '%s'; the profile may not "
 			     "fit",
 			     free_bytes / 1024, path);
 	return 0;
@@ -296,7 +296,7 @@ static int create_temp(struct output_file *file, const char *target, const struc
 	flock(fd, LOCK_EX | LOCK_NB);
 	if (st->st_nlink) {
 		if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid))
-			report__debug("cannot give %s its owner back: %s", file->path,
+			status__debug("cannot give %s its owner back: %s", file->path,
 				      strerror(errno));
 		fchmod(fd, st->st_mode & 07777);
 	} else {

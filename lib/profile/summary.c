@@ -142,17 +142,17 @@ static void print_waits(const struct profile *p, uint64_t total)
 			break;
 		rows[nr_rows++] = row;
 	}
-	report__info("off-CPU: %.1f%% of the time in %llu waits (%llu shorter than the minimum "
+	status__info("off-CPU: %.1f%% of the time in %llu waits (%llu shorter than the minimum "
 		     "counted, %.1f ms in all; %llu lost)",
 		     total ? 100.0 * off / total : 0.0, (unsigned long long)p->off_cpu_intervals,
 		     (unsigned long long)p->off_cpu_short, p->off_cpu_short_ns / 1e6,
 		     (unsigned long long)p->off_cpu_lost);
 	if (p->off_cpu_lost)
-		report__warn("%llu off-CPU waits were lost (ring buffer full); raise --off-cpu-min",
+		status__warn("%llu off-CPU waits were lost (ring buffer full); raise --off-cpu-min",
 			     (unsigned long long)p->off_cpu_lost);
 	qsort(rows, nr_rows, sizeof(*rows), compare_waits);
 	if (nr_rows)
-		report__info(idle ? "top waits of the threads that also ran (%zu threads only "
+		status__info(idle ? "top waits of the threads that also ran (%zu threads only "
 				    "waited):"
 				  : "top waits:",
 			     idle);
@@ -162,7 +162,7 @@ static void print_waits(const struct profile *p, uint64_t total)
 		const struct ml_wait *named = rows[i].named;
 
 		if (named == &bare_gil_wait) {
-			report__text("  %6.2f%%  %s (%s) under %s\n",
+			status__text("  %6.2f%%  %s (%s) under %s\n",
 				     100.0 * rows[i].weight / total, named->meaning, reason,
 				     caller->name);
 		} else if (named) {
@@ -171,11 +171,11 @@ static void print_waits(const struct profile *p, uint64_t total)
 			int len = strlen(text);
 
 			len -= len && text[len - 1] == '*';
-			report__text("  %6.2f%%  %s (%.*s, %s) under %s\n",
+			status__text("  %6.2f%%  %s (%.*s, %s) under %s\n",
 				     100.0 * rows[i].weight / total, named->meaning, len, text,
 				     reason, caller->name);
 		} else
-			report__text("  %6.2f%%  %s under %s\n", 100.0 * rows[i].weight / total,
+			status__text("  %6.2f%%  %s under %s\n", 100.0 * rows[i].weight / total,
 				     reason, caller->name);
 	}
 	free(rows);
@@ -219,7 +219,7 @@ static void print_unnamed(const struct profile *p, uint64_t total)
 	}
 	free(seen);
 	if (frames)
-		report__info("%zu frames had no symbol (in %.1f%% of the stacks, named "
+		status__info("%zu frames had no symbol (in %.1f%% of the stacks, named "
 			     "[library+0xOFFSET]); debuginfod (set DEBUGINFOD_URLS) or the "
 			     "libraries' -dbgsym/-debuginfo packages would name them",
 			     frames, total ? 100.0 * weight / total : 0.0);
@@ -236,28 +236,28 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 		if (p->stacks[i].depth && !profile__stack_is_gpu(p, i))
 			total += p->stacks[i].weight;
 	if (p->frequency)
-		report__info("profiled PID %d for %.2f s at %u Hz (%s intervals): %llu samples, "
+		status__info("profiled PID %d for %.2f s at %u Hz (%s intervals): %llu samples, "
 			     "%llu lost, %zu threads",
 			     pid, p->duration_ns / 1e9, p->frequency,
 			     p->random_intervals ? "random" : "fixed",
 			     (unsigned long long)p->samples_taken,
 			     (unsigned long long)p->samples_lost, p->nr_threads);
 	else
-		report__info("profiled PID %d for %.2f s: %zu threads", pid, p->duration_ns / 1e9,
+		status__info("profiled PID %d for %.2f s: %zu threads", pid, p->duration_ns / 1e9,
 			     p->nr_threads);
 	if (p->processes > 1 || p->children_followed)
-		report__info("%u processes sampled; %llu child processes joined by fork%s",
+		status__info("%u processes sampled; %llu child processes joined by fork%s",
 			     p->processes, (unsigned long long)p->children_followed,
 			     p->children_followed + 1 > p->processes
 				 ? " (those that never ran during a sample period have no samples)"
 				 : "");
 	if (p->children_lost)
-		report__warn("%llu forked processes were not followed: the target set is full",
+		status__warn("%llu forked processes were not followed: the target set is full",
 			     (unsigned long long)p->children_lost);
 	if (p->off_cpu_intervals || p->off_cpu_short || p->off_cpu_lost)
 		print_waits(p, total);
 	if (p->samples_lost)
-		report__warn("%llu samples were lost (ring buffer full); try a lower -F",
+		status__warn("%llu samples were lost (ring buffer full); try a lower -F",
 			     (unsigned long long)p->samples_lost);
 	{
 		uint64_t cut = 0, all = 0;
@@ -276,36 +276,36 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 				}
 		}
 		if (cut)
-			report__warn(
+			status__warn(
 			    "%.1f%% of the stacks were deeper than %d frames and are cut at "
 			    "their root (marked [truncated])",
 			    100.0 * cut / all,
 			    p->stack_limit ? (int)p->stack_limit : SUMMARY_MAX_STACK_DEPTH);
 	}
 	if (p->stack_errors)
-		report__warn("%llu stacks could not be read (kept as [no stack] or cut short)",
+		status__warn("%llu stacks could not be read (kept as [no stack] or cut short)",
 			     (unsigned long long)p->stack_errors);
 	print_unnamed(p, total);
 	n = profile__function_shares(p, &shares);
 	if (n > 0 && total) {
 		int shown = 0;
 
-		report__info(p->unit == UNIT_SAMPLES ? "top functions by self time:"
+		status__info(p->unit == UNIT_SAMPLES ? "top functions by self time:"
 						     : "top functions by self time (wall clock):");
 		for (int64_t i = 0; i < n && shown < SUMMARY_TOP_FUNCTIONS; i++) {
 			const struct frame *f = &p->frames[shares[i].frame];
 
 			if (!shares[i].self || f->kind == FRAME_GPU)
 				continue;
-			report__text("  %6.2f%%  %s\n", 100.0 * shares[i].self / total, f->name);
+			status__text("  %6.2f%%  %s\n", 100.0 * shares[i].self / total, f->name);
 			shown++;
 		}
 	} else if (!total) {
-		report__info(p->frequency ? "no samples of the target were taken (was it idle?)"
+		status__info(p->frequency ? "no samples of the target were taken (was it idle?)"
 					  : "the target's threads did not wait");
 	}
 	free(shares);
-	report__info("wrote %s to %s%s", format__get(format)->description,
+	status__info("wrote %s to %s%s", format__get(format)->description,
 		     output_path ? output_path : "standard output",
 		     output_path && strchr(output_path, '%') ? " (a file per process)" : "");
 }

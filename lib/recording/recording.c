@@ -94,7 +94,7 @@ int recording__open(struct recording **out, const struct recording_options *opti
 	if (r->env.record) {
 		err = recording_command__start(options->command, options->run_as, &r->command);
 		if (err) {
-			report__error("cannot start '%s': %s", options->command[0], strerror(-err));
+			status__error("cannot start '%s': %s", options->command[0], strerror(-err));
 			goto fail;
 		}
 		r->options.sampling.pid = r->env.pid = r->command.pid;
@@ -124,7 +124,7 @@ int recording__start(struct recording *r)
 
 	err = session__open(&r->session, sampling);
 	if (err) {
-		report__error("cannot load the BPF sampling program: %s", report__bpf_error(err));
+		status__error("cannot load the BPF sampling program: %s", status__bpf_error(err));
 		return err;
 	}
 	r->env.session = r->session;
@@ -136,10 +136,10 @@ int recording__start(struct recording *r)
 	err = session__start(r->session);
 	if (err) {
 		if (err == -ESRCH)
-			report__error("process %d exited before it could be profiled",
+			status__error("process %d exited before it could be profiled",
 				      sampling->pid);
 		else
-			report__error("cannot attach to the CPU clock: %s", report__bpf_error(err));
+			status__error("cannot attach to the CPU clock: %s", status__bpf_error(err));
 		return err;
 	}
 	for (size_t i = 0; i < NR_FAMILIES && !err; i++)
@@ -150,12 +150,12 @@ int recording__start(struct recording *r)
 	if (r->env.record) {
 		err = recording_command__release(&r->command);
 		if (err) {
-			report__error("cannot run '%s': %s", r->options.command[0], strerror(-err));
+			status__error("cannot run '%s': %s", r->options.command[0], strerror(-err));
 			return err;
 		}
-		report__info("recording '%s' (PID %d)", r->options.command[0], r->command.pid);
+		status__info("recording '%s' (PID %d)", r->options.command[0], r->command.pid);
 	} else {
-		report__info("profiling PID %d at %u Hz%s", sampling->pid, sampling->frequency,
+		status__info("profiling PID %d at %u Hz%s", sampling->pid, sampling->frequency,
 			     sampling->duration > 0 ? "" : "; Ctrl-C to stop");
 	}
 	return 0;
@@ -166,12 +166,12 @@ int recording__run(struct recording *r, volatile sig_atomic_t *stop)
 	int err = session__run(r->session, stop, &r->end);
 
 	if (err) {
-		report__error("sampling failed: %s", strerror(-err));
+		status__error("sampling failed: %s", strerror(-err));
 		return err;
 	}
-	report__progress_clear();
+	status__progress_clear();
 	if (r->end == SESSION_END_TARGET_EXITED && !r->env.record)
-		report__info("process %d exited; the profile ends there", r->options.sampling.pid);
+		status__info("process %d exited; the profile ends there", r->options.sampling.pid);
 	return 0;
 }
 
@@ -261,14 +261,14 @@ int recording__finish(struct recording *r, struct recording_result *out)
 	int err = build_profile(r);
 
 	if (err) {
-		report__error("cannot build the profile: %s", strerror(-err));
+		status__error("cannot build the profile: %s", strerror(-err));
 		return err;
 	}
 	if (r->env.record) {
 		/* -d ended the profile, not the command: say why nothing
 		 * happens until it exits. */
 		if (r->end == SESSION_END_DURATION && kill(r->command.pid, 0) == 0)
-			report__info("the profile is complete; waiting for '%s' (PID %d) to exit "
+			status__info("the profile is complete; waiting for '%s' (PID %d) to exit "
 				     "(Ctrl-C stops it)",
 				     r->options.command[0], r->command.pid);
 		recording_command__reap(&r->command, r->end == SESSION_END_STOPPED);
@@ -288,7 +288,7 @@ void recording__print_summary(const struct recording *r)
 		if (r->state[i] && families[i]->summary)
 			families[i]->summary(r->state[i], r->result.profile);
 	if (!getrusage(RUSAGE_SELF, &usage))
-		report__debug("peak RSS of llmprof %.1f MiB; BPF maps %.1f MiB in all",
+		status__debug("peak RSS of llmprof %.1f MiB; BPF maps %.1f MiB in all",
 			      usage.ru_maxrss / 1024.0, bpf_cost__map_bytes() / 1048576.0);
 }
 

@@ -112,9 +112,9 @@ void recording_command__reap(struct recording_command *command, bool stop_it)
 	while (waitpid(command->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (WIFEXITED(status) && WEXITSTATUS(status))
-		report__info("command exited with status %d", WEXITSTATUS(status));
+		status__info("command exited with status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		report__info("command was killed by signal %d (%s)", WTERMSIG(status),
+		status__info("command was killed by signal %d (%s)", WTERMSIG(status),
 			     strsignal(WTERMSIG(status)));
 	command->pid = 0;
 }
@@ -127,12 +127,12 @@ int recording__check_attach_target(pid_t pid)
 	int err;
 
 	if (kill(pid, 0) && errno == ESRCH) {
-		report__error("no process with PID %d", pid);
+		status__error("no process with PID %d", pid);
 		return -ESRCH;
 	}
 	err = procfs__stat(pid, 0, &st);
 	if (err && err != -EINVAL) {
-		report__error("no process with PID %d", pid);
+		status__error("no process with PID %d", pid);
 		return -ESRCH;
 	}
 	if (err)
@@ -140,20 +140,20 @@ int recording__check_attach_target(pid_t pid)
 	state = st.state;
 	flags = st.flags;
 	if (flags & 0x00200000) { /* PF_KTHREAD */
-		report__error("process %d is a kernel thread: only user processes can be profiled",
+		status__error("process %d is a kernel thread: only user processes can be profiled",
 			      pid);
 		return -EINVAL;
 	}
 	if ((state == 'Z' || state == 'X') && proc_files__dir(pid, dir, sizeof(dir))) {
-		report__error("process %d is a zombie: it has exited and waits for its parent "
+		status__error("process %d is a zombie: it has exited and waits for its parent "
 			      "to reap it",
 			      pid);
 		return -ESRCH;
 	}
 	if (state == 'T')
-		report__warn("process %d is stopped (SIGSTOP); no samples until it continues", pid);
+		status__warn("process %d is stopped (SIGSTOP); no samples until it continues", pid);
 	else if (state == 't')
-		report__warn("process %d is stopped by a debugger; no samples until it continues",
+		status__warn("process %d is stopped by a debugger; no samples until it continues",
 			     pid);
 	return 0;
 }

@@ -82,7 +82,7 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 		nr_maps++;
 	}
 	total_map_bytes += bytes;
-	report__debug("BPF object %s: loaded and verified in %.1f ms, %d programs, %llu "
+	status__debug("BPF object %s: loaded and verified in %.1f ms, %d programs, %llu "
 		      "instructions verified, %d maps of its own, %.1f KiB",
 		      name, elapsed / 1e6, nr_programs, (unsigned long long)insns, nr_maps,
 		      bytes / 1024.0);

@@ -14,7 +14,7 @@ struct bpf_object;
 
 /* CLOCK_MONOTONIC in ns, to time a load. */
 uint64_t bpf_cost__now(void);
-/* Says (report__debug) what the object name (that of its bpf/NAME.bpf.c),
+/* Says (status__debug) what the object name (that of its bpf/NAME.bpf.c),
  * loaded in the time since started_ns, costs, and adds its maps' memory to the total. */
 void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t started_ns);
 /* The memory of every map bpf_cost__loaded() has seen, in bytes. */

@@ -80,7 +80,7 @@ static void load_kallsyms(void)
 	}
 	fclose(file);
 	if (!nr)
-		report__warn(
+		status__warn(
 		    "no kernel symbols readable in /proc/kallsyms; kernel frames stay unnamed");
 	qsort(symbols, nr, sizeof(*symbols), compare_kernel_symbols);
 	kernel.symbols = symbols;

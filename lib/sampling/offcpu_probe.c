@@ -212,7 +212,7 @@ static int offcpu_open(void **state, const struct probe_family_env *env)
 	    offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
 
 	if (err)
-		report__error("cannot load the off-CPU probe: %s", report__bpf_error(err));
+		status__error("cannot load the off-CPU probe: %s", status__bpf_error(err));
 	return err;
 }
 
@@ -222,7 +222,7 @@ static int offcpu_attach(void **state, const struct probe_family_env *env)
 
 	(void)env;
 	if (err)
-		report__error("cannot attach the off-CPU probe: %s", report__bpf_error(err));
+		status__error("cannot attach the off-CPU probe: %s", status__bpf_error(err));
 	return err;
 }
 

@@ -302,7 +302,7 @@ int64_t process_table__get(struct process_table *t, pid_t pid, pid_t parent, boo
 		return err;
 	p->readable = !err;
 	if (err)
-		report__debug("process %d is gone before it could be read: its frames stay "
+		status__debug("process %d is gone before it could be read: its frames stay "
 			      "unresolved",
 			      pid);
 	name_process(t, p);

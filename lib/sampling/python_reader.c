@@ -133,7 +133,7 @@ void python_reader__free(struct python_reader *r)
 	if (!r)
 		return;
 	if (r->state == READER_FOUND)
-		report__debug("Python: %" PRIu64 " stacks, %zu code objects, %" PRIu64
+		status__debug("Python: %" PRIu64 " stacks, %zu code objects, %" PRIu64
 			      " truncated at %d frames, %" PRIu64
 			      " with a frame read error, %" PRIu64
 			      " code objects gone before they were read",
@@ -244,11 +244,11 @@ static void interpreter_unsupported(struct python_reader *r, const char *path, u
 {
 	r->state = READER_UNSUPPORTED;
 	if (major)
-		report__warn("process %d runs Python %u.%u (%s), which llmprof cannot read%s%s: "
+		status__warn("process %d runs Python %u.%u (%s), which llmprof cannot read%s%s: "
 			     "native frames only",
 			     r->pid, major, minor, path, why ? ": " : "", why ? why : "");
 	else
-		report__warn("process %d runs a Python of unknown version (%s): native frames only",
+		status__warn("process %d runs a Python of unknown version (%s): native frames only",
 			     r->pid, path);
 }
 
@@ -291,7 +291,7 @@ static int use_interpreter(struct python_reader *r, const char *path, uint64_t r
 	if (bpf_map_update_elem(r->config_fd, &key, &layout.bpf, BPF_ANY))
 		return -errno;
 	r->state = READER_FOUND;
-	report__debug("Python %u.%u in %s: _PyRuntime at 0x%" PRIx64 "%s", layout.major,
+	status__debug("Python %u.%u in %s: _PyRuntime at 0x%" PRIx64 "%s", layout.major,
 		      layout.minor, path, runtime,
 		      layout.minor >= 13 ? ", offsets from _Py_DebugOffsets" : "");
 	return 0;

@@ -319,10 +319,10 @@ void python_thread_table__read(struct python_thread_table *t, pid_t pid,
 	if (err == -ESRCH) /* it has exited: the names read before stay */
 		return;
 	if (err && err != -ENOENT)
-		report__debug("Python: cannot read the thread names of PID %d: %s", pid,
+		status__debug("Python: cannot read the thread names of PID %d: %s", pid,
 			      strerror(-err));
 	else
-		report__debug("Python: %zu thread names of PID %d read in %ld us", nr, pid,
+		status__debug("Python: %zu thread names of PID %d read in %ld us", nr, pid,
 			      took_us);
 	for (size_t i = 0; i < nr; i++) {
 		size_t k;

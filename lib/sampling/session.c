@@ -41,7 +41,7 @@
 
 static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
 {
-	if (level == LIBBPF_DEBUG || report__level() < REPORT_VERBOSE)
+	if (level == LIBBPF_DEBUG || status__level() < STATUS_VERBOSE)
 		return 0;
 	return vfprintf(stderr, format, args);
 }
@@ -165,7 +165,7 @@ int session__open(struct session **out, const struct session_options *options)
 	if (err)
 		goto fail;
 	bpf_cost__loaded("sampler", s->skel->obj, load_started);
-	report__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
+	status__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
 					 bpf_map__max_entries(s->skel->maps.unwind_rows),
@@ -577,7 +577,7 @@ int session__start(struct session *s)
 			if (errno == ENODEV) /* offline CPU */
 				continue;
 			err = -errno;
-			report__debug("perf_event_open on CPU %d: %s", cpu, strerror(errno));
+			status__debug("perf_event_open on CPU %d: %s", cpu, strerror(errno));
 			return err;
 		}
 		s->links[cpu] =
@@ -622,7 +622,7 @@ static int end_warm_up(struct session *s, unsigned long long now)
 	s->nr_samples = 0;
 	memset(&s->bpf_unwind, 0, sizeof(s->bpf_unwind));
 	memset(&s->unwind_compare, 0, sizeof(s->unwind_compare));
-	report__debug("warm-up: %llu samples in %.2f s named the files to build unwind rules "
+	status__debug("warm-up: %llu samples in %.2f s named the files to build unwind rules "
 		      "for first; the profile starts with those ready",
 		      s->warm_up_dropped, (now - s->warm_up_began_ns) / 1e9);
 	return unwind_tables__poll(s->unwind_tables);
@@ -762,7 +762,7 @@ static void detach(struct session *s)
 		s->end_ns = clock__monotonic_ns();
 	sampling_clock__stop(&s->clock);
 	if (s->clock.first_error)
-		report__debug("cannot change the sampling period: %s",
+		status__debug("cannot change the sampling period: %s",
 			      strerror(-s->clock.first_error));
 	s->clock.first_error = 0;
 	for (int cpu = 0; s->perf_fds && cpu < s->nr_cpus; cpu++) {
@@ -810,7 +810,7 @@ static void report_bpf_cost(const struct session *s, uint64_t samples)
 	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.sample_cpu), &info, &len) ||
 	    !info.run_cnt)
 		return;
-	report__debug("BPF sample program: %llu runs, %.0f ns each, %.0f ns per sample "
+	status__debug("BPF sample program: %llu runs, %.0f ns each, %.0f ns per sample "
 		      "(kernel.bpf_stats_enabled)",
 		      (unsigned long long)info.run_cnt, (double)info.run_time_ns / info.run_cnt,
 		      samples ? (double)info.run_time_ns / samples : 0.0);
@@ -856,7 +856,7 @@ int session__finish(struct session *s, struct profile **out)
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
 	if (s->clock.random && s->end_ns > s->start_ns)
-		report__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
+		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
 			      "per second",
 			      (unsigned long long)s->clock.draws,
 			      (unsigned long long)s->clock.wake_ups,
@@ -871,7 +871,7 @@ int session__finish(struct session *s, struct profile **out)
 		unwind_tables__report(s->unwind_tables);
 		if (s->unwind_compare.samples)
 			unwind_compare__report(&s->unwind_compare);
-		report__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
+		status__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
 			      "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
 			      "the outermost frame, %.1f%% cut at %d frames",
 			      (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
@@ -925,7 +925,7 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 	if (!link) {
 		int err = -errno;
 
-		report__debug("cannot attach to llmprof:launch in %s: %s", binary_path,
+		status__debug("cannot attach to llmprof:launch in %s: %s", binary_path,
 			      strerror(-err));
 		return err;
 	}

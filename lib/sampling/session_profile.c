@@ -435,7 +435,7 @@ int session__launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_
 			hi = mid;
 	}
 	if (lo == s->nr_launches || s->launches[lo].correlation != correlation) {
-		report__debug("no launch stack for correlation %u (of %zu launches, first %u)",
+		status__debug("no launch stack for correlation %u (of %zu launches, first %u)",
 			      correlation, s->nr_launches,
 			      s->nr_launches ? s->launches[0].correlation : 0);
 		return -ENOENT;

@@ -247,7 +247,7 @@ static int64_t add_module(struct symbolizer *s, uint64_t dev, uint64_t inode, co
 	if (m->fd >= 0 && !elf_load_bias(m->fd, start, offset, &m->bias))
 		m->bias_known = true;
 	if (m->fd < 0)
-		report__debug("cannot open %s of process %d", path, s->pid);
+		status__debug("cannot open %s of process %d", path, s->pid);
 	return s->nr_modules++;
 }
 
@@ -512,7 +512,7 @@ static void report_module(struct symbolizer *s, struct module *m)
 	/* libdwfl owns fd from here on. */
 	m->dwfl_module = dwfl_report_elf(s->dwfl, m->name, m->path, fd, m->bias, true);
 	if (!m->dwfl_module)
-		report__debug("libdwfl rejected %s: %s", m->path, dwfl_errmsg(-1));
+		status__debug("libdwfl rejected %s: %s", m->path, dwfl_errmsg(-1));
 }
 
 static int dwfl_open(struct symbolizer *s)

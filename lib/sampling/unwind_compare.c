@@ -61,7 +61,7 @@ void unwind_compare__sample(struct unwind_compare *c, const struct symbolizer *s
 		describe(symbolizer, ref, nr_ref, i - 1, above, sizeof(above));
 	else
 		snprintf(above, sizeof(above), "none: the leaf");
-	report__debug("unwind compare: frame %zu of %zu (dwarf: %zu%s): BPF %s, dwarf %s; the "
+	status__debug("unwind compare: frame %zu of %zu (dwarf: %zu%s): BPF %s, dwarf %s; the "
 		      "frame below: %s",
 		      i, nr_bpf, nr_ref, ref_complete ? ", whole" : "", ours, theirs, above);
 }
@@ -70,7 +70,7 @@ void unwind_compare__report(const struct unwind_compare *c)
 {
 	double n = c->samples ? c->samples : 1;
 
-	report__debug("unwind compare: %llu samples: %.1f%% of the stacks identical to dwarf's on "
+	status__debug("unwind compare: %llu samples: %.1f%% of the stacks identical to dwarf's on "
 		      "the same sample, %.1f%% deeper in BPF where the stack copy ran out, %.1f%% "
 		      "shorter in BPF, %.1f%% differing, %.1f%% without a copy to compare",
 		      (unsigned long long)c->samples, 100.0 * c->same / n, 100.0 * c->deeper / n,

@@ -651,7 +651,7 @@ void unwind_tables__report(struct unwind_tables *t)
 		if (t->files[i]->state == TABLE_READY &&
 		    (!longest || t->files[i]->build_ns > longest->build_ns))
 			longest = t->files[i];
-	report__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
+	status__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
 		      "%.2f s of CPU; those samples ran through ready %.2f s after the first "
 		      "was queued, the last %.2f s after; longest %s (%.2f s)%s%s",
 		      wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->next_row,

@@ -166,7 +166,7 @@ static int attach(struct unwinder *u)
 		return 0;
 	u->dwfl = NULL;
 	if (!dwfl_attach_state(dwfl, NULL, u->pid, &thread_callbacks, u)) {
-		report__warn("cannot unwind with libdwfl: %s; using frame pointers",
+		status__warn("cannot unwind with libdwfl: %s; using frame pointers",
 			     dwfl_errmsg(-1));
 		u->attach_failed = true;
 		return -ENOEXEC;
@@ -307,7 +307,7 @@ void unwinder__report(const struct unwinder *u)
 	const struct unwind_stats *st = &u->stats;
 	double n = st->samples ? st->samples : 1;
 
-	report__debug(
+	status__debug(
 	    "unwind: %llu samples with a stack copy of %.0f bytes (records of %.0f bytes, "
 	    "%.0f written), %.1f us and %.1f frames per sample; %.1f%% complete by CFI, "
 	    "%.1f%% completed from frame pointers, %.1f%% cut short, %.1f%% without a copy",

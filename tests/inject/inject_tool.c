@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 	int i, err;
 
-	report__set_level(getenv("INJECT_VERBOSE") ? REPORT_VERBOSE : REPORT_NORMAL);
+	status__set_level(getenv("INJECT_VERBOSE") ? STATUS_VERBOSE : STATUS_NORMAL);
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "--timeout-ms") == 0 && i + 1 < argc) {
 			request.timeout_ms = parse_number(argv[++i], "--timeout-ms", 1, 600000);

@@ -567,7 +567,7 @@ static void test_timeline_fold(void)
 
 int main(void)
 {
-	report__set_level(REPORT_QUIET);
+	status__set_level(STATUS_QUIET);
 	test_merge();
 	test_merge_plain();
 	test_join();

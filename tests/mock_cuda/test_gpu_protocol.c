@@ -349,7 +349,7 @@ static void test_path_socket(void)
 
 int main(void)
 {
-	report__set_level(REPORT_QUIET);
+	status__set_level(STATUS_QUIET);
 	test_valid();
 	test_truncated();
 	test_malformed();
