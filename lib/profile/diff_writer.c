@@ -14,7 +14,7 @@
 #include "array.h"
 #include "profile/diff_private.h"
 #include "profile/profile_diff.h"
-#include "profile/share_test.h"
+#include "profile/significance.h"
 #include "profile/svg_writer.h"
 #include "profile/text_output.h"
 

@@ -8,7 +8,7 @@
 #include "array.h"
 #include "profile/diff_private.h"
 #include "profile/profile_diff.h"
-#include "profile/share_test.h"
+#include "profile/significance.h"
 
 /* Shares are computed in floating point; a delta within this of the
  * threshold counts as equal to it, so "grew by more than" is exact for
@@ -186,7 +186,7 @@ static int add_case(struct share_case **cases, size_t *nr, size_t *cap,
 
 	*p = NAN;
 	*significant = false;
-	if (!share_test__defined(base * s0, d->samples[DIFF_BASE], new *s1, d->samples[DIFF_NEW]))
+	if (!significance__defined(base * s0, d->samples[DIFF_BASE], new *s1, d->samples[DIFF_NEW]))
 		return 0;
 	if (array__grow((void **)cases, cap, *nr + 1, sizeof(**cases)))
 		return -ENOMEM;
@@ -238,8 +238,8 @@ static int test_shares(struct profile_diff *d)
 	if (d->significance)
 		goto cleanup;
 	d->nr_tests = nr;
-	d->critical_z = share_test__critical_z(alpha / (nr ? nr : 1));
-	d->noise_floor = share_test__noise_floor(0.5, d->samples[DIFF_BASE], d->samples[DIFF_NEW],
+	d->critical_z = significance__critical_z(alpha / (nr ? nr : 1));
+	d->noise_floor = significance__noise_floor(0.5, d->samples[DIFF_BASE], d->samples[DIFF_NEW],
 						 d->critical_z);
 	p = malloc((nr ? nr : 1) * sizeof(*p));
 	significant = malloc((nr ? nr : 1) * sizeof(*significant));
@@ -250,12 +250,12 @@ static int test_shares(struct profile_diff *d)
 	for (size_t i = 0; i < nr; i++) {
 		const struct share_case *c = &cases[i];
 
-		p[i] = share_test__p_value(
-		    share_test__z(c->base * d->count_scale[DIFF_BASE], d->samples[DIFF_BASE],
+		p[i] = significance__p_value(
+		    significance__z(c->base * d->count_scale[DIFF_BASE], d->samples[DIFF_BASE],
 				  c->new * d->count_scale[DIFF_NEW], d->samples[DIFF_NEW]));
 		*c->p = p[i];
 	}
-	err = share_test__holm(p, nr, alpha, significant);
+	err = significance__holm(p, nr, alpha, significant);
 	for (size_t i = 0; !err && i < nr; i++)
 		*cases[i].significant = significant[i];
 cleanup:

@@ -16,7 +16,7 @@
 
 #include "profile/output.h"
 #include "profile/profile_diff.h"
-#include "profile/share_test.h"
+#include "profile/significance.h"
 #include "profile/svg_writer.h"
 #include "profile/text_output.h"
 
@@ -245,7 +245,7 @@ static double diff_colour(const struct svg_graph *g, const struct svg_open *o, i
 
 	*z = 0;
 	if (g->critical_z > 0) {
-		*z = share_test__z(
+		*z = significance__z(
 		    o->weight[1] * g->count_scale[1], g->total[1] * g->count_scale[1],
 		    o->weight[0] * g->count_scale[0], g->total[0] * g->count_scale[0]);
 		intensity = fabs(*z) / g->critical_z;

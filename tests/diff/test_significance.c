@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "profile/profile_diff.h"
-#include "profile/share_test.h"
+#include "profile/significance.h"
 
 static int failures;
 
@@ -34,41 +34,41 @@ static void test_z(void)
 {
 	/* 50 of 100 against 70 of 100: pooled 0.6, standard error
 	 * sqrt(0.6 * 0.4 * (1/100 + 1/100)) = 0.0692820, z = 0.2 / that. */
-	CHECK_NEAR(share_test__z(50, 100, 70, 100), 2.88675135, 1e-6);
-	CHECK_NEAR(share_test__z(70, 100, 50, 100), -2.88675135, 1e-6);
+	CHECK_NEAR(significance__z(50, 100, 70, 100), 2.88675135, 1e-6);
+	CHECK_NEAR(significance__z(70, 100, 50, 100), -2.88675135, 1e-6);
 	/* Two-sided p of 2.88675: erfc(2.88675 / sqrt 2). */
-	CHECK_NEAR(share_test__p_value(2.88675135), 0.00389242, 1e-7);
-	CHECK_NEAR(share_test__p_value(0), 1, 1e-12);
+	CHECK_NEAR(significance__p_value(2.88675135), 0.00389242, 1e-7);
+	CHECK_NEAR(significance__p_value(0), 1, 1e-12);
 	/* 5 of 1000 against 20 of 1000: pooled 0.0125, z 0.015 / 0.00496865. */
-	CHECK_NEAR(share_test__z(5, 1000, 20, 1000), 3.01892763, 1e-6);
-	CHECK_NEAR(share_test__p_value(3.01892763), 0.00253671, 1e-7);
+	CHECK_NEAR(significance__z(5, 1000, 20, 1000), 3.01892763, 1e-6);
+	CHECK_NEAR(significance__p_value(3.01892763), 0.00253671, 1e-7);
 	/* No variance, or an empty side: no test. */
-	CHECK(!share_test__defined(0, 100, 0, 200));
-	CHECK(!share_test__defined(100, 100, 200, 200));
-	CHECK(!share_test__defined(0, 0, 5, 10));
-	CHECK(share_test__z(0, 100, 0, 200) == 0);
-	CHECK(share_test__defined(0, 100, 1, 200));
+	CHECK(!significance__defined(0, 100, 0, 200));
+	CHECK(!significance__defined(100, 100, 200, 200));
+	CHECK(!significance__defined(0, 0, 5, 10));
+	CHECK(significance__z(0, 100, 0, 200) == 0);
+	CHECK(significance__defined(0, 100, 1, 200));
 }
 
 static void test_critical_z(void)
 {
 	/* The normal table's 99 %, 95 % and 99.9 % two-sided values. */
-	CHECK_NEAR(share_test__critical_z(0.01), 2.5758293, 1e-6);
-	CHECK_NEAR(share_test__critical_z(0.05), 1.9599640, 1e-6);
-	CHECK_NEAR(share_test__critical_z(0.001), 3.2905267, 1e-6);
+	CHECK_NEAR(significance__critical_z(0.01), 2.5758293, 1e-6);
+	CHECK_NEAR(significance__critical_z(0.05), 1.9599640, 1e-6);
+	CHECK_NEAR(significance__critical_z(0.001), 3.2905267, 1e-6);
 	/* Holm's first step over 6 tests at 99 %: the normal quantile of
 	 * 1 - 0.01 / 12. */
-	CHECK_NEAR(share_test__critical_z(0.01 / 6), 3.1439803, 1e-6);
-	CHECK_NEAR(share_test__p_value(share_test__critical_z(1e-6)), 1e-6, 1e-12);
+	CHECK_NEAR(significance__critical_z(0.01 / 6), 3.1439803, 1e-6);
+	CHECK_NEAR(significance__p_value(significance__critical_z(1e-6)), 1e-6, 1e-12);
 }
 
 static void test_noise_floor(void)
 {
 	/* 300 vs 310 samples at 99 %, a 50 % share:
 	 * 100 * 2.5758293 * sqrt(0.25 * (1/300 + 1/310)) = 10.4306 points. */
-	CHECK_NEAR(share_test__noise_floor(0.5, 300, 310, 2.5758293), 10.4306297, 1e-5);
+	CHECK_NEAR(significance__noise_floor(0.5, 300, 310, 2.5758293), 10.4306297, 1e-5);
 	/* A 10 % share: sqrt(0.09 / 0.25) = 0.6 of that. */
-	CHECK_NEAR(share_test__noise_floor(0.1, 300, 310, 2.5758293), 6.2583778, 1e-5);
+	CHECK_NEAR(significance__noise_floor(0.1, 300, 310, 2.5758293), 6.2583778, 1e-5);
 }
 
 static void test_holm(void)
@@ -78,14 +78,14 @@ static void test_holm(void)
 	bool significant[4];
 
 	/* Sorted 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop. */
-	CHECK(!share_test__holm(p, 4, 0.05, significant));
+	CHECK(!significance__holm(p, 4, 0.05, significant));
 	CHECK(significant[0] && !significant[1] && !significant[2] && significant[3]);
 	/* 0.02 <= 0.05/2 and then 0.03 <= 0.05/1: both, where Bonferroni
 	 * (0.03 > 0.025) keeps only the first. */
-	CHECK(!share_test__holm(q, 2, 0.05, significant));
+	CHECK(!significance__holm(q, 2, 0.05, significant));
 	CHECK(significant[0] && significant[1]);
 	/* Ties are broken by position, and nothing is rejected at 0. */
-	CHECK(!share_test__holm(q, 2, 0, significant));
+	CHECK(!significance__holm(q, 2, 0, significant));
 	CHECK(!significant[0] && !significant[1]);
 }
 
@@ -139,7 +139,7 @@ static void check_tiny(enum profile_unit unit, uint32_t frequency, uint64_t per_
 	CHECK(d->nr_tests == 6);
 	CHECK_NEAR(d->samples[DIFF_BASE], 1000, 1e-6);
 	CHECK(d->samples_estimated == (unit != UNIT_SAMPLES));
-	CHECK_NEAR(d->critical_z, share_test__critical_z((1 - confidence / 100) / 6), 1e-9);
+	CHECK_NEAR(d->critical_z, significance__critical_z((1 - confidence / 100) / 6), 1e-9);
 	CHECK(tiny && tiny->self_regression == regression && tiny->total_regression == regression);
 	if (tiny)
 		CHECK_NEAR(tiny->self_p, 0.00253671, 1e-7);

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The two-proportion z-test and Holm's correction; see share_test.h. */
+/* The two-proportion z-test and Holm's correction; see significance.h. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "profile/share_test.h"
+#include "profile/significance.h"
 
-bool share_test__defined(double x1, double n1, double x2, double n2)
+bool significance__defined(double x1, double n1, double x2, double n2)
 {
 	double pooled;
 
@@ -16,23 +16,23 @@ bool share_test__defined(double x1, double n1, double x2, double n2)
 	return pooled > 0 && pooled < 1;
 }
 
-double share_test__z(double x1, double n1, double x2, double n2)
+double significance__z(double x1, double n1, double x2, double n2)
 {
 	double pooled, se;
 
-	if (!share_test__defined(x1, n1, x2, n2))
+	if (!significance__defined(x1, n1, x2, n2))
 		return 0;
 	pooled = (x1 + x2) / (n1 + n2);
 	se = sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2));
 	return (x2 / n2 - x1 / n1) / se;
 }
 
-double share_test__p_value(double z)
+double significance__p_value(double z)
 {
 	return erfc(fabs(z) / M_SQRT2);
 }
 
-double share_test__critical_z(double alpha)
+double significance__critical_z(double alpha)
 {
 	double low = 0, high = 40;
 
@@ -45,7 +45,7 @@ double share_test__critical_z(double alpha)
 
 		if (mid == low || mid == high)
 			break;
-		if (share_test__p_value(mid) > alpha)
+		if (significance__p_value(mid) > alpha)
 			low = mid;
 		else
 			high = mid;
@@ -53,7 +53,7 @@ double share_test__critical_z(double alpha)
 	return high;
 }
 
-double share_test__noise_floor(double share, double n1, double n2, double z_critical)
+double significance__noise_floor(double share, double n1, double n2, double z_critical)
 {
 	if (n1 <= 0 || n2 <= 0)
 		return INFINITY;
@@ -71,7 +71,7 @@ static int compare_p(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int share_test__holm(const double *p, size_t n, double alpha, bool *significant)
+int significance__holm(const double *p, size_t n, double alpha, bool *significant)
 {
 	size_t *order = malloc((n ? n : 1) * sizeof(*order));
 
