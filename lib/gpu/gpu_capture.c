@@ -18,7 +18,7 @@
 #include "gpu/agent_image.h"
 #include "gpu/gpu_capture.h"
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 #include "gpu/inject.h"
 #include "sampling/probe_family.h"
 #include "status.h"
@@ -29,7 +29,7 @@
 #define SUMMARY_TOP_KERNELS 10
 
 struct gpu_capture {
-	struct gpu_session *gpu;
+	struct agent_server *gpu;
 	int memfd; /* record: the agent image the child loads */
 	bool active;
 	gpu_join_fn join;
@@ -41,7 +41,7 @@ struct gpu_capture {
 
 int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
 {
-	struct gpu_session_options options = {.target_uid = target_uid};
+	struct agent_server_options options = {.target_uid = target_uid};
 	struct gpu_capture *gc;
 	size_t size;
 	int err;
@@ -53,7 +53,7 @@ int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
 	if (!gc)
 		return -ENOMEM;
 	gc->memfd = -1;
-	err = gpu_session__open(&gc->gpu, &options);
+	err = agent_server__open(&gc->gpu, &options);
 	if (err) {
 		free(gc);
 		return err;
@@ -64,11 +64,11 @@ int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
 
 size_t gpu_capture__kernels(const struct gpu_capture *gc)
 {
-	struct gpu_session_stats stats;
+	struct agent_server_stats stats;
 
 	if (!gc)
 		return 0;
-	gpu_session__stats(gc->gpu, &stats);
+	agent_server__stats(gc->gpu, &stats);
 	return stats.kernels;
 }
 
@@ -76,7 +76,7 @@ void gpu_capture__close(struct gpu_capture *gc)
 {
 	if (!gc)
 		return;
-	gpu_session__close(gc->gpu);
+	agent_server__close(gc->gpu);
 	if (gc->memfd >= 0)
 		close(gc->memfd);
 	free(gc);
@@ -84,12 +84,12 @@ void gpu_capture__close(struct gpu_capture *gc)
 
 int gpu_capture__poll_fd(const struct gpu_capture *gc)
 {
-	return gpu_session__fd(gc->gpu);
+	return agent_server__fd(gc->gpu);
 }
 
 int gpu_capture__on_readable(void *ctx)
 {
-	return gpu_session__on_readable(((struct gpu_capture *)ctx)->gpu);
+	return agent_server__on_readable(((struct gpu_capture *)ctx)->gpu);
 }
 
 int gpu_capture__prepare_record(struct gpu_capture *gc)
@@ -130,7 +130,7 @@ int gpu_capture__prepare_record(struct gpu_capture *gc)
 	else
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", gc->memfd);
 	if (setenv("CUDA_INJECTION64_PATH", path, 1) ||
-	    setenv(GPU_AGENT_SOCKET_ENV, gpu_session__socket_name(gc->gpu), 1))
+	    setenv(GPU_AGENT_SOCKET_ENV, agent_server__socket_name(gc->gpu), 1))
 		return -errno;
 	gc->active = true;
 	return 0;
@@ -176,7 +176,7 @@ int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t p
 {
 	struct inject_request request = {
 	    .start_symbol = AGENT_START_SYMBOL,
-	    .argument = gpu_session__socket_name(gc->gpu),
+	    .argument = agent_server__socket_name(gc->gpu),
 	    .memfd_name = AGENT_MEMFD_NAME,
 	    .reuse_loaded = true,
 	};
@@ -217,9 +217,9 @@ int gpu_capture__inject(struct gpu_capture *gc, struct session *session, pid_t p
 
 int gpu_capture__stop(struct gpu_capture *gc)
 {
-	if (!gc->active && !gpu_session__nr_agents(gc->gpu))
+	if (!gc->active && !agent_server__nr_agents(gc->gpu))
 		return 0;
-	return gpu_session__stop(gc->gpu, STOP_TIMEOUT_MS);
+	return agent_server__stop(gc->gpu, STOP_TIMEOUT_MS);
 }
 
 /* With GPU time in the profile, CPU samples count in microseconds too, so
@@ -247,10 +247,10 @@ int gpu_capture__merge(struct gpu_capture *gc, struct session *session, struct p
 	    .join_ctx = gc->join_ctx,
 	};
 
-	if (!gpu_session__nr_records(gc->gpu))
+	if (!agent_server__nr_records(gc->gpu))
 		return 0;
 	weights_to_microseconds(profile);
-	return gpu_session__merge(gc->gpu, profile, &options);
+	return agent_server__merge(gc->gpu, profile, &options);
 }
 
 void gpu_capture__set_join(struct gpu_capture *gc, gpu_join_fn join, void *ctx)
@@ -265,9 +265,9 @@ void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profi
 {
 	uint64_t taken, skipped;
 
-	if (!gpu_session__nr_agents(gc->gpu) && !gpu_session__nr_records(gc->gpu))
+	if (!agent_server__nr_agents(gc->gpu) && !agent_server__nr_records(gc->gpu))
 		return;
-	gpu_session__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
+	agent_server__print_summary(gc->gpu, profile, SUMMARY_TOP_KERNELS);
 	if (!gc->session)
 		return;
 	taken = session__counter(gc->session, COUNTER_LAUNCH_STACKS);

@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 

@@ -21,13 +21,13 @@
 #include "array.h"
 #include "spans.h"
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
-#include "gpu/gpu_session_internal.h"
+#include "gpu/agent_server.h"
+#include "gpu/agent_server_internal.h"
 #include "status.h"
 #include "sampling/symbolizer.h"
 
 struct merge_state {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *profile;
 	const struct gpu_merge_options *options;
 	int64_t *kernel_frames; /* name index -> frame id + 1 */
@@ -145,14 +145,14 @@ static size_t stack_at(struct merge_state *m, uint32_t agent, uint32_t correlati
 
 static size_t stack_of(struct merge_state *m, uint32_t agent, uint32_t correlation)
 {
-	return stack_at(m, agent, correlation, gpu_session__launch(m->gs, agent, correlation));
+	return stack_at(m, agent, correlation, agent_server__launch(m->gs, agent, correlation));
 }
 
 /* The launch stack of a record into m->frames; its depth, 0 if none.  The
  * outermost call first: its probe is the one that fired. */
 static size_t launch_stack(struct merge_state *m, const struct gpu_record *r, uint32_t *correlation)
 {
-	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	uint32_t ids[4];
 	size_t n = 0, depth;
 
@@ -300,7 +300,7 @@ static int prefix_agent_key_tid(const struct probed *x, const struct probed *y)
 static size_t inferred_stack(struct merge_state *m, const struct gpu_record *r,
 			     const struct probed *by_tid, const struct probed *by_time, size_t n)
 {
-	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	struct probed key = {
 		.agent = r->agent,
 		.key = record_key(r),
@@ -339,7 +339,7 @@ struct resolved {
 static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *depth,
 		     struct resolved *out)
 {
-	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	const struct gpu_agent_info *agent;
 	struct gpu_join j;
 	int64_t frame;
@@ -415,7 +415,7 @@ static int add_stack_ns(struct merge_state *m, int64_t stack, uint64_t ns)
 static int merge_folds(struct merge_state *m, const struct probed *by_tid,
 		       const struct probed *by_time, size_t nr_probed)
 {
-	struct gpu_session *gs = m->gs;
+	struct agent_server *gs = m->gs;
 
 	for (size_t i = 0; i < gs->folds.nr; i++) {
 		const struct gpu_fold *f = &gs->folds.folds[i];
@@ -431,7 +431,7 @@ static int merge_folds(struct merge_state *m, const struct probed *by_tid,
 		for (size_t k = 0; k < 3 && !depth && m->options->launch_stack; k++)
 			if (ids[k] && (!k || ids[k] != ids[0]))
 				depth = stack_at(m, r->agent, ids[k],
-						 k ? gpu_session__launch(gs, r->agent, ids[k])
+						 k ? agent_server__launch(gs, r->agent, ids[k])
 						   : &f->launch);
 		if (!depth) {
 			depth = inferred_stack(m, r, by_tid, by_time, nr_probed);
@@ -452,7 +452,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 			const struct resolved *res)
 {
 	struct profile *p = m->profile;
-	const struct gpu_launch_record *l = gpu_session__outer_launch(m->gs, r);
+	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	const struct gpu_agent_info *agent = &m->gs->agents[r->agent];
 	struct gpu_activity a = {
 		.start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
@@ -490,7 +490,7 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 	return add_stack_ns(m, res->stack, a.end_ns - a.start_ns);
 }
 
-int gpu_session__merge(struct gpu_session *gs, struct profile *p,
+int agent_server__merge(struct agent_server *gs, struct profile *p,
 		       const struct gpu_merge_options *options)
 {
 	struct gpu_merge_options none = { 0 };
@@ -537,7 +537,7 @@ int gpu_session__merge(struct gpu_session *gs, struct profile *p,
 		err = intern_resolved(&m, r, depth, &res[i]);
 		if (err)
 			goto cleanup;
-		l = gpu_session__launch(gs, r->agent, correlation);
+		l = agent_server__launch(gs, r->agent, correlation);
 		by_tid[nr_probed++] = (struct probed){
 			.agent = r->agent,
 			.key = record_key(r),
@@ -716,9 +716,9 @@ void gpu_summary__free(struct gpu_summary *s)
 	s->nr_top = 0;
 }
 
-int gpu_session__print_summary(const struct gpu_session *gs, const struct profile *p, size_t top)
+int agent_server__print_summary(const struct agent_server *gs, const struct profile *p, size_t top)
 {
-	struct gpu_session_stats stats;
+	struct agent_server_stats stats;
 	struct gpu_summary s;
 	uint64_t memcpy_bytes = 0;
 	size_t total;
@@ -727,7 +727,7 @@ int gpu_session__print_summary(const struct gpu_session *gs, const struct profil
 	err = gpu_summary__compute(p, top, &s);
 	if (err)
 		return err;
-	gpu_session__stats(gs, &stats);
+	agent_server__stats(gs, &stats);
 	for (size_t i = 0; i < gs->nr_records; i++)
 		if (gs->records[i].kind == GPU_MEMCPY)
 			memcpy_bytes += gs->records[i].bytes;

@@ -23,8 +23,8 @@
 #include "array.h"
 #include "base/procfs.h"
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
-#include "gpu/gpu_session_internal.h"
+#include "gpu/agent_server.h"
+#include "gpu/agent_server_internal.h"
 #include "status.h"
 
 /* Records of one fold: same process, launching thread, kernel or copy, device. */
@@ -72,10 +72,10 @@ static int fold_table__grow(struct fold_table *t)
  * probe stands for the fold (else the first record): its stack, which the
  * core keeps, is the one all of them take.
  */
-int fold_table__add(struct gpu_session *gs, const struct gpu_record *r)
+int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 {
 	struct fold_table *t = &gs->folds;
-	const struct gpu_launch_record *l = gpu_session__outer_launch(gs, r);
+	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 	uint32_t tid = l ? l->tid : 0;
 	struct gpu_fold *f = NULL;
 	size_t at;
@@ -118,7 +118,7 @@ void fold_table__free(struct fold_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int add_record(struct gpu_session *gs, const struct gpu_record *r)
+static int add_record(struct agent_server *gs, const struct gpu_record *r)
 {
 	int err;
 
@@ -145,7 +145,7 @@ static int add_record(struct gpu_session *gs, const struct gpu_record *r)
 	return 0;
 }
 
-static int add_launch(struct gpu_session *gs, const struct gpu_launch_record *l)
+static int add_launch(struct agent_server *gs, const struct gpu_launch_record *l)
 {
 	int err;
 
@@ -193,7 +193,7 @@ static void read_comm(uint32_t pid, char comm[16])
  * took (> 0), 0 when more bytes are needed, -EBADMSG or -EPROTO for data
  * that ends the connection, -ENOMEM.
  */
-static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8_t *data,
+static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint8_t *data,
 			     size_t len)
 {
 	struct connection *c = &gs->connections[agent];
@@ -447,7 +447,7 @@ static int64_t parse_message(struct gpu_session *gs, uint32_t agent, const uint8
 }
 
 /* Parses what the connection's buffer holds; keeps a partial message. */
-int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent)
+int agent_server__parse_buffer(struct agent_server *gs, uint32_t agent)
 {
 	struct connection *c = &gs->connections[agent];
 	size_t off = 0;
@@ -466,7 +466,7 @@ int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent)
 	return n < 0 ? (int)n : 0;
 }
 
-void gpu_session__end_malformed(struct gpu_session *gs, uint32_t agent, int err)
+void agent_server__end_malformed(struct agent_server *gs, uint32_t agent, int err)
 {
 	if (err == -ENOMEM)
 		status__warn("GPU agent of pid %u: out of memory, its data stops here",
@@ -476,13 +476,13 @@ void gpu_session__end_malformed(struct gpu_session *gs, uint32_t agent, int err)
 			     gs->agents[agent].pid);
 	gs->agents[agent].malformed = true;
 	gs->stats.malformed++;
-	gpu_session__close_connection(gs, agent);
+	agent_server__close_connection(gs, agent);
 }
 
-int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len)
+int agent_server__ingest(struct agent_server *gs, const void *data, size_t len)
 {
 	const uint8_t *bytes = data;
-	int64_t agent = gpu_session__add_agent(gs, -1);
+	int64_t agent = agent_server__add_agent(gs, -1);
 	int err = 0;
 
 	if (agent < 0)
@@ -497,7 +497,7 @@ int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len)
 		c->used += chunk;
 		bytes += chunk;
 		len -= chunk;
-		err = gpu_session__parse_buffer(gs, agent);
+		err = agent_server__parse_buffer(gs, agent);
 		if (err)
 			break;
 	}
@@ -507,6 +507,6 @@ int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len)
 		gs->agents[agent].malformed = true;
 		gs->stats.malformed++;
 	}
-	gpu_session__close_connection(gs, agent);
+	agent_server__close_connection(gs, agent);
 	return err == -ENOMEM ? err : err ? -EBADMSG : 0;
 }

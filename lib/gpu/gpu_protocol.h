@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The wire protocol between the CUPTI agent (libllmprof_cupti.so, inside the
- * target) and llmprof (lib/gpu_session.c).  Both are built from one tree and
+ * target) and llmprof (lib/agent_server.c).  Both are built from one tree and
  * ship in one binary, so there is no negotiation: the hello carries
  * GPU_PROTOCOL_VERSION and llmprof drops an agent that speaks another one.
  *

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 #include "profile/profile.h"
 #include "sampling/session.h"
 

@@ -121,7 +121,7 @@ uint64_t session__counter(const struct session *session, uint32_t counter);
 int session__attach_launch_probe(struct session *session, const char *binary_path);
 /* After session__finish(): the launch stack of a CUPTI correlation id in the
  * finished profile, root first, CUDA-internal frames cut; a
- * gpu_launch_stack_fn for gpu_session__merge().  0 or -ENOENT. */
+ * gpu_launch_stack_fn for agent_server__merge().  0 or -ENOENT. */
 int session__launch_stack(void *session, uint32_t correlation, uint32_t tid, uint64_t time_ns,
 			  uint32_t *frames, size_t max, size_t *depth);
 

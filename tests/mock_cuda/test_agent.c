@@ -2,7 +2,7 @@
 /*
  * End-to-end tests of the CUPTI agent on the mock CUDA stack: mock_app runs
  * with libllmprof_cupti.so injected (or attached by the app itself), and a
- * receiver built on lib/gpu_session.c checks what arrives.
+ * receiver built on lib/agent_server.c checks what arrives.
  *
  * test_agent SCENARIO MOCK_APP AGENT MOCK_CUPTI
  * scenarios: record, record_offset, driver_correlation, other_subscriber,
@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 #include "profile/profile.h"
 
 static const char *app, *agent_lib, *cupti_lib;
@@ -95,12 +95,12 @@ static pid_t spawn(const char *const *args, const char *const *env)
 
 /* Reads from the session for ms milliseconds, or until pid exits (its
  * status in *status) when pid > 0. */
-static bool pump(struct gpu_session *gs, int ms, pid_t pid, int *status)
+static bool pump(struct agent_server *gs, int ms, pid_t pid, int *status)
 {
 	uint64_t deadline = monotonic_ns() + ms * 1000000ull;
 
 	for (;;) {
-		struct pollfd pfd = {.fd = gpu_session__fd(gs), .events = POLLIN};
+		struct pollfd pfd = {.fd = agent_server__fd(gs), .events = POLLIN};
 		uint64_t now = monotonic_ns();
 
 		if (pid > 0 && waitpid(pid, status, WNOHANG) == pid)
@@ -108,8 +108,8 @@ static bool pump(struct gpu_session *gs, int ms, pid_t pid, int *status)
 		if (now >= deadline)
 			return false;
 		poll(&pfd, 1, 20);
-		if (gpu_session__on_readable(gs)) {
-			fprintf(stderr, "FAIL: gpu_session__on_readable failed\n");
+		if (agent_server__on_readable(gs)) {
+			fprintf(stderr, "FAIL: agent_server__on_readable failed\n");
 			exit(1);
 		}
 	}
@@ -146,7 +146,7 @@ static struct expected_kernel expected[] = {
 
 /* Kernel names and durations, memcpy and memset records, the time window
  * and the graph launch mapping of one agent. */
-static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin, uint64_t end,
+static void check_records(struct agent_server *gs, uint32_t agent, uint64_t begin, uint64_t end,
 			  uint32_t pid)
 {
 	size_t kernels = 0, htod = 0, dtoh = 0, memsets = 0, graph_launches = 0, bad_window = 0;
@@ -154,8 +154,8 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
 
 	for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++)
 		expected[k].seen = 0;
-	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
-		const struct gpu_record *r = gpu_session__record(gs, i);
+	for (size_t i = 0; i < agent_server__nr_records(gs); i++) {
+		const struct gpu_record *r = agent_server__record(gs, i);
 		const struct gpu_launch_record *l;
 		uint32_t correlation;
 
@@ -164,9 +164,9 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
 		if (r->start_ns < begin || r->end_ns > end)
 			bad_window++;
 		correlation = r->runtime_correlation ? r->runtime_correlation : r->correlation;
-		l = gpu_session__launch(gs, agent, correlation);
+		l = agent_server__launch(gs, agent, correlation);
 		if (l && l->parent_correlation)
-			l = gpu_session__launch(gs, agent, l->parent_correlation);
+			l = agent_server__launch(gs, agent, l->parent_correlation);
 		if (!l)
 			no_launch++;
 		else if (l->tid != pid)
@@ -184,7 +184,7 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
 		}
 		kernels++;
 		for (size_t k = 0; k < sizeof(expected) / sizeof(expected[0]); k++) {
-			const char *name = gpu_session__kernel_name(gs, r);
+			const char *name = agent_server__kernel_name(gs, r);
 			uint64_t ns = r->end_ns - r->start_ns;
 
 			if (!name || strcmp(name, expected[k].name))
@@ -204,19 +204,19 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
 	EXPECT(!wrong_tid, "%zu launches not on the main thread", wrong_tid);
 
 	/* Each runtime graph launch maps to its three kernels. */
-	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
-		const struct gpu_record *r = gpu_session__record(gs, i);
+	for (size_t i = 0; i < agent_server__nr_records(gs); i++) {
+		const struct gpu_record *r = agent_server__record(gs, i);
 		const struct gpu_launch_record *l;
 		size_t nodes = 0;
 
 		if (r->agent != agent || r->kind != GPU_KERNEL || !r->graph_id)
 			continue;
-		l = gpu_session__launch(gs, agent, r->correlation);
+		l = agent_server__launch(gs, agent, r->correlation);
 		EXPECT(l && (l->flags & GPU_LAUNCH_GRAPH) && l->domain == GPU_DOMAIN_RUNTIME &&
 			   l->graph_exec_id,
 		       "graph kernel %u has no graph launch", r->correlation);
-		for (size_t j = 0; j < gpu_session__nr_records(gs); j++) {
-			const struct gpu_record *o = gpu_session__record(gs, j);
+		for (size_t j = 0; j < agent_server__nr_records(gs); j++) {
+			const struct gpu_record *o = agent_server__record(gs, j);
 
 			nodes += o->agent == agent && o->kind == GPU_KERNEL &&
 				 o->correlation == r->correlation;
@@ -233,7 +233,7 @@ static void check_records(struct gpu_session *gs, uint32_t agent, uint64_t begin
  * probe, in any of the session's agents (one process: its ids are unique).
  * Here the stack names the launching API. */
 struct fake_core {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *profile;
 	size_t calls, nested_asked;
 };
@@ -246,8 +246,8 @@ static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 	char name[64];
 	int64_t process, launcher;
 
-	for (size_t i = 0; !l && i < gpu_session__nr_agents(core->gs); i++)
-		l = gpu_session__launch(core->gs, i, correlation);
+	for (size_t i = 0; !l && i < agent_server__nr_agents(core->gs); i++)
+		l = agent_server__launch(core->gs, i, correlation);
 	core->calls++;
 	if (!l)
 		return -ENOENT;
@@ -267,27 +267,27 @@ static int fake_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 	return 0;
 }
 
-static void check_merge(struct gpu_session *gs, uint64_t begin)
+static void check_merge(struct agent_server *gs, uint64_t begin)
 {
 	struct profile *p = profile__new();
 	struct fake_core core = {.gs = gs, .profile = p};
 	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
-	struct gpu_session_stats stats;
+	struct agent_server_stats stats;
 
 	p->unit = UNIT_MICROSECONDS;
 	p->start_ns = begin;
-	EXPECT(!gpu_session__merge(gs, p, &options), "merge failed");
-	gpu_session__stats(gs, &stats);
-	EXPECT(stats.merged == gpu_session__nr_records(gs), "merged %zu of %zu", stats.merged,
-	       gpu_session__nr_records(gs));
+	EXPECT(!agent_server__merge(gs, p, &options), "merge failed");
+	agent_server__stats(gs, &stats);
+	EXPECT(stats.merged == agent_server__nr_records(gs), "merged %zu of %zu", stats.merged,
+	       agent_server__nr_records(gs));
 	EXPECT(stats.unattributed == 0, "%zu unattributed", stats.unattributed);
 	EXPECT(core.nested_asked == 0, "asked for %zu nested correlation ids", core.nested_asked);
-	EXPECT(!gpu_session__print_summary(gs, p, 5), "summary failed");
+	EXPECT(!agent_server__print_summary(gs, p, 5), "summary failed");
 	profile__free(p);
 }
 
 struct run {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	uint64_t begin, end;
 	int status;
 	char *out, *err;
@@ -301,12 +301,12 @@ static void run_recorded(struct run *r, const char *const *args, const char *con
 	int n = 4;
 
 	memset(r, 0, sizeof(*r));
-	if (gpu_session__open(&r->gs, NULL)) {
-		fprintf(stderr, "FAIL: gpu_session__open\n");
+	if (agent_server__open(&r->gs, NULL)) {
+		fprintf(stderr, "FAIL: agent_server__open\n");
 		exit(1);
 	}
 	snprintf(socket_env, sizeof(socket_env), "%s=%s", GPU_AGENT_SOCKET_ENV,
-		 gpu_session__socket_name(r->gs));
+		 agent_server__socket_name(r->gs));
 	snprintf(inject_env, sizeof(inject_env), "CUDA_INJECTION64_PATH=%s", agent_lib);
 	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
 	for (; extra_env && *extra_env && n < 15; extra_env++)
@@ -318,7 +318,7 @@ static void run_recorded(struct run *r, const char *const *args, const char *con
 		waitpid(r->pid, &r->status, 0);
 		EXPECT(0, "mock_app did not finish");
 	}
-	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
+	EXPECT(!agent_server__stop(r->gs, 3000), "agent did not finish");
 	r->end = monotonic_ns();
 	r->out = slurp(out_path);
 	r->err = slurp(err_path);
@@ -326,7 +326,7 @@ static void run_recorded(struct run *r, const char *const *args, const char *con
 
 static void run_free(struct run *r)
 {
-	gpu_session__close(r->gs);
+	agent_server__close(r->gs);
 	free(r->out);
 	free(r->err);
 }
@@ -341,11 +341,11 @@ static void check_app(const struct run *r, const char *reference)
 
 /* Outermost launches and those that fired the probe, over correlation ids
  * 1..max (the mock hands them out in order). */
-static void count_probed(struct gpu_session *gs, uint32_t max, size_t *outer, size_t *probed)
+static void count_probed(struct agent_server *gs, uint32_t max, size_t *outer, size_t *probed)
 {
 	*outer = *probed = 0;
 	for (uint32_t c = 1; c <= max; c++) {
-		const struct gpu_launch_record *l = gpu_session__launch(gs, 0, c);
+		const struct gpu_launch_record *l = agent_server__launch(gs, 0, c);
 
 		if (!l || l->parent_correlation)
 			continue;
@@ -354,12 +354,12 @@ static void count_probed(struct gpu_session *gs, uint32_t max, size_t *outer, si
 	}
 }
 
-static uint32_t max_correlation(struct gpu_session *gs)
+static uint32_t max_correlation(struct agent_server *gs)
 {
 	uint32_t max = 0;
 
-	for (size_t i = 0; i < gpu_session__nr_records(gs); i++) {
-		const struct gpu_record *r = gpu_session__record(gs, i);
+	for (size_t i = 0; i < agent_server__nr_records(gs); i++) {
+		const struct gpu_record *r = agent_server__record(gs, i);
 
 		if (r->correlation > max)
 			max = r->correlation;
@@ -377,8 +377,8 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 
 	run_recorded(&r, args, env);
 	check_app(&r, reference);
-	EXPECT(gpu_session__nr_agents(r.gs) == 1, "%zu agents", gpu_session__nr_agents(r.gs));
-	a = gpu_session__agent(r.gs, 0);
+	EXPECT(agent_server__nr_agents(r.gs) == 1, "%zu agents", agent_server__nr_agents(r.gs));
+	a = agent_server__agent(r.gs, 0);
 	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
 	EXPECT(a && a->pid == (uint32_t)r.pid, "agent pid %u, app %d", a ? a->pid : 0, r.pid);
 	EXPECT(a && a->mode == GPU_AGENT_RECORD, "mode %u", a ? a->mode : 0);
@@ -389,9 +389,9 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 	       "dropped %" PRIu64 "/%" PRIu64 "/%" PRIu64, a->dropped_activity, a->dropped_launches,
 	       a->dropped_messages);
 	EXPECT(a && a->sent_kernels + a->sent_memcpys + a->sent_memsets ==
-			gpu_session__nr_records(r.gs),
+			agent_server__nr_records(r.gs),
 	       "goodbye counts %" PRIu64 ", received %zu",
-	       a->sent_kernels + a->sent_memcpys + a->sent_memsets, gpu_session__nr_records(r.gs));
+	       a->sent_kernels + a->sent_memcpys + a->sent_memsets, agent_server__nr_records(r.gs));
 	if (clock_mode == GPU_CLOCK_OFFSET)
 		EXPECT(
 		    a && (a->clock_offset_ns > 1000000000ll || a->clock_offset_ns < -1000000000ll),
@@ -403,13 +403,13 @@ static int scenario_record(const char *clock_env, uint32_t clock_mode)
 
 		/* About 2000 launches a second: under the default rate, all
 		 * probed. */
-		struct gpu_session_stats stats;
+		struct agent_server_stats stats;
 
 		count_probed(r.gs, max_correlation(r.gs), &outer, &probed);
 		EXPECT(outer > 100 && probed == outer, "%zu of %zu launches probed", probed, outer);
 		/* One launch record and one probe per launch, though the
 		 * runtime call and the driver call inside it share an id. */
-		gpu_session__stats(r.gs, &stats);
+		agent_server__stats(r.gs, &stats);
 		EXPECT(stats.outer_launches == outer && stats.probed == probed,
 		       "%zu launch records and %zu probes for %zu launches", stats.outer_launches,
 		       stats.probed, outer);
@@ -452,9 +452,9 @@ static int scenario_driver_correlation(void)
 
 	run_recorded(&r, args, env);
 	check_app(&r, r.out);
-	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
-		const struct gpu_record *rec = gpu_session__record(r.gs, i);
-		const struct gpu_launch_record *l = gpu_session__launch(r.gs, 0, rec->correlation);
+	for (size_t i = 0; i < agent_server__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = agent_server__record(r.gs, i);
+		const struct gpu_launch_record *l = agent_server__launch(r.gs, 0, rec->correlation);
 
 		nested += rec->kind == GPU_KERNEL && l && l->parent_correlation &&
 			  l->domain == GPU_DOMAIN_DRIVER;
@@ -475,11 +475,11 @@ static int scenario_other_subscriber(void)
 
 	run_recorded(&r, args, NULL);
 	check_app(&r, reference);
-	a = gpu_session__agent(r.gs, 0);
+	a = agent_server__agent(r.gs, 0);
 	EXPECT(a && a->hello && a->other_subscriber, "no other-subscriber message");
 	EXPECT(a && a->other_tool && strstr(a->other_tool, "CUPTI"), "other tool %s",
 	       a && a->other_tool ? a->other_tool : "(none)");
-	EXPECT(gpu_session__nr_records(r.gs) == 0, "%zu records", gpu_session__nr_records(r.gs));
+	EXPECT(agent_server__nr_records(r.gs) == 0, "%zu records", agent_server__nr_records(r.gs));
 	EXPECT(strstr(r.err, "own callbacks "), "the app's own subscription saw nothing");
 	EXPECT(!strstr(r.err, "mock_cupti: finalize"), "the agent finalized another tool's CUPTI");
 	run_free(&r);
@@ -501,13 +501,13 @@ static int scenario_receiver_killed(void)
 		return 1;
 	receiver = fork();
 	if (!receiver) {
-		struct gpu_session *gs;
+		struct agent_server *gs;
 
 		close(pipefd[0]);
-		if (gpu_session__open(&gs, NULL))
+		if (agent_server__open(&gs, NULL))
 			_exit(1);
-		if (write(pipefd[1], gpu_session__socket_name(gs),
-			  strlen(gpu_session__socket_name(gs)) + 1) < 0)
+		if (write(pipefd[1], agent_server__socket_name(gs),
+			  strlen(agent_server__socket_name(gs)) + 1) < 0)
 			_exit(1);
 		close(pipefd[1]);
 		pump(gs, 60000, 0, NULL);
@@ -540,15 +540,15 @@ static int scenario_receiver_killed(void)
 
 /* mock_app with ARGS, which attach the agent to a new session *gs, and
  * EXTRA in its environment; -1 when the session cannot open. */
-static pid_t spawn_attaching(struct gpu_session **gs, const char *const *args, const char *extra)
+static pid_t spawn_attaching(struct agent_server **gs, const char *const *args, const char *extra)
 {
 	static char socket_env[160], cupti_env[512];
 	const char *env[] = {socket_env, cupti_env, extra, NULL};
 
-	if (gpu_session__open(gs, NULL))
+	if (agent_server__open(gs, NULL))
 		return -1;
 	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(*gs));
+		 agent_server__socket_name(*gs));
 	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
 	return spawn(args, env);
 }
@@ -559,7 +559,7 @@ static int scenario_attach(void)
 	const char *args[] = {"--seconds", "5", "--attach-agent", agent_lib, "--attach-count",
 			      "2",	   NULL};
 	char *reference = reference_checksum(), *err;
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	uint64_t begin[2], end[2];
 	int status = 0;
 	bool exited = false;
@@ -571,12 +571,12 @@ static int scenario_attach(void)
 	for (int session = 0; session < 2 && !exited; session++) {
 		begin[session] = monotonic_ns();
 		/* Wait for this session's agent, then record a second. */
-		while (gpu_session__nr_agents(gs) <= (size_t)session && !exited)
+		while (agent_server__nr_agents(gs) <= (size_t)session && !exited)
 			exited = pump(gs, 50, pid, &status);
 		if (exited)
 			break;
 		exited = pump(gs, 1000, pid, &status);
-		EXPECT(!gpu_session__stop(gs, 3000), "session %d: agent did not finish", session);
+		EXPECT(!agent_server__stop(gs, 3000), "session %d: agent did not finish", session);
 		end[session] = monotonic_ns();
 	}
 	if (!exited)
@@ -590,9 +590,9 @@ static int scenario_attach(void)
 		       reference);
 		free(out);
 	}
-	EXPECT(gpu_session__nr_agents(gs) == 2, "%zu agent sessions", gpu_session__nr_agents(gs));
-	for (size_t i = 0; i < gpu_session__nr_agents(gs) && i < 2; i++) {
-		const struct gpu_agent_info *a = gpu_session__agent(gs, i);
+	EXPECT(agent_server__nr_agents(gs) == 2, "%zu agent sessions", agent_server__nr_agents(gs));
+	for (size_t i = 0; i < agent_server__nr_agents(gs) && i < 2; i++) {
+		const struct gpu_agent_info *a = agent_server__agent(gs, i);
 		size_t kernels = 0;
 
 		EXPECT(a->hello && a->goodbye, "session %zu: hello %d goodbye %d", i, a->hello,
@@ -604,8 +604,8 @@ static int scenario_attach(void)
 		 * flight, and the agent waits for them. */
 		EXPECT(!a->incomplete, "session %zu: %" PRIu64 " records cut off at stop", i,
 		       a->incomplete);
-		for (size_t k = 0; k < gpu_session__nr_records(gs); k++) {
-			const struct gpu_record *r = gpu_session__record(gs, k);
+		for (size_t k = 0; k < agent_server__nr_records(gs); k++) {
+			const struct gpu_record *r = agent_server__record(gs, k);
 			uint64_t ns = r->end_ns - r->start_ns;
 
 			if (r->agent != i || r->kind != GPU_KERNEL)
@@ -613,7 +613,7 @@ static int scenario_attach(void)
 			kernels++;
 			EXPECT(r->start_ns >= begin[i] && r->end_ns <= end[i],
 			       "session %zu: record outside the window", i);
-			if (!strcmp(gpu_session__kernel_name(gs, r), "_Z11gemm_kerneljPf"))
+			if (!strcmp(agent_server__kernel_name(gs, r), "_Z11gemm_kerneljPf"))
 				EXPECT(ns >= 1800000 && ns <= 2200000, "gemm took %" PRIu64 " ns",
 				       ns);
 		}
@@ -626,7 +626,7 @@ static int scenario_attach(void)
 		EXPECT(first && strstr(first + 1, "mock_cupti: finalize in_callback=1"),
 		       "CUPTI not finalized twice from a callback:\n%s", err);
 	}
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	free(err);
 	free(reference);
 	return failures ? 1 : 0;
@@ -641,7 +641,7 @@ static int scenario_attach(void)
 struct attached_run {
 	struct run run;
 	bool exited_early;
-	uint64_t stop_ns; /* how long gpu_session__stop took */
+	uint64_t stop_ns; /* how long agent_server__stop took */
 };
 
 static void run_attached(struct attached_run *ar, const char *const *args,
@@ -654,25 +654,25 @@ static void run_attached(struct attached_run *ar, const char *const *args,
 	int n = 2;
 
 	memset(ar, 0, sizeof(*ar));
-	if (gpu_session__open(&r->gs, NULL)) {
-		fprintf(stderr, "FAIL: gpu_session__open\n");
+	if (agent_server__open(&r->gs, NULL)) {
+		fprintf(stderr, "FAIL: agent_server__open\n");
 		exit(1);
 	}
 	snprintf(socket_env, sizeof(socket_env), "MOCK_ATTACH_SOCKET=%s",
-		 gpu_session__socket_name(r->gs));
+		 agent_server__socket_name(r->gs));
 	snprintf(cupti_env, sizeof(cupti_env), "LLMPROF_CUPTI_LIBRARY=%s", cupti_lib);
 	for (; extra_env && *extra_env && n < 15; extra_env++)
 		env[n++] = *extra_env;
 	r->begin = monotonic_ns();
 	r->pid = spawn(args, env);
-	while (!gpu_session__nr_agents(r->gs) && !exited &&
+	while (!agent_server__nr_agents(r->gs) && !exited &&
 	       monotonic_ns() - r->begin < 10000000000ull)
 		exited = pump(r->gs, 50, r->pid, &r->status);
 	if (!exited)
 		exited = pump(r->gs, ms, r->pid, &r->status);
 	ar->exited_early = exited;
 	ar->stop_ns = monotonic_ns();
-	EXPECT(!gpu_session__stop(r->gs, 3000), "agent did not finish");
+	EXPECT(!agent_server__stop(r->gs, 3000), "agent did not finish");
 	r->end = monotonic_ns();
 	ar->stop_ns = r->end - ar->stop_ns;
 	if (!exited && !pump(r->gs, 15000, r->pid, &r->status)) {
@@ -702,13 +702,13 @@ static int scenario_cupti_13_0_ga(void)
 
 	run_attached(&ar, args, env, 1000);
 	check_app(r, reference);
-	EXPECT(gpu_session__nr_agents(r->gs) == 1, "%zu agents", gpu_session__nr_agents(r->gs));
-	a = gpu_session__agent(r->gs, 0);
+	EXPECT(agent_server__nr_agents(r->gs) == 1, "%zu agents", agent_server__nr_agents(r->gs));
+	a = agent_server__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->cupti_version == 130000, "hello with CUPTI version %u",
 	       a ? a->cupti_version : 0);
 	EXPECT(a && a->error && strstr(a->error, "CUPTI 13.0") && strstr(a->error, "deadlock"),
 	       "reason: %s", a && a->error ? a->error : "(none)");
-	EXPECT(gpu_session__nr_records(r->gs) == 0, "%zu records", gpu_session__nr_records(r->gs));
+	EXPECT(agent_server__nr_records(r->gs) == 0, "%zu records", agent_server__nr_records(r->gs));
 	EXPECT(!strstr(r->err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
 	EXPECT(!strstr(r->err, "mock_cupti: activity"),
 	       "the agent touched CUPTI 13.0 GA's activity");
@@ -745,14 +745,14 @@ static int scenario_profiler_window(void)
 	EXPECT(launched > 0 && got == launched,
 	       "the application's profiler got %lu of the %lu kernels of its window", got,
 	       launched);
-	a = gpu_session__agent(r->gs, 0);
+	a = agent_server__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
 	EXPECT(a && a->error && strstr(a->error, "another CUPTI client"), "reason: %s",
 	       a && a->error ? a->error : "(none)");
 	EXPECT(!strstr(r->err, "mock_cupti: finalize"),
 	       "the agent finalized CUPTI under the application's profiler");
 	fprintf(stderr, "application's profiler: %lu of %lu kernels; llmprof: %zu records\n", got,
-		launched, gpu_session__nr_records(r->gs));
+		launched, agent_server__nr_records(r->gs));
 	run_free(r);
 	free(reference);
 	return failures ? 1 : 0;
@@ -776,9 +776,9 @@ static int scenario_clock_settle(void)
 
 	run_attached(&ar, args, env, 3000);
 	check_app(r, r->out);
-	for (size_t i = 0; i < gpu_session__nr_records(r->gs); i++) {
-		const struct gpu_record *rec = gpu_session__record(r->gs, i);
-		const struct gpu_launch_record *l = gpu_session__launch(r->gs, 0, rec->correlation);
+	for (size_t i = 0; i < agent_server__nr_records(r->gs); i++) {
+		const struct gpu_record *rec = agent_server__record(r->gs, i);
+		const struct gpu_launch_record *l = agent_server__launch(r->gs, 0, rec->correlation);
 
 		if (rec->kind != GPU_KERNEL || !l)
 			continue;
@@ -813,20 +813,20 @@ static int scenario_foreign_clock(void)
 
 	run_recorded(&r, args, env);
 	check_app(&r, r.out);
-	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
-		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+	for (size_t i = 0; i < agent_server__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = agent_server__record(r.gs, i);
 
 		kernels += rec->kind == GPU_KERNEL;
 		outside += rec->start_ns < r.begin || rec->end_ns > r.end;
 	}
-	a = gpu_session__agent(r.gs, 0);
+	a = agent_server__agent(r.gs, 0);
 	EXPECT(kernels > 100, "%zu kernels", kernels);
 	EXPECT(!outside, "%zu of %zu records outside the run", outside,
-	       gpu_session__nr_records(r.gs));
+	       agent_server__nr_records(r.gs));
 	EXPECT(a && a->error && strstr(a->error, "timestamp"), "reason: %s",
 	       a && a->error ? a->error : "(none)");
 	fprintf(stderr, "foreign clock: %zu of %zu records outside the run\n", outside,
-		gpu_session__nr_records(r.gs));
+		agent_server__nr_records(r.gs));
 	run_free(&r);
 	return failures ? 1 : 0;
 }
@@ -835,7 +835,7 @@ static int scenario_foreign_clock(void)
  * before libcupti's teardown, and its records and goodbye arrived. */
 static void check_exit_flush(const struct run *r, const char *how)
 {
-	const struct gpu_agent_info *a = gpu_session__agent(r->gs, 0);
+	const struct gpu_agent_info *a = agent_server__agent(r->gs, 0);
 	const char *flush = strstr(r->err, "mock_cupti: flush forced");
 	const char *teardown = strstr(r->err, "mock_cupti: teardown");
 
@@ -846,9 +846,9 @@ static void check_exit_flush(const struct run *r, const char *how)
 	EXPECT(flush && teardown && flush < teardown,
 	       "%s: the agent's exit flush did not run before libcupti's teardown", how);
 	EXPECT(a && a->hello && a->goodbye, "%s: no hello or goodbye", how);
-	EXPECT(gpu_session__nr_records(r->gs) > 0, "%s: no GPU records", how);
+	EXPECT(agent_server__nr_records(r->gs) > 0, "%s: no GPU records", how);
 	fprintf(stderr, "%s: exit status %d, %zu records, goodbye %d\n", how, r->status,
-		gpu_session__nr_records(r->gs), a && a->goodbye);
+		agent_server__nr_records(r->gs), a && a->goodbye);
 }
 
 /*
@@ -890,7 +890,7 @@ static int scenario_graph_reattach(void)
 	size_t graph[2] = {0}, under_graph[2] = {0}, wrong[2] = {0}, unattributed[2] = {0};
 	struct gpu_merge_options options = {.launch_stack = fake_launch_stack};
 	struct fake_core core;
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p;
 	bool exited = false;
 	int status = 0;
@@ -900,21 +900,21 @@ static int scenario_graph_reattach(void)
 	if (pid < 0)
 		return 1;
 	for (int session = 0; session < 2 && !exited; session++) {
-		while (gpu_session__nr_agents(gs) <= (size_t)session && !exited)
+		while (agent_server__nr_agents(gs) <= (size_t)session && !exited)
 			exited = pump(gs, 50, pid, &status);
 		if (!exited)
 			exited = pump(gs, 1000, pid, &status);
-		EXPECT(!gpu_session__stop(gs, 3000), "session %d: agent did not finish", session);
+		EXPECT(!agent_server__stop(gs, 3000), "session %d: agent did not finish", session);
 	}
 	if (!exited)
 		waitpid(pid, &status, 0);
 	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mock_app status %d", status);
-	EXPECT(gpu_session__nr_agents(gs) == 2, "%zu sessions", gpu_session__nr_agents(gs));
+	EXPECT(agent_server__nr_agents(gs) == 2, "%zu sessions", agent_server__nr_agents(gs));
 
 	p = profile__new();
 	core = (struct fake_core){.gs = gs, .profile = p};
 	options.ctx = &core;
-	EXPECT(!gpu_session__merge(gs, p, &options), "merge failed");
+	EXPECT(!agent_server__merge(gs, p, &options), "merge failed");
 	snprintf(graph_launcher, sizeof(graph_launcher), "launch_%u_%u", GPU_DOMAIN_RUNTIME,
 		 311 /* CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 */);
 	for (size_t i = 0; i < p->nr_gpu; i++) {
@@ -952,17 +952,17 @@ static int scenario_graph_reattach(void)
 					   "launch's stack",
 	       wrong[1], graph[1]);
 	{
-		const struct gpu_agent_info *a = gpu_session__agent(gs, 1);
+		const struct gpu_agent_info *a = agent_server__agent(gs, 1);
 
 		EXPECT(!unattributed[1] ||
 			   (a && a->notice && strstr(a->notice, "13.1 Update 1")),
 		       "second session: %zu graph kernels unattributed without a reason (%s)",
 		       unattributed[1], a && a->notice ? a->notice : "none");
-		a = gpu_session__agent(gs, 0);
+		a = agent_server__agent(gs, 0);
 		EXPECT(a && !a->notice, "first session: notice %s", a->notice);
 	}
 	profile__free(p);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	return failures ? 1 : 0;
 }
 
@@ -983,13 +983,13 @@ static int scenario_stop_wait(void)
 
 	run_attached(&ar, args, NULL, 1000);
 	check_app(r, r->out);
-	a = gpu_session__agent(r->gs, 0);
+	a = agent_server__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
 	EXPECT(a && !a->incomplete, "%" PRIu64 " records cut off at stop", a ? a->incomplete : 0);
-	EXPECT(gpu_session__nr_records(r->gs) > 100, "%zu records", gpu_session__nr_records(r->gs));
+	EXPECT(agent_server__nr_records(r->gs) > 100, "%zu records", agent_server__nr_records(r->gs));
 	EXPECT(ar.stop_ns < 500000000ull, "the stop took %.0f ms", ar.stop_ns / 1e6);
 	fprintf(stderr, "stop with failed launches: %.0f ms, %zu records\n", ar.stop_ns / 1e6,
-		gpu_session__nr_records(r->gs));
+		agent_server__nr_records(r->gs));
 	run_free(r);
 	return failures ? 1 : 0;
 }
@@ -1046,10 +1046,10 @@ static int scenario_hashed_cupti(void)
 	line = strstr(r->err, "cupti libraries mapped ");
 	EXPECT(line && sscanf(line, "cupti libraries mapped %d", &mapped) == 1 && mapped == 1,
 	       "the job maps %d libcupti files", mapped);
-	a = gpu_session__agent(r->gs, 0);
+	a = agent_server__agent(r->gs, 0);
 	EXPECT(a && a->cupti_path && !strcmp(a->cupti_path, hashed), "the agent used %s",
 	       a && a->cupti_path ? a->cupti_path : "(none)");
-	EXPECT(gpu_session__nr_records(r->gs) > 0, "no GPU records");
+	EXPECT(agent_server__nr_records(r->gs) > 0, "no GPU records");
 	fprintf(stderr, "hashed libcupti: %d libcupti files mapped, the agent used %s\n", mapped,
 		a && a->cupti_path ? a->cupti_path : "(none)");
 	run_free(r);
@@ -1087,14 +1087,14 @@ static int scenario_api_coverage(void)
 
 	run_recorded(&r, args, NULL);
 	check_app(&r, r.out);
-	for (size_t i = 0; i < gpu_session__nr_records(r.gs); i++) {
-		const struct gpu_record *rec = gpu_session__record(r.gs, i);
+	for (size_t i = 0; i < agent_server__nr_records(r.gs); i++) {
+		const struct gpu_record *rec = agent_server__record(r.gs, i);
 		uint32_t correlation =
 		    rec->runtime_correlation ? rec->runtime_correlation : rec->correlation;
-		const struct gpu_launch_record *l = gpu_session__launch(r.gs, 0, correlation);
+		const struct gpu_launch_record *l = agent_server__launch(r.gs, 0, correlation);
 
 		if (l && l->parent_correlation)
-			l = gpu_session__launch(r.gs, 0, l->parent_correlation);
+			l = agent_server__launch(r.gs, 0, l->parent_correlation);
 		for (size_t a = 0; l && a < sizeof(apis) / sizeof(apis[0]); a++)
 			if (l->domain == apis[a].domain && l->callback_id == apis[a].cbid &&
 			    (l->flags & GPU_LAUNCH_PROBED))
@@ -1149,14 +1149,14 @@ static int scenario_bench(void)
 		"%.0f ns with the agent: agent %.0f ns per launch over the trivial subscriber\n",
 		plain, subscribed, agent, agent - subscribed);
 	{
-		const struct gpu_agent_info *a = gpu_session__agent(r.gs, 0);
+		const struct gpu_agent_info *a = agent_server__agent(r.gs, 0);
 
 		fprintf(stderr,
 			"agent: %" PRIu64 " launches sent, %" PRIu64
 			" dropped; %zu GPU records, %" PRIu64
 			" activity records dropped by CUPTI, %" PRIu64 " messages dropped\n",
 			a ? a->sent_launches : 0, a ? a->dropped_launches : 0,
-			gpu_session__nr_records(r.gs), a ? a->dropped_activity : 0,
+			agent_server__nr_records(r.gs), a ? a->dropped_activity : 0,
 			a ? a->dropped_messages : 0);
 		fprintf(stderr, "agent goodbye: %" PRIu64 " kernels sent, %" PRIu64 " incomplete\n",
 			a ? a->sent_kernels : 0, a ? a->incomplete : 0);

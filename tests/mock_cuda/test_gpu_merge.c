@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of gpu_session__merge() and the GPU summary: fixed agent
+ * Unit tests of agent_server__merge() and the GPU summary: fixed agent
  * records, a fake launch_stack callback standing in for the core, and the
  * folded text checked exactly.
  */
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
-#include "gpu/gpu_session_internal.h"
+#include "gpu/agent_server.h"
+#include "gpu/agent_server_internal.h"
 #include "profile/output.h"
 #include "profile/profile.h"
 #include "status.h"
@@ -200,22 +200,22 @@ static const char expected_all[] =
 
 static void test_merge(void)
 {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct fake_core core = {.profile = p};
 	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
-	struct gpu_session_stats stats;
+	struct agent_server_stats stats;
 	struct gpu_summary summary;
 	struct stream s;
 	char *text;
 	bool asked_parent_first = false;
 
 	build(&s);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
-	gpu_session__stats(gs, &stats);
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, &options) == 0, "merge");
+	agent_server__stats(gs, &stats);
 	EXPECT(stats.merged == 14 && stats.unattributed == 1 && stats.inferred == 2 &&
 		   stats.outside_window == 1,
 	       "merged %zu unattributed %zu inferred %zu outside %zu", stats.merged,
@@ -308,8 +308,8 @@ static void test_merge(void)
 		       "top 2 %s", p->frames[summary.top[2].frame].name);
 	}
 	gpu_summary__free(&summary);
-	EXPECT(gpu_session__print_summary(gs, p, 5) == 0, "print summary");
-	gpu_session__close(gs);
+	EXPECT(agent_server__print_summary(gs, p, 5) == 0, "print summary");
+	agent_server__close(gs);
 	profile__free(p);
 }
 
@@ -317,30 +317,30 @@ static void test_merge(void)
  * under the profile's own process frame. */
 static void test_merge_plain(void)
 {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p = cpu_profile(UNIT_SAMPLES);
 	struct stream s;
 	char *text;
 
 	build(&s);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, NULL) == 0, "merge");
 	EXPECT(p->nr_gpu == 14, "%zu activities", p->nr_gpu);
 	text = folded(p, VIEW_ALL);
 	EXPECT(!strcmp(text, "mock_app;main;train_step 1000\n"), "samples view:\n%s", text);
 	free(text);
 	for (size_t i = 0; i < p->nr_gpu; i++)
 		EXPECT(p->gpu[i].stack == UINT32_MAX, "activity %zu attributed", i);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 
 	p = cpu_profile(UNIT_MICROSECONDS);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, NULL) == 0, "merge");
 	text = folded(p, VIEW_GPU);
 	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] flash::attention_fwd<128> 500\n"
 			     "mock_app;[unattributed];[gpu] gemm_kernel 6700\n"
@@ -352,7 +352,7 @@ static void test_merge_plain(void)
 			     "mock_app;[unattributed];[gpu] softmax_kernel 2600\n"),
 	       "no core:\n%s", text);
 	free(text);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 }
 
@@ -388,7 +388,7 @@ static int64_t fake_join(void *ctx, struct profile *p, struct gpu_join *j)
 
 static void test_join(void)
 {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct fake_core core = {.profile = p};
 	struct fake_join join = {0};
@@ -399,10 +399,10 @@ static void test_join(void)
 	char *text;
 
 	build(&s);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, &options) == 0, "merge");
 	text = folded(p, VIEW_GPU);
 	EXPECT(strstr(text, "mock_app;main;train_step;softmax_step;[nccl] AllReduce 1.0 MiB;"
 			    "[gpu] softmax_kernel 2500\n") &&
@@ -419,14 +419,14 @@ static void test_join(void)
 		named +=
 		    !strcmp(p->frames[p->gpu[i].frame].name, "softmax_kernel (AllReduce 1.0 MiB)");
 	EXPECT(named == 1, "%zu activities named with their call", named);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 }
 
 /* Sub-microsecond kernels add up per stack instead of rounding to zero. */
 static void test_rounding(void)
 {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct stream s;
 	char *text;
@@ -436,14 +436,14 @@ static void test_rounding(void)
 	add_name(&s, 1, "tiny");
 	for (int i = 0; i < 40; i++)
 		add_kernel(&s, 1000 + i, 1, US(i), US(i) + 300);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, NULL) == 0, "merge");
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, NULL) == 0, "merge");
 	text = folded(p, VIEW_GPU);
 	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] tiny 12\n"), "rounding:\n%s", text);
 	free(text);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 }
 
@@ -456,7 +456,7 @@ static void test_graph_without_launch(void)
 {
 	struct fake_core core = {0};
 	struct gpu_merge_options options = {.launch_stack = fake_launch_stack, .ctx = &core};
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct stream s;
 	char *text;
@@ -469,16 +469,16 @@ static void test_graph_without_launch(void)
 	add_kernel_on(&s, 0, 7, 0, NAME_GEMM, US(4000), US(4500), 3);
 	add_launch(&s, 10, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_PROBED);
 	add_launch(&s, 11, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_GRAPH | GPU_LAUNCH_PROBED);
-	if (gpu_session__open(&gs, NULL))
+	if (agent_server__open(&gs, NULL))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, &options) == 0, "merge");
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, &options) == 0, "merge");
 	text = folded(p, VIEW_GPU);
 	EXPECT(!strcmp(text, "mock_app;[unattributed];[gpu] gemm_kernel 500\n"
 			     "mock_app;main;train_step;run_gemm;[gpu] gemm_kernel 2000\n"),
 	       "graph kernel without its launch:\n%s", text);
 	free(text);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 }
 
@@ -508,13 +508,13 @@ static int loop_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
  * records; returns the GPU view's folded text. */
 static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *folds)
 {
-	struct gpu_session_options options = {.target_uid = (uid_t)-1,
+	struct agent_server_options options = {.target_uid = (uid_t)-1,
 					      .timeline_records = timeline};
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct fake_core core = {.profile = p};
 	struct gpu_merge_options merge = {.launch_stack = loop_launch_stack, .ctx = &core};
 	uint8_t *data = malloc((size_t)nr * 256 + 4096);
-	struct gpu_session *gs;
+	struct agent_server *gs;
 	struct stream s;
 	size_t len = 0;
 	char *text;
@@ -536,14 +536,14 @@ static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *fold
 			memset(&s, 0, sizeof(s));
 		}
 	}
-	if (gpu_session__open(&gs, &options))
+	if (agent_server__open(&gs, &options))
 		exit(1);
-	EXPECT(gpu_session__ingest(gs, data, len) == 0, "ingest");
-	EXPECT(gpu_session__merge(gs, p, &merge) == 0, "merge");
-	*kept = gpu_session__nr_records(gs);
+	EXPECT(agent_server__ingest(gs, data, len) == 0, "ingest");
+	EXPECT(agent_server__merge(gs, p, &merge) == 0, "merge");
+	*kept = agent_server__nr_records(gs);
 	*folds = gs->folds.nr;
 	text = folded(p, VIEW_GPU);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	profile__free(p);
 	free(data);
 	return text;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the agent wire protocol as lib/gpu_session.c parses it:
+ * Unit tests of the agent wire protocol as lib/agent_server.c parses it:
  * a valid stream, every truncation of it, malformed messages, unknown
  * types, random bytes, and the same over a real socket with a message split
  * across packets, a bad connection next to a good one, and STOP.
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 #include "status.h"
 #include "test_wire.h"
 
@@ -66,12 +66,12 @@ static void build_valid(struct stream *s)
 	add(s, GPU_MSG_GOODBYE, &g, sizeof(g), NULL);
 }
 
-static struct gpu_session *new_session(void)
+static struct agent_server *new_session(void)
 {
-	struct gpu_session *gs;
+	struct agent_server *gs;
 
-	if (gpu_session__open(&gs, NULL)) {
-		fprintf(stderr, "FAIL: gpu_session__open\n");
+	if (agent_server__open(&gs, NULL)) {
+		fprintf(stderr, "FAIL: agent_server__open\n");
 		exit(1);
 	}
 	return gs;
@@ -79,16 +79,16 @@ static struct gpu_session *new_session(void)
 
 static void test_valid(void)
 {
-	struct gpu_session *gs = new_session();
+	struct agent_server *gs = new_session();
 	const struct gpu_agent_info *a;
 	const struct gpu_launch_record *l;
 	const struct gpu_record *r;
 	struct stream s;
 
 	build_valid(&s);
-	EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "valid stream refused");
-	EXPECT(gpu_session__nr_records(gs) == 4, "%zu records", gpu_session__nr_records(gs));
-	a = gpu_session__agent(gs, 0);
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "valid stream refused");
+	EXPECT(agent_server__nr_records(gs) == 4, "%zu records", agent_server__nr_records(gs));
+	a = agent_server__agent(gs, 0);
 	EXPECT(a && a->hello && a->goodbye && a->pid == 4242, "agent info");
 	EXPECT(a && a->clock_mode == GPU_CLOCK_OFFSET && a->clock_offset_ns == -5, "clock");
 	EXPECT(a && !strcmp(a->version, "0.1.0"), "version %s", a ? a->version : "");
@@ -99,24 +99,24 @@ static void test_valid(void)
 	       "dropped");
 	EXPECT(a && a->incomplete == 0, "DROPPED replaces the incomplete count: %lu",
 	       (unsigned long)(a ? a->incomplete : 0));
-	r = gpu_session__record(gs, 0);
+	r = agent_server__record(gs, 0);
 	EXPECT(r && r->kind == GPU_KERNEL && r->start_ns == 1000 && r->end_ns == 3000 &&
 		   r->correlation == 10 && r->stream == 7,
 	       "first kernel");
-	EXPECT(r && !strcmp(gpu_session__kernel_name(gs, r), "_Z11gemm_kerneljPf"), "name");
-	r = gpu_session__record(gs, 2);
+	EXPECT(r && !strcmp(agent_server__kernel_name(gs, r), "_Z11gemm_kerneljPf"), "name");
+	r = agent_server__record(gs, 2);
 	EXPECT(r && r->kind == GPU_MEMCPY && r->name == GPU_MEMCPY_HTOD && r->bytes == 1 << 20 &&
 		   r->runtime_correlation == 30 && r->correlation == 31,
 	       "memcpy");
-	EXPECT(r && !gpu_session__kernel_name(gs, r), "memcpy has no kernel name");
-	r = gpu_session__record(gs, 3);
+	EXPECT(r && !agent_server__kernel_name(gs, r), "memcpy has no kernel name");
+	r = agent_server__record(gs, 3);
 	EXPECT(r && r->kind == GPU_MEMSET && r->bytes == 4096, "memset");
-	l = gpu_session__launch(gs, 0, 11);
+	l = agent_server__launch(gs, 0, 11);
 	EXPECT(l && l->parent_correlation == 10 && l->domain == GPU_DOMAIN_DRIVER && l->tid == 4243,
 	       "nested launch");
-	EXPECT(!gpu_session__launch(gs, 0, 12), "launch 12 does not exist");
-	EXPECT(!gpu_session__launch(gs, 1, 10), "launch on another agent");
-	gpu_session__close(gs);
+	EXPECT(!agent_server__launch(gs, 0, 12), "launch 12 does not exist");
+	EXPECT(!agent_server__launch(gs, 1, 10), "launch on another agent");
+	agent_server__close(gs);
 }
 
 /* Every prefix: whole messages parse, a cut one is malformed, nothing else
@@ -128,32 +128,32 @@ static void test_truncated(void)
 
 	build_valid(&s);
 	for (size_t len = 1; len < s.len; len++) {
-		struct gpu_session *gs = new_session();
+		struct agent_server *gs = new_session();
 		bool whole = false;
 		int err;
 
 		while (boundary < s.nr_boundaries && s.boundaries[boundary] < len)
 			boundary++;
 		whole = boundary < s.nr_boundaries && s.boundaries[boundary] == len;
-		err = gpu_session__ingest(gs, s.data, len);
+		err = agent_server__ingest(gs, s.data, len);
 		EXPECT(whole ? err == 0 : err == -EBADMSG, "prefix %zu: %d", len, err);
-		EXPECT(gpu_session__nr_records(gs) <= 4, "prefix %zu: records", len);
-		gpu_session__close(gs);
+		EXPECT(agent_server__nr_records(gs) <= 4, "prefix %zu: records", len);
+		agent_server__close(gs);
 	}
 }
 
 static void expect_malformed(const char *what, const struct stream *s, size_t records)
 {
-	struct gpu_session *gs = new_session();
-	struct gpu_session_stats stats;
-	int err = gpu_session__ingest(gs, s->data, s->len);
+	struct agent_server *gs = new_session();
+	struct agent_server_stats stats;
+	int err = agent_server__ingest(gs, s->data, s->len);
 
-	gpu_session__stats(gs, &stats);
+	agent_server__stats(gs, &stats);
 	EXPECT(err == -EBADMSG, "%s: %d", what, err);
 	EXPECT(stats.malformed == 1, "%s: malformed %zu", what, stats.malformed);
-	EXPECT(gpu_session__nr_records(gs) == records, "%s: %zu records kept", what,
-	       gpu_session__nr_records(gs));
-	gpu_session__close(gs);
+	EXPECT(agent_server__nr_records(gs) == records, "%s: %zu records kept", what,
+	       agent_server__nr_records(gs));
+	agent_server__close(gs);
 }
 
 static void test_malformed(void)
@@ -218,14 +218,14 @@ static void test_malformed(void)
 	add_kernel(&s, 1, 2, 10, 20);
 	add_kernel(&s, 2, 77, 10, 20);
 	{
-		struct gpu_session *gs = new_session();
+		struct agent_server *gs = new_session();
 
-		EXPECT(gpu_session__ingest(gs, s.data, s.len) == 0, "odd names refused");
-		EXPECT(gpu_session__nr_records(gs) == 2, "odd names: records");
-		EXPECT(!strcmp(gpu_session__kernel_name(gs, gpu_session__record(gs, 0)), "ab"),
+		EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "odd names refused");
+		EXPECT(agent_server__nr_records(gs) == 2, "odd names: records");
+		EXPECT(!strcmp(agent_server__kernel_name(gs, agent_server__record(gs, 0)), "ab"),
 		       "name with NUL");
-		EXPECT(!gpu_session__kernel_name(gs, gpu_session__record(gs, 1)), "unknown id");
-		gpu_session__close(gs);
+		EXPECT(!agent_server__kernel_name(gs, agent_server__record(gs, 1)), "unknown id");
+		agent_server__close(gs);
 	}
 }
 
@@ -236,7 +236,7 @@ static void test_random(void)
 	struct stream s;
 
 	for (int round = 0; round < 2000; round++) {
-		struct gpu_session *gs = new_session();
+		struct agent_server *gs = new_session();
 		size_t len;
 
 		memset(&s, 0, sizeof(s));
@@ -251,8 +251,8 @@ static void test_random(void)
 				s.data[s.len + i] = 0x40;
 		}
 		s.len += len;
-		gpu_session__ingest(gs, s.data, s.len);
-		gpu_session__close(gs);
+		agent_server__ingest(gs, s.data, s.len);
+		agent_server__close(gs);
 	}
 }
 
@@ -272,30 +272,30 @@ static int client_connect(const char *name)
 	return fd;
 }
 
-static void pump(struct gpu_session *gs)
+static void pump(struct agent_server *gs)
 {
 	for (int i = 0; i < 10; i++) {
-		struct pollfd pfd = {.fd = gpu_session__fd(gs), .events = POLLIN};
+		struct pollfd pfd = {.fd = agent_server__fd(gs), .events = POLLIN};
 
 		poll(&pfd, 1, 20);
-		EXPECT(gpu_session__on_readable(gs) == 0, "on_readable failed");
+		EXPECT(agent_server__on_readable(gs) == 0, "on_readable failed");
 	}
 }
 
 static void test_socket(void)
 {
-	struct gpu_session *gs = new_session();
-	struct gpu_session_stats stats;
+	struct agent_server *gs = new_session();
+	struct agent_server_stats stats;
 	struct gpu_message_header h;
 	struct stream s;
 	int good, bad;
 	size_t half;
 
-	EXPECT(gpu_session__socket_name(gs)[0] == '@', "abstract name %s",
-	       gpu_session__socket_name(gs));
+	EXPECT(agent_server__socket_name(gs)[0] == '@', "abstract name %s",
+	       agent_server__socket_name(gs));
 	build_valid(&s);
-	good = client_connect(gpu_session__socket_name(gs));
-	bad = client_connect(gpu_session__socket_name(gs));
+	good = client_connect(agent_server__socket_name(gs));
+	bad = client_connect(agent_server__socket_name(gs));
 	/* The first message split over two packets. */
 	half = s.boundaries[0] / 2;
 	EXPECT(send(good, s.data, half, 0) == (ssize_t)half, "send");
@@ -307,10 +307,10 @@ static void test_socket(void)
 	       "send");
 	EXPECT(send(bad, "\x01\0\0\0\x03\0\0\0garbage!", 16, 0) == 16, "send");
 	pump(gs);
-	gpu_session__stats(gs, &stats);
+	agent_server__stats(gs, &stats);
 	EXPECT(stats.agents == 2, "%zu agents", stats.agents);
 	EXPECT(stats.malformed == 1, "%zu malformed", stats.malformed);
-	EXPECT(gpu_session__nr_records(gs) == 4, "%zu records", gpu_session__nr_records(gs));
+	EXPECT(agent_server__nr_records(gs) == 4, "%zu records", agent_server__nr_records(gs));
 	EXPECT(recv(bad, &h, sizeof(h), MSG_DONTWAIT) == 0, "bad connection not closed");
 
 	/* STOP reaches the agent; its goodbye ends the connection. */
@@ -325,25 +325,25 @@ static void test_socket(void)
 		_exit(0);
 	}
 	close(good);
-	EXPECT(gpu_session__stop(gs, 5000) == 0, "stop timed out");
-	EXPECT(gpu_session__agent(gs, 0)->goodbye, "no goodbye after STOP");
+	EXPECT(agent_server__stop(gs, 5000) == 0, "stop timed out");
+	EXPECT(agent_server__agent(gs, 0)->goodbye, "no goodbye after STOP");
 	close(bad);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 }
 
 /* A filesystem socket is created for our user only and removed at close. */
 static void test_path_socket(void)
 {
-	struct gpu_session_options options = {.target_uid = (uid_t)-1};
-	struct gpu_session *gs;
+	struct agent_server_options options = {.target_uid = (uid_t)-1};
+	struct agent_server *gs;
 	char path[64];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "/tmp/llmprof-test-%d.sock", getpid());
 	options.socket_name = path;
-	EXPECT(gpu_session__open(&gs, &options) == 0, "open %s", path);
+	EXPECT(agent_server__open(&gs, &options) == 0, "open %s", path);
 	EXPECT(!stat(path, &st) && (st.st_mode & 077) == 0, "mode %o", st.st_mode);
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	EXPECT(access(path, F_OK) != 0, "socket left behind");
 }
 

@@ -3,7 +3,7 @@
  * The llmprof side of the GPU agent: the listening socket, its
  * connections, the records kept in memory and the accessors to them.  The
  * wire protocol is parsed in gpu_parse.c, the merge into a profile and the
- * GPU summary are in gpu_merge.c.  See gpu_session.h.
+ * GPU summary are in gpu_merge.c.  See agent_server.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +23,8 @@
 #include "array.h"
 #include "base/clock.h"
 #include "gpu/gpu_protocol.h"
-#include "gpu/gpu_session.h"
-#include "gpu/gpu_session_internal.h"
+#include "gpu/agent_server.h"
+#include "gpu/agent_server_internal.h"
 #include "status.h"
 
 _Static_assert(sizeof(struct gpu_message_header) == 8, "header");
@@ -113,7 +113,7 @@ const char *gpu_memcpy_kind__name(uint32_t kind)
 }
 
 /* A new agent slot; its connection starts closed (ingest) or gets fd. */
-int64_t gpu_session__add_agent(struct gpu_session *gs, int fd)
+int64_t agent_server__add_agent(struct agent_server *gs, int fd)
 {
 	struct connection *c;
 
@@ -135,7 +135,7 @@ int64_t gpu_session__add_agent(struct gpu_session *gs, int fd)
 	return gs->nr_agents++;
 }
 
-void gpu_session__close_connection(struct gpu_session *gs, uint32_t agent)
+void agent_server__close_connection(struct agent_server *gs, uint32_t agent)
 {
 	struct connection *c = &gs->connections[agent];
 
@@ -154,7 +154,7 @@ void gpu_session__close_connection(struct gpu_session *gs, uint32_t agent)
 	gs->agents[agent].closed = true;
 }
 
-static bool peer_allowed(const struct gpu_session *gs, int fd, struct ucred *cred)
+static bool peer_allowed(const struct agent_server *gs, int fd, struct ucred *cred)
 {
 	socklen_t len = sizeof(*cred);
 
@@ -175,7 +175,7 @@ static int send_stop(struct connection *c)
 	return 0;
 }
 
-static int accept_connections(struct gpu_session *gs, bool stopping)
+static int accept_connections(struct agent_server *gs, bool stopping)
 {
 	for (;;) {
 		struct epoll_event event = {.events = EPOLLIN};
@@ -201,7 +201,7 @@ static int accept_connections(struct gpu_session *gs, bool stopping)
 			close(fd);
 			continue;
 		}
-		agent = gpu_session__add_agent(gs, fd);
+		agent = agent_server__add_agent(gs, fd);
 		if (agent < 0) {
 			close(fd);
 			status__warn("cannot accept a GPU agent: %s", strerror((int)-agent));
@@ -212,7 +212,7 @@ static int accept_connections(struct gpu_session *gs, bool stopping)
 		if (epoll_ctl(gs->epoll_fd, EPOLL_CTL_ADD, fd, &event)) {
 			int err = -errno;
 
-			gpu_session__close_connection(gs, agent);
+			agent_server__close_connection(gs, agent);
 			return err;
 		}
 		if (stopping)
@@ -221,7 +221,7 @@ static int accept_connections(struct gpu_session *gs, bool stopping)
 }
 
 /* Reads a bounded number of packets from one connection. */
-static void read_connection(struct gpu_session *gs, uint32_t agent)
+static void read_connection(struct agent_server *gs, uint32_t agent)
 {
 	for (int i = 0; i < PACKETS_PER_WAKEUP; i++) {
 		struct connection *c = &gs->connections[agent];
@@ -240,34 +240,34 @@ static void read_connection(struct gpu_session *gs, uint32_t agent)
 				return;
 			status__debug("GPU agent of pid %u: %s", gs->agents[agent].pid,
 				      strerror(errno));
-			gpu_session__close_connection(gs, agent);
+			agent_server__close_connection(gs, agent);
 			return;
 		}
 		if (n == 0) {
 			if (c->used)
-				gpu_session__end_malformed(gs, agent, -EBADMSG);
+				agent_server__end_malformed(gs, agent, -EBADMSG);
 			else
-				gpu_session__close_connection(gs, agent);
+				agent_server__close_connection(gs, agent);
 			return;
 		}
 		if (msg.msg_flags & MSG_TRUNC) {
-			gpu_session__end_malformed(gs, agent, -EBADMSG);
+			agent_server__end_malformed(gs, agent, -EBADMSG);
 			return;
 		}
 		c->used += n;
-		err = gpu_session__parse_buffer(gs, agent);
+		err = agent_server__parse_buffer(gs, agent);
 		if (err) {
-			gpu_session__end_malformed(gs, agent, err);
+			agent_server__end_malformed(gs, agent, err);
 			return;
 		}
 		if (gs->agents[agent].goodbye && !c->used) {
-			gpu_session__close_connection(gs, agent);
+			agent_server__close_connection(gs, agent);
 			return;
 		}
 	}
 }
 
-static int handle_events(struct gpu_session *gs, bool stopping)
+static int handle_events(struct agent_server *gs, bool stopping)
 {
 	for (;;) {
 		struct epoll_event events[16];
@@ -296,12 +296,12 @@ static int handle_events(struct gpu_session *gs, bool stopping)
 	}
 }
 
-int gpu_session__on_readable(void *ctx)
+int agent_server__on_readable(void *ctx)
 {
 	return handle_events(ctx, false);
 }
 
-int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
+int agent_server__stop(struct agent_server *gs, unsigned int timeout_ms)
 {
 	uint64_t deadline = clock__monotonic_ns() / 1000000 + timeout_ms;
 	int err;
@@ -311,7 +311,7 @@ int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 		return err;
 	for (size_t i = 0; i < gs->nr_agents; i++)
 		if (send_stop(&gs->connections[i]))
-			gpu_session__close_connection(gs, i);
+			agent_server__close_connection(gs, i);
 	for (;;) {
 		struct pollfd pfd = {.fd = gs->epoll_fd, .events = POLLIN};
 		uint64_t now = clock__monotonic_ns() / 1000000;
@@ -335,7 +335,7 @@ int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms)
 		status__warn(
 		    "GPU agent of pid %u did not finish in %u ms; its last records are lost",
 		    gs->agents[i].pid, timeout_ms);
-		gpu_session__close_connection(gs, i);
+		agent_server__close_connection(gs, i);
 	}
 	return -ETIMEDOUT;
 }
@@ -386,10 +386,10 @@ static size_t timeline_records(void)
 	return n;
 }
 
-int gpu_session__open(struct gpu_session **out, const struct gpu_session_options *options)
+int agent_server__open(struct agent_server **out, const struct agent_server_options *options)
 {
 	struct epoll_event event = {.events = EPOLLIN, .data.u64 = LISTENER};
-	struct gpu_session *gs = calloc(1, sizeof(*gs));
+	struct agent_server *gs = calloc(1, sizeof(*gs));
 	struct sockaddr_un addr;
 	int err = -ENOMEM;
 
@@ -458,16 +458,16 @@ int gpu_session__open(struct gpu_session **out, const struct gpu_session_options
 	*out = gs;
 	return 0;
 cleanup:
-	gpu_session__close(gs);
+	agent_server__close(gs);
 	return err;
 }
 
-void gpu_session__close(struct gpu_session *gs)
+void agent_server__close(struct agent_server *gs)
 {
 	if (!gs)
 		return;
 	for (size_t i = 0; i < gs->nr_agents; i++) {
-		gpu_session__close_connection(gs, i);
+		agent_server__close_connection(gs, i);
 		free(gs->agents[i].cupti_path);
 		free(gs->agents[i].other_tool);
 		free(gs->agents[i].error);
@@ -491,17 +491,17 @@ void gpu_session__close(struct gpu_session *gs)
 	free(gs);
 }
 
-const char *gpu_session__socket_name(const struct gpu_session *gs)
+const char *agent_server__socket_name(const struct agent_server *gs)
 {
 	return gs->name;
 }
 
-int gpu_session__fd(const struct gpu_session *gs)
+int agent_server__fd(const struct agent_server *gs)
 {
 	return gs->epoll_fd;
 }
 
-void gpu_session__stats(const struct gpu_session *gs, struct gpu_session_stats *out)
+void agent_server__stats(const struct agent_server *gs, struct agent_server_stats *out)
 {
 	*out = gs->stats;
 	out->dropped_by_agent = 0;
@@ -511,34 +511,34 @@ void gpu_session__stats(const struct gpu_session *gs, struct gpu_session_stats *
 					 gs->agents[i].dropped_messages;
 }
 
-size_t gpu_session__nr_agents(const struct gpu_session *gs)
+size_t agent_server__nr_agents(const struct agent_server *gs)
 {
 	return gs->nr_agents;
 }
 
-const struct gpu_agent_info *gpu_session__agent(const struct gpu_session *gs, size_t index)
+const struct gpu_agent_info *agent_server__agent(const struct agent_server *gs, size_t index)
 {
 	return index < gs->nr_agents ? &gs->agents[index] : NULL;
 }
 
-size_t gpu_session__nr_records(const struct gpu_session *gs)
+size_t agent_server__nr_records(const struct agent_server *gs)
 {
 	return gs->nr_records;
 }
 
-const struct gpu_record *gpu_session__record(const struct gpu_session *gs, size_t index)
+const struct gpu_record *agent_server__record(const struct agent_server *gs, size_t index)
 {
 	return index < gs->nr_records ? &gs->records[index] : NULL;
 }
 
-const char *gpu_session__kernel_name(const struct gpu_session *gs, const struct gpu_record *r)
+const char *agent_server__kernel_name(const struct agent_server *gs, const struct gpu_record *r)
 {
 	if (r->kind != GPU_KERNEL || r->name == NO_NAME || r->name >= gs->names.nr)
 		return NULL;
 	return gs->names.strings[r->name];
 }
 
-const struct gpu_launch_record *gpu_session__launch(const struct gpu_session *gs, uint32_t agent,
+const struct gpu_launch_record *agent_server__launch(const struct agent_server *gs, uint32_t agent,
 						    uint32_t correlation)
 {
 	int64_t i = launch_index__get(&gs->launch_index, launch_key(agent, correlation));
@@ -552,18 +552,18 @@ const struct gpu_launch_record *gpu_session__launch(const struct gpu_session *gs
 	return l->correlation == correlation && l->agent == agent ? l : NULL;
 }
 
-const struct gpu_launch_record *gpu_session__outer_launch(const struct gpu_session *gs,
+const struct gpu_launch_record *agent_server__outer_launch(const struct agent_server *gs,
 							  const struct gpu_record *r)
 {
 	const struct gpu_launch_record *l = NULL;
 
 	if (r->runtime_correlation)
-		l = gpu_session__launch(gs, r->agent, r->runtime_correlation);
+		l = agent_server__launch(gs, r->agent, r->runtime_correlation);
 	if (!l)
-		l = gpu_session__launch(gs, r->agent, r->correlation);
+		l = agent_server__launch(gs, r->agent, r->correlation);
 	if (l && l->parent_correlation) {
 		const struct gpu_launch_record *parent =
-		    gpu_session__launch(gs, r->agent, l->parent_correlation);
+		    agent_server__launch(gs, r->agent, l->parent_correlation);
 
 		if (parent)
 			l = parent;

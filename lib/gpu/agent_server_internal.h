@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the GPU receiver's parts share: the session and its connections
- * (gpu_session.c: socket, accept, read, stop), the parsing of the wire
+ * (agent_server.c: socket, accept, read, stop), the parsing of the wire
  * protocol into records (gpu_parse.c), and the merge of those records into
  * a profile (gpu_merge.c).
  */
-#ifndef LLMPROF_GPU_SESSION_INTERNAL_H
-#define LLMPROF_GPU_SESSION_INTERNAL_H
+#ifndef LLMPROF_AGENT_SERVER_INTERNAL_H
+#define LLMPROF_AGENT_SERVER_INTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/hash_index.h"
-#include "gpu/gpu_session.h"
+#include "gpu/agent_server.h"
 
 /* GPU records kept for the timeline; those after it are folded into
  * totals (struct gpu_fold).  LLMPROF_GPU_TIMELINE_RECORDS lowers it for
@@ -68,8 +68,8 @@ struct fold_table {
 	size_t nr_slots;
 };
 
-struct gpu_session {
-	struct gpu_session_options options;
+struct agent_server {
+	struct agent_server_options options;
 	char name[108];
 	char *path; /* filesystem socket to unlink, or NULL */
 	int listen_fd;
@@ -90,7 +90,7 @@ struct gpu_session {
 	uint64_t folded;	 /* records folded */
 	struct string_table names;
 
-	struct gpu_session_stats stats;
+	struct agent_server_stats stats;
 };
 
 int64_t string_table__intern(struct string_table *t, const char *text, size_t len);
@@ -100,13 +100,13 @@ int launch_index__put(struct launch_index *li, uint64_t key, uint32_t value);
 int64_t launch_index__get(const struct launch_index *li, uint64_t key);
 /* The launch that stands for r: its own, or the runtime call that made it
  * (memcpy's runtime id, a nested driver call's parent); NULL if none. */
-const struct gpu_launch_record *gpu_session__outer_launch(const struct gpu_session *gs,
+const struct gpu_launch_record *agent_server__outer_launch(const struct agent_server *gs,
 							  const struct gpu_record *r);
-int fold_table__add(struct gpu_session *gs, const struct gpu_record *r);
+int fold_table__add(struct agent_server *gs, const struct gpu_record *r);
 void fold_table__free(struct fold_table *t);
-int64_t gpu_session__add_agent(struct gpu_session *gs, int fd);
-void gpu_session__close_connection(struct gpu_session *gs, uint32_t agent);
-int gpu_session__parse_buffer(struct gpu_session *gs, uint32_t agent);
-void gpu_session__end_malformed(struct gpu_session *gs, uint32_t agent, int err);
+int64_t agent_server__add_agent(struct agent_server *gs, int fd);
+void agent_server__close_connection(struct agent_server *gs, uint32_t agent);
+int agent_server__parse_buffer(struct agent_server *gs, uint32_t agent);
+void agent_server__end_malformed(struct agent_server *gs, uint32_t agent, int err);
 
-#endif /* LLMPROF_GPU_SESSION_INTERNAL_H */
+#endif /* LLMPROF_AGENT_SERVER_INTERNAL_H */

@@ -5,14 +5,14 @@
  * memory, and the merge of those records into a profile, on the launching
  * CPU stacks the core captured.
  *
- * Use: gpu_session__open(); pass gpu_session__socket_name() to the agent
+ * Use: agent_server__open(); pass agent_server__socket_name() to the agent
  * (LLMPROF_AGENT_SOCKET or llmprof_agent_start()); register
- * gpu_session__fd() with gpu_session__on_readable() through
- * session__add_poll_fd(); at the end gpu_session__stop(), then
- * gpu_session__merge() and gpu_session__print_summary().
+ * agent_server__fd() with agent_server__on_readable() through
+ * session__add_poll_fd(); at the end agent_server__stop(), then
+ * agent_server__merge() and agent_server__print_summary().
  */
-#ifndef LLMPROF_GPU_SESSION_H
-#define LLMPROF_GPU_SESSION_H
+#ifndef LLMPROF_AGENT_SERVER_H
+#define LLMPROF_AGENT_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,9 +21,9 @@
 
 #include "profile/profile.h"
 
-struct gpu_session;
+struct agent_server;
 
-struct gpu_session_options {
+struct agent_server_options {
 	/* Besides root and llmprof's own user, the user allowed to connect
 	 * (the target's); (uid_t)-1 for none. */
 	uid_t target_uid;
@@ -48,7 +48,7 @@ struct gpu_record {
 	uint32_t correlation;
 	uint32_t runtime_correlation; /* memcpy only, else 0 */
 	uint32_t graph_id;
-	uint32_t name;	/* kernel: index for gpu_session__name(); memcpy: copy kind */
+	uint32_t name;	/* kernel: index for agent_server__name(); memcpy: copy kind */
 	uint32_t agent; /* index of the connection it came on */
 	uint8_t src_memory, dst_memory; /* memcpy: CUpti_ActivityMemoryKind */
 };
@@ -90,7 +90,7 @@ struct gpu_agent_info {
 	uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches; /* from goodbye */
 };
 
-struct gpu_session_stats {
+struct agent_server_stats {
 	size_t agents;
 	size_t records; /* kernels + memcpys + memsets kept */
 	size_t kernels, memcpys, memsets, launches;
@@ -101,32 +101,32 @@ struct gpu_session_stats {
 	size_t other_subscriber;   /* agents that found CUPTI taken */
 	size_t malformed;	   /* connections ended for bad data */
 	size_t rejected;	   /* connections refused (wrong user) */
-	/* Filled by gpu_session__merge(): activities added, those with no
+	/* Filled by agent_server__merge(): activities added, those with no
 	 * launch stack, those whose launch fired no probe and that took the
 	 * stack of a probed launch of the same kernel, and records that ended
 	 * before the profile began. */
 	size_t merged, unattributed, inferred, outside_window;
 };
 
-int gpu_session__open(struct gpu_session **out, const struct gpu_session_options *options);
-void gpu_session__close(struct gpu_session *gs);
+int agent_server__open(struct agent_server **out, const struct agent_server_options *options);
+void agent_server__close(struct agent_server *gs);
 
 /* The name to hand the agent, "@..." for an abstract socket. */
-const char *gpu_session__socket_name(const struct gpu_session *gs);
+const char *agent_server__socket_name(const struct agent_server *gs);
 /* A descriptor that turns readable when a connection or data arrives. */
-int gpu_session__fd(const struct gpu_session *gs);
+int agent_server__fd(const struct agent_server *gs);
 /* Accepts and reads whatever is ready without blocking; for
  * session__add_poll_fd().  A bad connection is closed with a warning and
  * does not fail; returns 0, or -errno when the session itself broke. */
-int gpu_session__on_readable(void *ctx);
+int agent_server__on_readable(void *ctx);
 /* Asks every connected agent to flush and say goodbye, and reads until all
  * have (or closed), or timeout_ms passes.  Returns 0, or -ETIMEDOUT with
  * what arrived kept. */
-int gpu_session__stop(struct gpu_session *gs, unsigned int timeout_ms);
+int agent_server__stop(struct agent_server *gs, unsigned int timeout_ms);
 /* Parses bytes as if they came from a new agent connection, which is then
  * closed; for tests and replays.  Returns 0 or -EBADMSG (with what parsed
  * before the bad message kept). */
-int gpu_session__ingest(struct gpu_session *gs, const void *data, size_t len);
+int agent_server__ingest(struct agent_server *gs, const void *data, size_t len);
 
 /* Returns the CPU launch stack of a correlation id: frame ids of
  * profile, root first, at most max; 0 with *depth set, or -errno (-ENOENT
@@ -178,7 +178,7 @@ struct gpu_merge_options {
  * activity, only their time, on the stack of the one that stands for them.
  * Returns 0 or -errno.
  */
-int gpu_session__merge(struct gpu_session *gs, struct profile *profile,
+int agent_server__merge(struct agent_server *gs, struct profile *profile,
 		       const struct gpu_merge_options *options);
 
 /* GPU figures of a merged profile. */
@@ -208,20 +208,20 @@ int gpu_summary__compute(const struct profile *profile, size_t top, struct gpu_s
 void gpu_summary__free(struct gpu_summary *summary);
 /* The stderr block: busy share per device, counts, top kernels, what was not
  * attributed or was dropped, and agents that found CUPTI taken. */
-int gpu_session__print_summary(const struct gpu_session *gs, const struct profile *profile,
+int agent_server__print_summary(const struct agent_server *gs, const struct profile *profile,
 			       size_t top);
 
-void gpu_session__stats(const struct gpu_session *gs, struct gpu_session_stats *out);
-size_t gpu_session__nr_agents(const struct gpu_session *gs);
-const struct gpu_agent_info *gpu_session__agent(const struct gpu_session *gs, size_t index);
-size_t gpu_session__nr_records(const struct gpu_session *gs);
-const struct gpu_record *gpu_session__record(const struct gpu_session *gs, size_t index);
+void agent_server__stats(const struct agent_server *gs, struct agent_server_stats *out);
+size_t agent_server__nr_agents(const struct agent_server *gs);
+const struct gpu_agent_info *agent_server__agent(const struct agent_server *gs, size_t index);
+size_t agent_server__nr_records(const struct agent_server *gs);
+const struct gpu_record *agent_server__record(const struct agent_server *gs, size_t index);
 /* The mangled kernel name of a record, or NULL. */
-const char *gpu_session__kernel_name(const struct gpu_session *gs, const struct gpu_record *r);
+const char *agent_server__kernel_name(const struct agent_server *gs, const struct gpu_record *r);
 /* The launch with this correlation id on this agent, or NULL. */
-const struct gpu_launch_record *gpu_session__launch(const struct gpu_session *gs, uint32_t agent,
+const struct gpu_launch_record *agent_server__launch(const struct agent_server *gs, uint32_t agent,
 						    uint32_t correlation);
 /* "HtoD", "DtoH", ... for a memcpy's copy kind. */
 const char *gpu_memcpy_kind__name(uint32_t kind);
 
-#endif /* LLMPROF_GPU_SESSION_H */
+#endif /* LLMPROF_AGENT_SERVER_H */
