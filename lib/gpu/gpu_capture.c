@@ -19,7 +19,7 @@
 #include "gpu/gpu_capture.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/agent_server.h"
-#include "gpu/inject.h"
+#include "inject/inject.h"
 #include "sampling/probe_family.h"
 #include "status.h"
 

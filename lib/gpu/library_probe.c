@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/procfs.h"
 #include "gpu/library_probe.h"
+#include "inject/inject.h"
 #include "sampling/session.h"
 #include "status.h"
 

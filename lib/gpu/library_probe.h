@@ -97,10 +97,6 @@ void library_probe__free(struct library_probe *probe);
 bool library_probe__mapped(pid_t pid, bool children, bool (*is_library)(const char *path, void *ctx),
 			   void *ctx);
 
-/* Whether a file name (no directory) is a dynamic loader's; the injector's
- * (inject_target.c), which also keeps away from the loader's locks. */
-bool library_name__is_loader(const char *name);
-
 /*
  * The stacks of a family's calls, resolved into the finished CPU profile's
  * frames: frames holds them one after the other, root first; calls on the

@@ -39,8 +39,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "gpu/inject.h"
-#include "gpu/inject_internal.h"
+#include "inject/inject.h"
+#include "inject/inject_internal.h"
 #include "status.h"
 
 #if defined(__x86_64__)

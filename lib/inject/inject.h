@@ -96,4 +96,8 @@ int inject__run(pid_t pid, const struct inject_request *request, struct inject_r
 int inject__library(pid_t pid, const void *image, size_t size, const char *start_symbol,
 		    const char *argument, int *start_result);
 
+/* Whether a file name (no directory) is a dynamic loader's: the injector
+ * keeps away from the loader's locks, the library probes watch its loads. */
+bool library_name__is_loader(const char *name);
+
 #endif /* LLMPROF_INJECT_H */

@@ -18,8 +18,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#include "gpu/inject.h"
-#include "gpu/library_probe.h" /* library_name__is_loader() */
+#include "inject/inject.h"
 
 /* The kernel's internal restart codes, seen by a tracer in rax. */
 #define KERNEL_ERESTARTSYS 512

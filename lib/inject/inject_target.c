@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "base/procfs.h"
-#include "gpu/inject.h"
-#include "gpu/inject_internal.h"
+#include "inject/inject.h"
+#include "inject/inject_internal.h"
 
 #if defined(__x86_64__)
 

@@ -19,7 +19,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
-#include "gpu/inject_internal.h"
+#include "inject/inject_internal.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER
 #define PTRACE_SECCOMP_GET_FILTER 0x420c

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/user.h>
 
-#include "gpu/inject_internal.h"
+#include "inject/inject_internal.h"
 
 #if defined(__x86_64__)
 

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpu/inject.h"
-#include "gpu/inject_internal.h"
+#include "inject/inject.h"
+#include "inject/inject_internal.h"
 #include "status.h"
 
 static void usage(void)
