@@ -76,10 +76,10 @@ static __always_inline bool capture__stacks(void *ctx, struct sample_event *even
 		event->kernel_stack_bytes = 0;
 	}
 	/* The BPF unwinder records the user stack after the event. */
-	event->user_stack_bytes =
-	    unwind_in_bpf ? 0
-			  : bpf_get_stack(ctx, event->user_stack, sizeof(event->user_stack),
-					  BPF_F_USER_STACK);
+	event->user_stack_bytes = unwind_in_bpf
+				      ? 0
+				      : bpf_get_stack(ctx, event->user_stack,
+						      sizeof(event->user_stack), BPF_F_USER_STACK);
 	if (event->user_stack_bytes < 0)
 		count(COUNTER_USER_STACK_ERROR);
 	urgent = python__capture(&event->python);

@@ -53,7 +53,8 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 		/* A thread's first block: its entry is created from a record
 		 * of the right size borrowed from the ring (every field that
 		 * is read is written below). */
-		void *blank = bpf_ringbuf_reserve(&samples, sizeof(*event) + STACK_COPY_RECORD_BYTES, 0);
+		void *blank =
+		    bpf_ringbuf_reserve(&samples, sizeof(*event) + STACK_COPY_RECORD_BYTES, 0);
 		long err;
 
 		if (!blank) {
@@ -99,8 +100,7 @@ static __always_inline void switched_in(struct task_struct *next)
 	} else {
 		event->detail[OFFCPU_DETAIL_DURATION_NS] = delta;
 		add(COUNTER_OFFCPU, 1);
-		if (bpf_ringbuf_output(&samples, event,
-				       sizeof(*event) + STACK_COPY_RECORD_BYTES,
+		if (bpf_ringbuf_output(&samples, event, sizeof(*event) + STACK_COPY_RECORD_BYTES,
 				       bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > wakeup_bytes
 					   ? BPF_RB_FORCE_WAKEUP
 					   : BPF_RB_NO_WAKEUP))

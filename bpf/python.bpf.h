@@ -122,7 +122,7 @@ static long python__thread_step(__u64 index, void *data)
 /* The sampled thread's PyThreadState, or 0. */
 static __always_inline __u64 python__thread_state(const struct python_config *c, __u64 fsbase)
 {
-	struct python_thread_walk walk = { .config = c, .fsbase = fsbase };
+	struct python_thread_walk walk = {.config = c, .fsbase = fsbase};
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct python_thread *cached, entry = {};
 	__u64 now = bpf_ktime_get_ns(), head;
@@ -196,8 +196,8 @@ static long python__frame_step(__u64 index, void *data)
 	if (c->instr_mode == PYTHON_INSTR_LASTI)
 		out->instr = (__s32)python__field_u32(w->buf, c->frame_instr) * 2;
 	else
-		out->instr = (__s32)(python__field_u64(w->buf, c->frame_instr) -
-				     (code + c->code_adaptive));
+		out->instr =
+		    (__s32)(python__field_u64(w->buf, c->frame_instr) - (code + c->code_adaptive));
 	if (bpf_probe_read_user(&stamp, sizeof(stamp), (const void *)(code + c->code_firstlineno)))
 		stamp = 0;
 	out->stamp = stamp;
@@ -212,7 +212,7 @@ static long python__frame_step(__u64 index, void *data)
 /* Returns true when userspace should read this sample at once. */
 static __always_inline bool python__capture(struct python_stack *stack)
 {
-	struct python_frame_walk walk = { .stack = stack };
+	struct python_frame_walk walk = {.stack = stack};
 	const struct python_config *c;
 	struct task_struct *task;
 	__u32 zero = 0, tgid;

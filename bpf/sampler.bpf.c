@@ -71,8 +71,8 @@ static __always_inline bool is_graph_launch(__u64 cbid, __u64 domain)
 	if (domain == LAUNCH_DOMAIN_RUNTIME)
 		return cbid == LAUNCH_CBID_CUDA_GRAPH_LAUNCH ||
 		       cbid == LAUNCH_CBID_CUDA_GRAPH_LAUNCH_PTSZ;
-	return domain == LAUNCH_DOMAIN_DRIVER && (cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH ||
-						  cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ);
+	return domain == LAUNCH_DOMAIN_DRIVER &&
+	       (cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH || cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ);
 }
 
 static __always_inline bool launch_stack_allowed(__u32 tid, __u64 cbid, __u64 domain)
@@ -135,7 +135,7 @@ SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 parent_tgid = parent->tgid, child_tgid = child->tgid;
-	struct target_info info = { .flags = TARGET_FLAG_CHILD, .parent = parent_tgid };
+	struct target_info info = {.flags = TARGET_FLAG_CHILD, .parent = parent_tgid};
 	struct python_config *config;
 
 	/* A new thread, not a new process. */

@@ -11,23 +11,23 @@
 
 /* Counters in the per-CPU "counters" map, summed by userspace. */
 enum sample_counter {
-	COUNTER_SAMPLES = 0,	   /* samples of the target taken */
-	COUNTER_LOST_RINGBUF,	   /* ring buffer full: sample lost */
-	COUNTER_USER_STACK_ERROR,  /* user stack could not be read */
+	COUNTER_SAMPLES = 0,	  /* samples of the target taken */
+	COUNTER_LOST_RINGBUF,	  /* ring buffer full: sample lost */
+	COUNTER_USER_STACK_ERROR, /* user stack could not be read */
 	COUNTER_KERNEL_STACK_ERROR,
-	COUNTER_LOST_LAUNCH,	   /* ring buffer full: a GPU launch stack lost */
-	COUNTER_OFFCPU,		   /* off-CPU intervals recorded with their stacks */
-	COUNTER_OFFCPU_SHORT,	   /* blocks under min_block_ns: counted only */
-	COUNTER_OFFCPU_SHORT_NS,   /* their total time */
-	COUNTER_LOST_OFFCPU,	   /* ring buffer full: an off-CPU interval lost */
-	COUNTER_CHILDREN,	   /* processes that joined the target set by fork */
-	COUNTER_CHILDREN_FULL,	   /* forks not followed: the target set was full */
-	COUNTER_GPU_MEMORY,	   /* GPU memory calls recorded */
-	COUNTER_LOST_GPU_MEMORY,   /* ring buffer full: a GPU memory call lost */
-	COUNTER_NCCL,		   /* NCCL calls recorded */
-	COUNTER_LOST_NCCL,	   /* ring buffer full: an NCCL call lost */
-	COUNTER_LAUNCH_STACKS,	   /* GPU launch stacks taken */
-	COUNTER_LAUNCH_SKIPPED,	   /* GPU launches past the rate: no stack taken */
+	COUNTER_LOST_LAUNCH,	 /* ring buffer full: a GPU launch stack lost */
+	COUNTER_OFFCPU,		 /* off-CPU intervals recorded with their stacks */
+	COUNTER_OFFCPU_SHORT,	 /* blocks under min_block_ns: counted only */
+	COUNTER_OFFCPU_SHORT_NS, /* their total time */
+	COUNTER_LOST_OFFCPU,	 /* ring buffer full: an off-CPU interval lost */
+	COUNTER_CHILDREN,	 /* processes that joined the target set by fork */
+	COUNTER_CHILDREN_FULL,	 /* forks not followed: the target set was full */
+	COUNTER_GPU_MEMORY,	 /* GPU memory calls recorded */
+	COUNTER_LOST_GPU_MEMORY, /* ring buffer full: a GPU memory call lost */
+	COUNTER_NCCL,		 /* NCCL calls recorded */
+	COUNTER_LOST_NCCL,	 /* ring buffer full: an NCCL call lost */
+	COUNTER_LAUNCH_STACKS,	 /* GPU launch stacks taken */
+	COUNTER_LAUNCH_SKIPPED,	 /* GPU launches past the rate: no stack taken */
 	COUNTER_MAX,
 };
 
@@ -47,12 +47,12 @@ enum sample_kind {
 /* The launch probe's callback ids of graph launches (CUPTI's
  * cupti_runtime_cbid.h and cupti_driver_cbid.h, checked against them by
  * unit.launch_rate): rate-limited on a bucket of their own. */
-#define LAUNCH_DOMAIN_DRIVER 1	 /* CUPTI_CB_DOMAIN_DRIVER_API */
-#define LAUNCH_DOMAIN_RUNTIME 2	 /* CUPTI_CB_DOMAIN_RUNTIME_API */
-#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH 311	/* cudaGraphLaunch_v10000 */
-#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH_PTSZ 312	/* cudaGraphLaunch_ptsz_v10000 */
-#define LAUNCH_CBID_CU_GRAPH_LAUNCH 514		/* cuGraphLaunch */
-#define LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ 515	/* cuGraphLaunch_ptsz */
+#define LAUNCH_DOMAIN_DRIVER 1		       /* CUPTI_CB_DOMAIN_DRIVER_API */
+#define LAUNCH_DOMAIN_RUNTIME 2		       /* CUPTI_CB_DOMAIN_RUNTIME_API */
+#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH 311      /* cudaGraphLaunch_v10000 */
+#define LAUNCH_CBID_CUDA_GRAPH_LAUNCH_PTSZ 312 /* cudaGraphLaunch_ptsz_v10000 */
+#define LAUNCH_CBID_CU_GRAPH_LAUNCH 514	       /* cuGraphLaunch */
+#define LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ 515   /* cuGraphLaunch_ptsz */
 /* Stacks a thread may take at once after a quiet spell (a step's first
  * launches), and in a window of as many intervals, on each of its two
  * buckets (launch_rate.h). */
@@ -67,8 +67,8 @@ struct sample_event {
 	__u32 cpu;
 	__s32 kernel_stack_bytes;
 	__s32 user_stack_bytes;
-	__u32 kind;	   /* enum sample_kind */
-	__u32 correlation; /* launches: CUPTI correlation id */
+	__u32 kind;			   /* enum sample_kind */
+	__u32 correlation;		   /* launches: CUPTI correlation id */
 	__u64 detail[SAMPLE_DETAIL_WORDS]; /* per kind; zero for CPU samples */
 	char comm[TASK_COMM_LEN];
 	__u64 kernel_stack[MAX_STACK_DEPTH];

@@ -116,8 +116,8 @@ enum unwind_walk_end {
 struct unwind_frames {
 	__u32 magic;
 	__u32 nr;
-	__u32 end;	  /* enum unwind_walk_end */
-	__u32 by_rules;	  /* frames stepped by a row (the rest by frame pointer) */
+	__u32 end;	/* enum unwind_walk_end */
+	__u32 by_rules; /* frames stepped by a row (the rest by frame pointer) */
 	__u64 frames[UNWIND_MAX_FRAMES];
 };
 

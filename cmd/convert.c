@@ -17,14 +17,14 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "inverted", no_argument, NULL, OPT_INVERTED },
-	{ "view", required_argument, NULL, OPT_VIEW },
-	PROFILE_READ_LONG_OPTIONS,
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"lines", no_argument, NULL, OPT_LINES},
+    {"inverted", no_argument, NULL, OPT_INVERTED},
+    {"view", required_argument, NULL, OPT_VIEW},
+    PROFILE_READ_LONG_OPTIONS,
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -34,16 +34,15 @@ static void usage(FILE *out)
 	format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "", false,
 		     NR_PROFILE_FORMATS);
 	strcat(formats, " (required)");
-	fprintf(out,
-		"Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
-		"\n"
-		"Convert a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
-		"told apart by content) to folded stacks, speedscope JSON, pprof, a Chrome\n"
-		"trace (which needs an input with times: speedscope with timelines), an\n"
-		"interactive SVG flame graph or an HTML page (the flame graphs, findings\n"
-		"and tables of report --html).  INPUT '-' is standard input.\n"
-		"\n"
-		"Options:\n");
+	fprintf(out, "Usage: llmprof convert -f FORMAT [OPTIONS] INPUT\n"
+		     "\n"
+		     "Convert a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
+		     "told apart by content) to folded stacks, speedscope JSON, pprof, a Chrome\n"
+		     "trace (which needs an input with times: speedscope with timelines), an\n"
+		     "interactive SVG flame graph or an HTML page (the flame graphs, findings\n"
+		     "and tables of report --html).  INPUT '-' is standard input.\n"
+		     "\n"
+		     "Options:\n");
 	help_option(out, "  -f, --format FORMAT  ", formats);
 	fprintf(out,
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
@@ -54,8 +53,7 @@ static void usage(FILE *out)
 		"      --view NAME      of a profile of several values (a pprof file's sample\n"
 		"                       types, a recording's views), write the one named NAME\n"
 		"                       alone (default: all where the format holds several,\n"
-		"                       else the first)\n"
-		PROFILE_READ_HELP
+		"                       else the first)\n" PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -93,8 +91,8 @@ static int select_view(struct profile **profile, const char *view, const char *i
 
 int do_convert(int argc, char **argv)
 {
-	struct profile_read_options read_options = { 0 };
-	struct output_file output = { 0 };
+	struct profile_read_options read_options = {0};
+	struct output_file output = {0};
 	enum profile_format format = FORMAT_FOLDED;
 	const char *output_path = NULL, *view = NULL;
 	struct profile *profile = NULL;

@@ -27,16 +27,16 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
-	{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "unit", required_argument, NULL, OPT_UNIT },
-	PROFILE_READ_LONG_OPTIONS,
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"format", required_argument, NULL, 'f'},
+    {"output", required_argument, NULL, 'o'},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"min-share", required_argument, NULL, OPT_MIN_SHARE},
+    {"confidence", required_argument, NULL, OPT_CONFIDENCE},
+    {"top", required_argument, NULL, OPT_TOP},
+    {"unit", required_argument, NULL, OPT_UNIT},
+    PROFILE_READ_LONG_OPTIONS,
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -45,7 +45,8 @@ static void usage(FILE *out)
 		"Usage: llmprof diff [OPTIONS] BASE NEW\n"
 		"\n"
 		"Compare two profiles: folded stacks, speedscope JSON, pprof or perf script\n"
-		"output, told apart by content.  Each is normalised to its own total, then every function's self\n"
+		"output, told apart by content.  Each is normalised to its own total, then every "
+		"function's self\n"
 		"and total share and every stack's share are compared.  A share regressed\n"
 		"when it grew by more than the threshold and by more than sampling noise\n"
 		"explains (a two-proportion z-test on the sample counts, Holm-corrected over\n"
@@ -66,8 +67,7 @@ static void usage(FILE *out)
 		"                       always listed (default 10, 0 for all)\n"
 		"      --unit UNIT      what the numbers of folded input count: samples\n"
 		"                       (default), us or ns (stackcollapse-perf.pl of a\n"
-		"                       profile weighted by period)\n"
-		PROFILE_READ_HELP
+		"                       profile weighted by period)\n" PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 
@@ -78,13 +78,13 @@ static int usage_error(const char *fmt, const char *arg)
 
 int do_diff(int argc, char **argv)
 {
-	struct diff_options options = { .threshold = 1.0, .min_share = 0.0, .confidence = 99.0 };
-	struct profile_read_options read_options = { 0 };
-	struct diff_labels labels = { .top = 10 };
+	struct diff_options options = {.threshold = 1.0, .min_share = 0.0, .confidence = 99.0};
+	struct profile_read_options read_options = {0};
+	struct diff_labels labels = {.top = 10};
 	enum text_format format = TEXT_FORMAT_TEXT;
 	enum profile_format base_format, new_format;
 	struct profile *profile = NULL;
-	struct output_file output = { 0 };
+	struct output_file output = {0};
 	struct profile_diff *diff = NULL;
 	enum profile_unit folded_unit = UNIT_SAMPLES;
 	const char *output_path = NULL;
@@ -202,9 +202,8 @@ int do_diff(int argc, char **argv)
 	/* The text table ends with the verdict; other formats are for
 	 * machines and reviewers, so the log gets it on stderr. */
 	if (format != TEXT_FORMAT_TEXT || output_path) {
-		const char *noise = diff->significance == SIGNIFICANCE_TESTED ?
-					    " beyond sampling noise" :
-					    "";
+		const char *noise =
+		    diff->significance == SIGNIFICANCE_TESTED ? " beyond sampling noise" : "";
 
 		if (regressions)
 			status__info("regression: %zu share%s grew by more than %.2f points%s",

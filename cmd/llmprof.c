@@ -19,13 +19,14 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "attach", do_attach, "profile a running process" },
-	{ "record", do_record, "run a command and profile it until it exits" },
-	{ "diff", do_diff, "compare two profiles and report what grew" },
-	{ "convert", do_convert, "convert a profile between folded, speedscope and pprof, or to a Chrome trace" },
-	{ "merge", do_merge, "sum profiles into one, each under a label if asked" },
-	{ "report", do_report, "summarise a profile: top functions, GPU time, findings" },
-	{ "mcp", do_mcp, "serve the Model Context Protocol on stdio, for coding agents" },
+    {"attach", do_attach, "profile a running process"},
+    {"record", do_record, "run a command and profile it until it exits"},
+    {"diff", do_diff, "compare two profiles and report what grew"},
+    {"convert", do_convert,
+     "convert a profile between folded, speedscope and pprof, or to a Chrome trace"},
+    {"merge", do_merge, "sum profiles into one, each under a label if asked"},
+    {"report", do_report, "summarise a profile: top functions, GPU time, findings"},
+    {"mcp", do_mcp, "serve the Model Context Protocol on stdio, for coding agents"},
 };
 
 static void usage(FILE *out)

@@ -449,7 +449,7 @@ fail:
 }
 
 static json_t *profile_result(struct mcp_server *s, const struct child_result *r,
-				     const char *output, bool command)
+			      const char *output, bool command)
 {
 	const char *const paths[] = {output};
 	char extra[2 * PATH_MAX + 128];

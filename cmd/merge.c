@@ -40,21 +40,19 @@ static void usage(FILE *out)
 	char formats[256];
 
 	format__list(formats, sizeof(formats), MERGE_FORMATS, " or ", "", true, FORMAT_FOLDED);
-	fprintf(out,
-		"Usage: llmprof merge [OPTIONS] INPUT...\n"
-		"\n"
-		"Sum profiles (folded stacks, speedscope JSON, pprof or perf script, told\n"
-		"apart by content) into one; they must weigh in the same unit.\n"
-		"\n"
-		"Options:\n");
+	fprintf(out, "Usage: llmprof merge [OPTIONS] INPUT...\n"
+		     "\n"
+		     "Sum profiles (folded stacks, speedscope JSON, pprof or perf script, told\n"
+		     "apart by content) into one; they must weigh in the same unit.\n"
+		     "\n"
+		     "Options:\n");
 	help_option(out, "  -f, --format FORMAT  ", formats);
 	fprintf(out,
 		"      --inverted       svg: an icicle graph, roots at the top\n"
 		"  -o, --output FILE    write to FILE instead of standard output; the file\n"
 		"                       appears whole or not at all\n"
 		"      --label L1,L2,.. put each INPUT's stacks under a root frame of its own\n"
-		"                       label ([L1], ...), one label per INPUT\n"
-		PROFILE_READ_HELP
+		"                       label ([L1], ...), one label per INPUT\n" PROFILE_READ_HELP
 		"  -h, --help           show this help and exit\n");
 }
 

@@ -125,23 +125,23 @@ static void usage(enum profile_mode mode, FILE *out)
 			"  -C, --children         their descendants too, those running and those\n"
 			"                         started later\n");
 	else
-		fprintf(out,
-			"Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
-			"Run COMMAND and profile it, and every process it starts, until it\n"
-			"exits.\n\n"
-			"  -C, --children         follow the processes COMMAND starts (default)\n"
-			"      --no-children      COMMAND's own process only\n"
-			"      --run-as USER      run COMMAND as USER (a name or a uid): its uid,\n"
-			"                         gid, groups, HOME and USER; llmprof keeps its own\n"
-			"                         privileges to profile\n");
-	fprintf(
-	    out,
-	    "  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
-	    "                         target exits)\n"
-	    "  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
-	    "      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
-	    "                         work cannot keep in step; default) or fixed (every\n"
-	    "                         1/HZ exactly, as perf does)\n");
+		fprintf(
+		    out,
+		    "Usage: llmprof record [OPTIONS] -- COMMAND [ARGS...]\n\n"
+		    "Run COMMAND and profile it, and every process it starts, until it\n"
+		    "exits.\n\n"
+		    "  -C, --children         follow the processes COMMAND starts (default)\n"
+		    "      --no-children      COMMAND's own process only\n"
+		    "      --run-as USER      run COMMAND as USER (a name or a uid): its uid,\n"
+		    "                         gid, groups, HOME and USER; llmprof keeps its own\n"
+		    "                         privileges to profile\n");
+	fprintf(out,
+		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
+		"                         target exits)\n"
+		"  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
+		"      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
+		"                         work cannot keep in step; default) or fixed (every\n"
+		"                         1/HZ exactly, as perf does)\n");
 	format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "", true,
 		     NR_PROFILE_FORMATS);
 	strcat(formats, "; default folded");
@@ -576,9 +576,10 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			break;
 		case OPT_LAUNCH_STACK_RATE:
 			if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
-				status__error("invalid rate '%s' for --launch-stack-rate: expected 0 "
-					      "to %d per second",
-					      optarg, MAX_LAUNCH_STACK_RATE);
+				status__error(
+				    "invalid rate '%s' for --launch-stack-rate: expected 0 "
+				    "to %d per second",
+				    optarg, MAX_LAUNCH_STACK_RATE);
 				return EXIT_USAGE;
 			}
 			env->recording.sampling.launch_stack_rate = value;
@@ -736,11 +737,11 @@ static int run_profile(struct profile_env *env)
 	pid_t pid;
 
 	install_signal_handlers();
-	if (privilege__check_profile(
-		env->recording.sampling.mode != SESSION_MODE_CPU,
-		env->recording.families.gpu || env->recording.families.gpu_memory ||
-		    env->recording.families.nccl,
-		env->recording.families.gpu && env->mode == MODE_ATTACH))
+	if (privilege__check_profile(env->recording.sampling.mode != SESSION_MODE_CPU,
+				     env->recording.families.gpu ||
+					 env->recording.families.gpu_memory ||
+					 env->recording.families.nccl,
+				     env->recording.families.gpu && env->mode == MODE_ATTACH))
 		return EXIT_RUNTIME;
 	if (progress__wanted()) {
 		env->recording.sampling.tick = progress__tick;

@@ -31,14 +31,16 @@ enum {
 	{"strict", no_argument, NULL, OPT_READ_STRICT},                                            \
 	    {"lenient", no_argument, NULL, OPT_READ_LENIENT},                                      \
 	    {"event", required_argument, NULL, OPT_READ_EVENT},                                    \
-	    {"sample-index", required_argument, NULL, OPT_READ_SAMPLE_INDEX}
+	{                                                                                          \
+		"sample-index", required_argument, NULL, OPT_READ_SAMPLE_INDEX                     \
+	}
 
 #define PROFILE_READ_HELP                                                                          \
-	"      --strict         refuse an input with a malformed line (default: skip\n"             \
-	"                       such lines and say how many)\n"                                     \
-	"      --lenient        the default, kept for old scripts\n"                                \
+	"      --strict         refuse an input with a malformed line (default: skip\n"            \
+	"                       such lines and say how many)\n"                                    \
+	"      --lenient        the default, kept for old scripts\n"                               \
 	"      --event NAME     perf script input: the records of event NAME (default:\n"          \
-	"                       the file's first event)\n"                                          \
+	"                       the file's first event)\n"                                         \
 	"      --sample-index I pprof input: the sample type weighed, by index or name\n"          \
 	"                       (default: the profile's default type, else the last)\n"
 

@@ -68,8 +68,8 @@ static void usage(FILE *out)
 	    "      --brief          one short text, what llmprof mcp replies: the top\n"
 	    "                       functions by self and by total share, the heaviest\n"
 	    "                       call paths and the findings with where they are, at\n"
-	    "                       most " BRIEF_BUDGET_TEXT " bytes (the least important rows left out)\n"
-	    PROFILE_READ_HELP
+	    "                       most " BRIEF_BUDGET_TEXT
+	    " bytes (the least important rows left out)\n" PROFILE_READ_HELP
 	    "  -h, --help           show this help and exit\n");
 }
 
@@ -216,10 +216,10 @@ int do_report(int argc, char **argv)
 	read_options.keep_timeline = findings || by_process || html || brief;
 	if (brief && (html || by_process || findings || format != TEXT_FORMAT_TEXT))
 		return usage_error("%s", "--brief is text with the findings in it: drop -f, "
-				   "--findings, --by-process and --html");
+					 "--findings, --by-process and --html");
 	if (html && (by_process || findings))
 		return usage_error("%s", "--html holds the findings and the per-process table: "
-				   "drop --findings and --by-process");
+					 "drop --findings and --by-process");
 	if (by_process)
 		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
 					 format, output_path);
@@ -243,9 +243,9 @@ int do_report(int argc, char **argv)
 	if (html)
 		err = html_report__write(profile, &options, output.stream);
 	else if (brief)
-		err = brief__write(profile,
-				   &(struct brief_options){.name = options.name, .top = options.top},
-				   output.stream);
+		err = brief__write(
+		    profile, &(struct brief_options){.name = options.name, .top = options.top},
+		    output.stream);
 	else if (findings)
 		err = write_findings(profile, &options, verbose, format, output.stream);
 	else

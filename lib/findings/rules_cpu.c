@@ -675,8 +675,8 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 				    "the training process (fires at %.0f%%)",
 				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
 				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
-				    100 * share,
-				    analysis__cpu_share_of(a), 100 * DATA_INLINE_MIN_SHARE);
+				    100 * share, analysis__cpu_share_of(a),
+				    100 * DATA_INLINE_MIN_SHARE);
 	else
 		err = outcome__note(o,
 				    "waits on the DataLoader need off-CPU data (--off-cpu or "
@@ -916,7 +916,8 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 	if (!err && found.by_waits && isfinite(found.steadiness))
 		err = outcome__note(o,
 				    "the other ranks wait in collectives %.1f%% of their time more "
-				    "than the rank that waits least, the lead's t over the span's slices %.1f (fires at "
+				    "than the rank that waits least, the lead's t over the span's "
+				    "slices %.1f (fires at "
 				    "%.0f%% and t %.1f)",
 				    100 * found.share, found.steadiness, 100 * STRAGGLER_WAIT_SHARE,
 				    STRAGGLER_STEADY_T);
@@ -939,8 +940,7 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 					  "%.1f%% of their time",
 					  top->label, 100 * found.share);
 	else
-		f = analysis__add_finding(a, o->rule, found.share / (1 + found.share),
-					  "wall time",
+		f = analysis__add_finding(a, o->rule, found.share / (1 + found.share), "wall time",
 					  "Straggler: %s is busy %.0f%% more than the other ranks",
 					  top->label, 100 * found.share);
 	err = -ENOMEM;
@@ -960,8 +960,9 @@ static int straggler(struct analysis *a, struct rule_outcome *o)
 		goto cleanup;
 	for (size_t i = 0; i < nr; i++)
 		if (rows[i].rank && spw &&
-		    finding__evidence(f, "%s: on the CPU or runnable %.2f s, waiting in "
-					 "collectives %.2f s",
+		    finding__evidence(f,
+				      "%s: on the CPU or runnable %.2f s, waiting in "
+				      "collectives %.2f s",
 				      rows[i].label, spw * rows[i].busy, spw * rows[i].waits))
 			goto cleanup;
 	err = finding__suggest(f, "compare the straggler with another rank (llmprof report "

@@ -184,9 +184,9 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 				    nr_devices, label, 100 * idle, p->duration_ns / 1e9,
 				    100 * GPU_IDLE_MIN_SHARE);
 	else
-		err = outcome__note(o,
-				    "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
-				    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
+		err = outcome__note(
+		    o, "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
+		    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
 	if (err || idle < GPU_IDLE_MIN_SHARE)
 		goto cleanup;
 	/* What the CPU did while no GPU work ran: that GPU's process's. */
@@ -512,7 +512,8 @@ static int exposed_communication(struct analysis *a, struct rule_outcome *o)
 		if (!err) {
 			comm_ns += intervals__merge(&comm);
 			intervals__merge(&compute);
-			exposed_ns += spans__uncovered(comm.items, comm.nr, compute.items, compute.nr);
+			exposed_ns +=
+			    spans__uncovered(comm.items, comm.nr, compute.items, compute.nr);
 		}
 		free(comm.items);
 		free(compute.items);

@@ -101,12 +101,12 @@ int64_t launch_index__get(const struct launch_index *li, uint64_t key)
 const char *gpu_memcpy_kind__name(uint32_t kind)
 {
 	static const char *const names[] = {
-		[GPU_MEMCPY_UNKNOWN] = "unknown", [GPU_MEMCPY_HTOD] = "HtoD",
-		[GPU_MEMCPY_DTOH] = "DtoH",	      [GPU_MEMCPY_HTOA] = "HtoA",
-		[GPU_MEMCPY_ATOH] = "AtoH",	      [GPU_MEMCPY_ATOA] = "AtoA",
-		[GPU_MEMCPY_ATOD] = "AtoD",	      [GPU_MEMCPY_DTOA] = "DtoA",
-		[GPU_MEMCPY_DTOD] = "DtoD",	      [GPU_MEMCPY_HTOH] = "HtoH",
-		[GPU_MEMCPY_PTOP] = "PtoP",
+	    [GPU_MEMCPY_UNKNOWN] = "unknown", [GPU_MEMCPY_HTOD] = "HtoD",
+	    [GPU_MEMCPY_DTOH] = "DtoH",	      [GPU_MEMCPY_HTOA] = "HtoA",
+	    [GPU_MEMCPY_ATOH] = "AtoH",	      [GPU_MEMCPY_ATOA] = "AtoA",
+	    [GPU_MEMCPY_ATOD] = "AtoD",	      [GPU_MEMCPY_DTOA] = "DtoA",
+	    [GPU_MEMCPY_DTOD] = "DtoD",	      [GPU_MEMCPY_HTOH] = "HtoH",
+	    [GPU_MEMCPY_PTOP] = "PtoP",
 	};
 
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
@@ -119,9 +119,10 @@ int64_t agent_server__add_agent(struct agent_server *gs, int fd)
 
 	if (gs->nr_agents == UINT32_MAX)
 		return -E2BIG;
-	if (array__grow_zeroed((void **)&gs->agents, &gs->cap_agents, gs->nr_agents + 1, sizeof(*gs->agents)) ||
+	if (array__grow_zeroed((void **)&gs->agents, &gs->cap_agents, gs->nr_agents + 1,
+			       sizeof(*gs->agents)) ||
 	    array__grow_zeroed((void **)&gs->connections, &gs->cap_connections, gs->nr_agents + 1,
-		 sizeof(*gs->connections)))
+			       sizeof(*gs->connections)))
 		return -ENOMEM;
 	c = &gs->connections[gs->nr_agents];
 	memset(c, 0, sizeof(*c));
@@ -539,7 +540,7 @@ const char *agent_server__kernel_name(const struct agent_server *gs, const struc
 }
 
 const struct gpu_launch_record *agent_server__launch(const struct agent_server *gs, uint32_t agent,
-						    uint32_t correlation)
+						     uint32_t correlation)
 {
 	int64_t i = launch_index__get(&gs->launch_index, launch_key(agent, correlation));
 	const struct gpu_launch_record *l;
@@ -553,7 +554,7 @@ const struct gpu_launch_record *agent_server__launch(const struct agent_server *
 }
 
 const struct gpu_launch_record *agent_server__outer_launch(const struct agent_server *gs,
-							  const struct gpu_record *r)
+							   const struct gpu_record *r)
 {
 	const struct gpu_launch_record *l = NULL;
 

@@ -76,16 +76,16 @@ struct gpu_agent_info {
 	uint32_t clock_mode; /* enum gpu_clock_mode */
 	int64_t clock_offset_ns;
 	uint64_t clock_error_ns;
-	uint32_t mode;	       /* enum gpu_agent_mode */
+	uint32_t mode;		  /* enum gpu_agent_mode */
 	bool other_pid_namespace; /* its pids and tids are not ours */
-	bool hello;	       /* a valid hello arrived */
-	bool goodbye;	       /* the agent said goodbye */
-	bool closed;	       /* the connection is gone */
-	bool malformed;	       /* closed because of a bad message */
-	bool other_subscriber; /* CUPTI is in use by another tool */
-	char *other_tool;      /* its name when CUPTI said, or NULL */
-	char *error;	       /* the agent's last error text, or NULL */
-	char *notice;	       /* what its data lacks, or NULL */
+	bool hello;		  /* a valid hello arrived */
+	bool goodbye;		  /* the agent said goodbye */
+	bool closed;		  /* the connection is gone */
+	bool malformed;		  /* closed because of a bad message */
+	bool other_subscriber;	  /* CUPTI is in use by another tool */
+	char *other_tool;	  /* its name when CUPTI said, or NULL */
+	char *error;		  /* the agent's last error text, or NULL */
+	char *notice;		  /* what its data lacks, or NULL */
 	uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
 	uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches; /* from goodbye */
 };
@@ -179,7 +179,7 @@ struct gpu_merge_options {
  * Returns 0 or -errno.
  */
 int agent_server__merge(struct agent_server *gs, struct profile *profile,
-		       const struct gpu_merge_options *options);
+			const struct gpu_merge_options *options);
 
 /* GPU figures of a merged profile. */
 struct gpu_kernel_share {
@@ -209,7 +209,7 @@ void gpu_summary__free(struct gpu_summary *summary);
 /* The stderr block: busy share per device, counts, top kernels, what was not
  * attributed or was dropped, and agents that found CUPTI taken. */
 int agent_server__print_summary(const struct agent_server *gs, const struct profile *profile,
-			       size_t top);
+				size_t top);
 
 void agent_server__stats(const struct agent_server *gs, struct agent_server_stats *out);
 size_t agent_server__nr_agents(const struct agent_server *gs);
@@ -220,7 +220,7 @@ const struct gpu_record *agent_server__record(const struct agent_server *gs, siz
 const char *agent_server__kernel_name(const struct agent_server *gs, const struct gpu_record *r);
 /* The launch with this correlation id on this agent, or NULL. */
 const struct gpu_launch_record *agent_server__launch(const struct agent_server *gs, uint32_t agent,
-						    uint32_t correlation);
+						     uint32_t correlation);
 /* "HtoD", "DtoH", ... for a memcpy's copy kind. */
 const char *gpu_memcpy_kind__name(uint32_t kind);
 

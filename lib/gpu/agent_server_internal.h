@@ -101,7 +101,7 @@ int64_t launch_index__get(const struct launch_index *li, uint64_t key);
 /* The launch that stands for r: its own, or the runtime call that made it
  * (memcpy's runtime id, a nested driver call's parent); NULL if none. */
 const struct gpu_launch_record *agent_server__outer_launch(const struct agent_server *gs,
-							  const struct gpu_record *r);
+							   const struct gpu_record *r);
 int fold_table__add(struct agent_server *gs, const struct gpu_record *r);
 void fold_table__free(struct fold_table *t);
 int64_t agent_server__add_agent(struct agent_server *gs, int fd);

@@ -575,8 +575,9 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			const struct memory_event *e = &m->events[rows[k].first];
 
 			gpu_memory__format_bytes(bytes, sizeof(bytes), rows[k].bytes);
-			library_probe__describe_stack(m->frames_profile, m->stacks.frames + e->frames,
-						      e->nr_frames, stack, sizeof(stack));
+			library_probe__describe_stack(m->frames_profile,
+						      m->stacks.frames + e->frames, e->nr_frames,
+						      stack, sizeof(stack));
 			status__info("    %10s %5.1f%%  %" PRIu64 " x %s at %s", bytes,
 				     d->peak ? 100.0 * rows[k].bytes / d->peak : 0.0, rows[k].count,
 				     gpu_memory_calls[rows[k].call].name, stack);
@@ -597,8 +598,8 @@ void gpu_memory__print_summary(const struct gpu_memory *m)
 			snprintf(where, sizeof(where), " in %s (PID %d)", process_name(m, e),
 				 e->pid);
 		status__info("    %" PRIu64 " x %s of %s: %s (%" PRId64 ") at %s%s", rows[k].count,
-			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e), e->result, stack,
-			     where);
+			     gpu_memory_calls[e->call].name, bytes, gpu_memory__error_name(e),
+			     e->result, stack, where);
 	}
 	free(rows);
 }

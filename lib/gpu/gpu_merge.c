@@ -30,7 +30,7 @@ struct merge_state {
 	struct agent_server *gs;
 	struct profile *profile;
 	const struct gpu_merge_options *options;
-	int64_t *kernel_frames; /* name index -> frame id + 1 */
+	int64_t *kernel_frames;			       /* name index -> frame id + 1 */
 	int64_t memcpy_frames[GPU_MEMCPY_PTOP + 2][3]; /* by copy kind and host memory */
 	int64_t memset_frame, unknown_kernel_frame, unattributed_frame;
 	int64_t *process_frames; /* per agent, frame id + 1 */
@@ -88,10 +88,12 @@ static int64_t leaf_frame(struct merge_state *m, const struct gpu_record *r)
 		 * so in the frame, where every viewer shows it. */
 		int host = r->src_memory == 1 || r->dst_memory == 1   ? 1
 			   : r->src_memory == 2 || r->dst_memory == 2 ? 2
-								       : 0;
+								      : 0;
 
 		snprintf(name, sizeof(name), "memcpy %s%s", gpu_memcpy_kind__name(kind),
-			 host == 1 ? " (pageable)" : host == 2 ? " (pinned)" : "");
+			 host == 1   ? " (pageable)"
+			 : host == 2 ? " (pinned)"
+				     : "");
 		return intern_once(p, &m->memcpy_frames[kind][host], name, FRAME_GPU);
 	}
 	if (r->name == NO_NAME || r->name >= m->gs->names.nr)
@@ -302,10 +304,10 @@ static size_t inferred_stack(struct merge_state *m, const struct gpu_record *r,
 {
 	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	struct probed key = {
-		.agent = r->agent,
-		.key = record_key(r),
-		.tid = l ? l->tid : 0,
-		.time_ns = l ? l->time_ns : r->start_ns,
+	    .agent = r->agent,
+	    .key = record_key(r),
+	    .tid = l ? l->tid : 0,
+	    .time_ns = l ? l->time_ns : r->start_ns,
 	};
 	const struct probed *hit = NULL;
 	size_t lo, hi;
@@ -351,15 +353,15 @@ static int join_call(struct merge_state *m, const struct gpu_record *r, size_t *
 	if (agent->other_pid_namespace)
 		return 0;
 	j = (struct gpu_join){
-		.record = r,
-		.kernel = m->profile->frames[out->leaf].name,
-		.pid = agent->pid,
-		.tid = l->tid,
-		.launch_ns = l->time_ns,
-		.frames = m->frames,
-		.depth = *depth,
-		.max = MAX_STACK + 1,
-		.activity_frame = -1,
+	    .record = r,
+	    .kernel = m->profile->frames[out->leaf].name,
+	    .pid = agent->pid,
+	    .tid = l->tid,
+	    .launch_ns = l->time_ns,
+	    .frames = m->frames,
+	    .depth = *depth,
+	    .max = MAX_STACK + 1,
+	    .activity_frame = -1,
 	};
 	frame = m->options->join(m->options->join_ctx, m->profile, &j);
 	if (frame < -1)
@@ -455,18 +457,18 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 	const struct gpu_launch_record *l = agent_server__outer_launch(m->gs, r);
 	const struct gpu_agent_info *agent = &m->gs->agents[r->agent];
 	struct gpu_activity a = {
-		.start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
-		.end_ns = r->end_ns - p->start_ns,
-		.device = r->device,
-		.stream = r->stream,
-		.correlation = r->correlation,
-		.kind = r->kind,
-		.bytes = r->bytes,
-		.src_memory = r->src_memory,
-		.dst_memory = r->dst_memory,
-		.frame = res->activity_frame >= 0 ? res->activity_frame : res->leaf,
-		.stack = res->attributed ? res->stack : UINT32_MAX,
-		.process = r->agent,
+	    .start_ns = r->start_ns > p->start_ns ? r->start_ns - p->start_ns : 0,
+	    .end_ns = r->end_ns - p->start_ns,
+	    .device = r->device,
+	    .stream = r->stream,
+	    .correlation = r->correlation,
+	    .kind = r->kind,
+	    .bytes = r->bytes,
+	    .src_memory = r->src_memory,
+	    .dst_memory = r->dst_memory,
+	    .frame = res->activity_frame >= 0 ? res->activity_frame : res->leaf,
+	    .stack = res->attributed ? res->stack : UINT32_MAX,
+	    .process = r->agent,
 	};
 	int err;
 
@@ -491,9 +493,9 @@ static int add_activity(struct merge_state *m, const struct gpu_record *r,
 }
 
 int agent_server__merge(struct agent_server *gs, struct profile *p,
-		       const struct gpu_merge_options *options)
+			const struct gpu_merge_options *options)
 {
-	struct gpu_merge_options none = { 0 };
+	struct gpu_merge_options none = {0};
 	struct merge_state m = {.gs = gs, .profile = p, .options = options ? options : &none};
 	size_t n = gs->nr_records ? gs->nr_records : 1, nr_probed = 0;
 	size_t *order = malloc(n * sizeof(*order));
@@ -539,11 +541,11 @@ int agent_server__merge(struct agent_server *gs, struct profile *p,
 			goto cleanup;
 		l = agent_server__launch(gs, r->agent, correlation);
 		by_tid[nr_probed++] = (struct probed){
-			.agent = r->agent,
-			.key = record_key(r),
-			.tid = l ? l->tid : 0,
-			.correlation = correlation,
-			.time_ns = l ? l->time_ns : r->start_ns,
+		    .agent = r->agent,
+		    .key = record_key(r),
+		    .tid = l ? l->tid : 0,
+		    .correlation = correlation,
+		    .time_ns = l ? l->time_ns : r->start_ns,
 		};
 	}
 	memcpy(by_time, by_tid, nr_probed * sizeof(*by_time));
@@ -812,4 +814,3 @@ int agent_server__print_summary(const struct agent_server *gs, const struct prof
 	gpu_summary__free(&s);
 	return 0;
 }
-

@@ -163,7 +163,8 @@ static int add_launch(struct agent_server *gs, const struct gpu_launch_record *l
 			gs->launch_ring[l->correlation % LAUNCH_RING_SIZE] = *l;
 		return 0;
 	}
-	if (array__grow_zeroed((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1, sizeof(*l)))
+	if (array__grow_zeroed((void **)&gs->launches, &gs->cap_launches, gs->nr_launches + 1,
+			       sizeof(*l)))
 		return -ENOMEM;
 	err = launch_index__put(&gs->launch_index, launch_key(l->agent, l->correlation),
 				gs->nr_launches);
@@ -269,7 +270,8 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 		if (m.id >= c->nr_names) {
 			size_t nr = c->nr_names;
 
-			if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1, sizeof(*c->names)))
+			if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1,
+					       sizeof(*c->names)))
 				return -ENOMEM;
 			c->nr_names = nr;
 		}
@@ -289,16 +291,16 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 			break;
 		}
 		r = (struct gpu_record){
-			.start_ns = m.start_ns,
-			.end_ns = m.end_ns,
-			.kind = GPU_KERNEL,
-			.device = m.device,
-			.context = m.context,
-			.stream = m.stream,
-			.correlation = m.correlation,
-			.graph_id = m.graph_id,
-			.name = kernel_name(c, m.name_id),
-			.agent = agent,
+		    .start_ns = m.start_ns,
+		    .end_ns = m.end_ns,
+		    .kind = GPU_KERNEL,
+		    .device = m.device,
+		    .context = m.context,
+		    .stream = m.stream,
+		    .correlation = m.correlation,
+		    .graph_id = m.graph_id,
+		    .name = kernel_name(c, m.name_id),
+		    .agent = agent,
 		};
 		err = add_record(gs, &r);
 		break;
@@ -313,20 +315,20 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 			break;
 		}
 		r = (struct gpu_record){
-			.start_ns = m.start_ns,
-			.end_ns = m.end_ns,
-			.bytes = m.bytes,
-			.kind = GPU_MEMCPY,
-			.device = m.device,
-			.context = m.context,
-			.stream = m.stream,
-			.correlation = m.correlation,
-			.runtime_correlation = m.runtime_correlation,
-			.graph_id = m.graph_id,
-			.name = m.copy_kind,
-			.agent = agent,
-			.src_memory = m.src_kind,
-			.dst_memory = m.dst_kind,
+		    .start_ns = m.start_ns,
+		    .end_ns = m.end_ns,
+		    .bytes = m.bytes,
+		    .kind = GPU_MEMCPY,
+		    .device = m.device,
+		    .context = m.context,
+		    .stream = m.stream,
+		    .correlation = m.correlation,
+		    .runtime_correlation = m.runtime_correlation,
+		    .graph_id = m.graph_id,
+		    .name = m.copy_kind,
+		    .agent = agent,
+		    .src_memory = m.src_kind,
+		    .dst_memory = m.dst_kind,
 		};
 		err = add_record(gs, &r);
 		break;
@@ -341,17 +343,17 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 			break;
 		}
 		r = (struct gpu_record){
-			.start_ns = m.start_ns,
-			.end_ns = m.end_ns,
-			.bytes = m.bytes,
-			.kind = GPU_MEMSET,
-			.device = m.device,
-			.context = m.context,
-			.stream = m.stream,
-			.correlation = m.correlation,
-			.graph_id = m.graph_id,
-			.name = NO_NAME,
-			.agent = agent,
+		    .start_ns = m.start_ns,
+		    .end_ns = m.end_ns,
+		    .bytes = m.bytes,
+		    .kind = GPU_MEMSET,
+		    .device = m.device,
+		    .context = m.context,
+		    .stream = m.stream,
+		    .correlation = m.correlation,
+		    .graph_id = m.graph_id,
+		    .name = NO_NAME,
+		    .agent = agent,
 		};
 		err = add_record(gs, &r);
 		break;
@@ -362,15 +364,15 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 		NEED(m);
 		memcpy(&m, body, sizeof(m));
 		l = (struct gpu_launch_record){
-			.time_ns = m.time_ns,
-			.correlation = m.correlation,
-			.parent_correlation = m.parent_correlation,
-			.tid = m.tid,
-			.callback_id = m.callback_id,
-			.domain = m.domain,
-			.flags = m.flags,
-			.graph_exec_id = m.graph_exec_id,
-			.agent = agent,
+		    .time_ns = m.time_ns,
+		    .correlation = m.correlation,
+		    .parent_correlation = m.parent_correlation,
+		    .tid = m.tid,
+		    .callback_id = m.callback_id,
+		    .domain = m.domain,
+		    .flags = m.flags,
+		    .graph_exec_id = m.graph_exec_id,
+		    .agent = agent,
 		};
 		err = add_launch(gs, &l);
 		break;

@@ -31,9 +31,9 @@
  * made inside a runtime launch on the same thread is sent with
  * parent_correlation set to the runtime call's, so either id leads to the
  * outermost launch; one that carries the runtime call's own id (CUPTI
- * often gives both the same) is not sent at all; only outermost launches fire the llmprof:launch probe,
- * and at most LLMPROF_AGENT_PROBE_RATE (default 10000) per second and
- * thread, graph launches always (GPU_LAUNCH_PROBED says which did).
+ * often gives both the same) is not sent at all; only outermost launches fire the llmprof:launch
+ * probe, and at most LLMPROF_AGENT_PROBE_RATE (default 10000) per second and thread, graph launches
+ * always (GPU_LAUNCH_PROBED says which did).
  *
  * Before CUPTI 13.1 Update 1 the records of a graph launch's work carry
  * wrong correlation ids in every session after a process's first: there

@@ -414,8 +414,8 @@ static bool descendant_maps(pid_t pid, int generations,
 	return found;
 }
 
-bool library_probe__mapped(pid_t pid, bool children, bool (*is_library)(const char *path, void *ctx),
-			   void *ctx)
+bool library_probe__mapped(pid_t pid, bool children,
+			   bool (*is_library)(const char *path, void *ctx), void *ctx)
 {
 	return maps_library(pid, is_library, ctx) ||
 	       (children && descendant_maps(pid, MAX_GENERATIONS, is_library, ctx));

@@ -94,8 +94,8 @@ void library_probe__free(struct library_probe *probe);
  * descended from it that is alive now, maps a file is_library takes.  A
  * process gone, or one whose maps cannot be read, maps nothing.
  */
-bool library_probe__mapped(pid_t pid, bool children, bool (*is_library)(const char *path, void *ctx),
-			   void *ctx);
+bool library_probe__mapped(pid_t pid, bool children,
+			   bool (*is_library)(const char *path, void *ctx), void *ctx);
 
 /*
  * The stacks of a family's calls, resolved into the finished CPU profile's

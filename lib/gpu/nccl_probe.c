@@ -471,7 +471,8 @@ static bool nccl_wanted(const struct probe_family_env *env)
 	if (library_probe__mapped(sampling->pid, sampling->children, is_nccl, NULL))
 		return true;
 	for (size_t i = 0; i < sampling->nr_more_pids; i++)
-		if (library_probe__mapped(sampling->more_pids[i], sampling->children, is_nccl, NULL))
+		if (library_probe__mapped(sampling->more_pids[i], sampling->children, is_nccl,
+					  NULL))
 			return true;
 	status__debug("no process of the target maps libnccl: no NCCL probes");
 	return false;

@@ -428,7 +428,8 @@ static int injection__run(struct injection *injection)
 
 			/* Threads wake and sleep: at first, only take one caught
 			 * in a quiet wait, and look again soon. */
-			if (list[i].score < SCORE_QUIET_WAIT && clock__monotonic_ns() < quiet_until_ns)
+			if (list[i].score < SCORE_QUIET_WAIT &&
+			    clock__monotonic_ns() < quiet_until_ns)
 				break;
 
 			memset(&tracee, 0, sizeof(tracee));

@@ -40,8 +40,8 @@ struct inject_request {
 	 * /memfd:NAME mapping with the same bytes), call its start function
 	 * there and load nothing: one copy however often llmprof attaches. */
 	bool reuse_loaded;
-	int timeout_ms;		/* the whole injection; 0: INJECT_DEFAULT_TIMEOUT_MS */
-	int hold_stopped_ms;	/* tests: keep the thread stopped this long first */
+	int timeout_ms;	     /* the whole injection; 0: INJECT_DEFAULT_TIMEOUT_MS */
+	int hold_stopped_ms; /* tests: keep the thread stopped this long first */
 };
 
 struct inject_result {

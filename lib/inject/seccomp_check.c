@@ -52,7 +52,8 @@ struct probed_call {
  * there fails the injection cleanly; only a kill or a trap harms).
  */
 static const struct probed_call probed_calls[] = {
-    {"mmap", SYS_mmap,
+    {"mmap",
+     SYS_mmap,
      {0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
       (uint64_t)-1, 0},
      true},
@@ -66,7 +67,10 @@ static const struct probed_call probed_calls[] = {
     {"pread64", SYS_pread64, {3, 0, 784, 64}, false},
     {"newfstatat", SYS_newfstatat, {3, 0, 0, 0x1000 /* AT_EMPTY_PATH */}, false},
     {"fstat", SYS_fstat, {3}, false},
-    {"mmap", SYS_mmap, {0, 1 << 20, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_DENYWRITE, 3, 0}, false},
+    {"mmap",
+     SYS_mmap,
+     {0, 1 << 20, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_DENYWRITE, 3, 0},
+     false},
     {"mmap", SYS_mmap, {0, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, 3, 0}, false},
     {"futex", SYS_futex, {0, 0x81 /* FUTEX_WAKE_PRIVATE */, 1}, false},
     {"clone3", SYS_clone3, {0, 88}, false},
@@ -105,8 +109,7 @@ static int filter__run(const struct sock_filter *insns, size_t count,
 
 			switch (BPF_MODE(in->code)) {
 			case BPF_ABS:
-				if (BPF_SIZE(in->code) != BPF_W || k % 4 ||
-				    k > sizeof(*data) - 4)
+				if (BPF_SIZE(in->code) != BPF_W || k % 4 || k > sizeof(*data) - 4)
 					return -EINVAL;
 				memcpy(&value, bytes + k, 4);
 				break;
@@ -139,18 +142,41 @@ static int filter__run(const struct sock_filter *insns, size_t count,
 		case BPF_ALU:
 			operand = BPF_SRC(in->code) == BPF_X ? x : k;
 			switch (BPF_OP(in->code)) {
-			case BPF_ADD: a += operand; break;
-			case BPF_SUB: a -= operand; break;
-			case BPF_MUL: a *= operand; break;
-			case BPF_DIV: a = operand ? a / operand : 0; break;
-			case BPF_MOD: a = operand ? a % operand : 0; break;
-			case BPF_OR: a |= operand; break;
-			case BPF_AND: a &= operand; break;
-			case BPF_XOR: a ^= operand; break;
-			case BPF_LSH: a = operand < 32 ? a << operand : 0; break;
-			case BPF_RSH: a = operand < 32 ? a >> operand : 0; break;
-			case BPF_NEG: a = -a; break;
-			default: return -EINVAL;
+			case BPF_ADD:
+				a += operand;
+				break;
+			case BPF_SUB:
+				a -= operand;
+				break;
+			case BPF_MUL:
+				a *= operand;
+				break;
+			case BPF_DIV:
+				a = operand ? a / operand : 0;
+				break;
+			case BPF_MOD:
+				a = operand ? a % operand : 0;
+				break;
+			case BPF_OR:
+				a |= operand;
+				break;
+			case BPF_AND:
+				a &= operand;
+				break;
+			case BPF_XOR:
+				a ^= operand;
+				break;
+			case BPF_LSH:
+				a = operand < 32 ? a << operand : 0;
+				break;
+			case BPF_RSH:
+				a = operand < 32 ? a >> operand : 0;
+				break;
+			case BPF_NEG:
+				a = -a;
+				break;
+			default:
+				return -EINVAL;
 			}
 			break;
 		case BPF_JMP: {
@@ -162,11 +188,20 @@ static int filter__run(const struct sock_filter *insns, size_t count,
 			}
 			operand = BPF_SRC(in->code) == BPF_X ? x : k;
 			switch (BPF_OP(in->code)) {
-			case BPF_JEQ: taken = a == operand; break;
-			case BPF_JGT: taken = a > operand; break;
-			case BPF_JGE: taken = a >= operand; break;
-			case BPF_JSET: taken = (a & operand) != 0; break;
-			default: return -EINVAL;
+			case BPF_JEQ:
+				taken = a == operand;
+				break;
+			case BPF_JGT:
+				taken = a > operand;
+				break;
+			case BPF_JGE:
+				taken = a >= operand;
+				break;
+			case BPF_JSET:
+				taken = (a & operand) != 0;
+				break;
+			default:
+				return -EINVAL;
 			}
 			pc += taken ? in->jt : in->jf;
 			break;
@@ -190,11 +225,16 @@ static int filter__run(const struct sock_filter *insns, size_t count,
 static const char *action_name(uint32_t ret)
 {
 	switch (ret & SECCOMP_RET_ACTION_FULL) {
-	case SECCOMP_RET_KILL_PROCESS: return "kills the process";
-	case SECCOMP_RET_KILL_THREAD: return "kills the thread";
-	case SECCOMP_RET_TRAP: return "raises SIGSYS";
-	case SECCOMP_RET_ERRNO: return "refuses";
-	default: return "intercepts";
+	case SECCOMP_RET_KILL_PROCESS:
+		return "kills the process";
+	case SECCOMP_RET_KILL_THREAD:
+		return "kills the thread";
+	case SECCOMP_RET_TRAP:
+		return "raises SIGSYS";
+	case SECCOMP_RET_ERRNO:
+		return "refuses";
+	default:
+		return "intercepts";
 	}
 }
 

@@ -372,8 +372,8 @@ static int write_gpu(struct chrome_writer *w, bool flows)
 		}
 		snprintf(name, sizeof(name), "stream %" PRIu32, stream);
 		metadata(w, pid, tid, "thread_name", "name", name, 0);
-		for (; i < p->nr_gpu && order[i]->process == process && order[i]->device == device &&
-		       order[i]->stream == stream;
+		for (; i < p->nr_gpu && order[i]->process == process &&
+		       order[i]->device == device && order[i]->stream == stream;
 		     i++) {
 			const struct gpu_activity *a = order[i];
 			uint64_t start = a->start_ns > cursor ? a->start_ns : cursor;

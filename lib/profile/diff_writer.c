@@ -438,8 +438,7 @@ static void json_side(FILE *out, const char *key, const char *name, const char *
 	fprintf(out, ", \"format\": ");
 	text_output__json_string(out, format);
 	fprintf(out, ", \"unit\": \"%s\", \"weight\": %llu, \"stacks\": %zu},\n",
-		unit__name(unit, UNIT_NAME_REPORT_COUNT),
-		(unsigned long long)weight, stacks);
+		unit__name(unit, UNIT_NAME_REPORT_COUNT), (unsigned long long)weight, stacks);
 }
 
 static void json_field(FILE *out, const char *key, double value)

@@ -48,8 +48,8 @@ bool chrome__has_timeline(const struct profile *profile);
  * none is. */
 extern int (*output__html_writer)(const struct profile *profile,
 				  const struct writer_options *options, FILE *out);
-int output__write(const struct profile *profile, enum profile_format format,
-		  enum output_view view, FILE *out);
+int output__write(const struct profile *profile, enum profile_format format, enum output_view view,
+		  FILE *out);
 int output__write_with(const struct profile *profile, enum profile_format format,
 		       const struct writer_options *options, FILE *out);
 

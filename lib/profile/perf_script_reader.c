@@ -190,7 +190,7 @@ static void strip_arguments(char *sym)
 	for (open = strchr(sym, '('); open; open = strchr(open + 1, '(')) {
 		if (open == sym)
 			return;
-		if (open[-1] == '.' && strstr(open, ").") )
+		if (open[-1] == '.' && strstr(open, ")."))
 			return;
 		if (!strncmp(open, "(anonymous namespace)", 21))
 			continue;
@@ -351,7 +351,7 @@ bool perf_script_reader__detect(const char *data, size_t len)
 
 struct record {
 	struct profile *profile;
-	uint32_t *frames; /* leaf first, as perf writes them; [0] is comm */
+	uint32_t *frames;	 /* leaf first, as perf writes them; [0] is comm */
 	size_t depth, cap, base; /* base: 1 with a comm frame, else 0 */
 	uint64_t weight;
 	bool open, chain, skip, java;
@@ -518,8 +518,11 @@ int perf_script_reader__read(perf_script_next_line next_line, void *ctx,
 			/* Old perf wrote call chains unindented; -F ip,sym
 			 * writes frames with no header above them. */
 			if (!r.open) {
-				r = (struct record){.profile = p, .frames = r.frames, .cap = r.cap,
-						    .open = true, .weight = 1};
+				r = (struct record){.profile = p,
+						    .frames = r.frames,
+						    .cap = r.cap,
+						    .open = true,
+						    .weight = 1};
 				records++;
 			}
 			r.chain = true;
@@ -532,7 +535,7 @@ int perf_script_reader__read(perf_script_next_line next_line, void *ctx,
 		if (err)
 			break;
 		continue;
-malformed:
+	malformed:
 		if (!result->skipped++)
 			reader__set_message(result, result->lines, "%s",
 					    "neither a perf script record header (comm pid "
@@ -569,8 +572,8 @@ malformed:
 		result->line = 0;
 	/* cpu-clock and task-clock periods are nanoseconds of CPU time. */
 	p->unit = records && with_period == records && is_clock_event(result->event_read)
-			  ? UNIT_NANOSECONDS
-			  : UNIT_SAMPLES;
+		      ? UNIT_NANOSECONDS
+		      : UNIT_SAMPLES;
 	p->duration_ns = last - first;
 	return 0;
 }

@@ -653,9 +653,8 @@ static int choose_sample_index(struct pprof_parser *pp, size_t *chosen)
 			used += snprintf(types + used, sizeof(types) - used, "%s%zu %s",
 					 i ? ", " : "", i, type ? type : "?");
 	}
-	snprintf(pp->message, pp->message_size,
-		 "no sample type '%s' in the profile (it has %s)", wanted,
-		 pp->nr_sample_types ? types : "none");
+	snprintf(pp->message, pp->message_size, "no sample type '%s' in the profile (it has %s)",
+		 wanted, pp->nr_sample_types ? types : "none");
 	return -EINVAL;
 }
 
@@ -779,8 +778,8 @@ static void parser_free(struct pprof_parser *pp)
 static int parse_proto(struct span data, const char *sample_index, struct profile **out,
 		       char *message, size_t message_size)
 {
-	struct pprof_parser pp = {.message = message, .message_size = message_size,
-				  .sample_index = sample_index};
+	struct pprof_parser pp = {
+	    .message = message, .message_size = message_size, .sample_index = sample_index};
 	int err = -ENOMEM;
 
 	pp.profile = profile__new();
@@ -938,11 +937,11 @@ bool pprof_reader__detect(const void *data, size_t size)
 bool pprof_reader__is_legacy(const void *data, size_t size)
 {
 	static const char *const text_headers[] = {
-	    "heap profile:", "heap_v2/", "--- heapz", "--- contention", "--- symbol",
-	    "growth profile:", "contention profile:"};
+	    "heap profile:", "heap_v2/",	"--- heapz",	      "--- contention",
+	    "--- symbol",    "growth profile:", "contention profile:"};
 	static const uint8_t cpu32[] = {0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0};
-	static const uint8_t cpu64[] = {0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
-					0, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t cpu64[] = {0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0,
+					0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 	/* gperftools' CPU profile: header words 0, 3 (words), 0, period, 0,
 	 * in 32 or 64 bits, little-endian. */
@@ -988,7 +987,8 @@ int pprof_reader__read(const void *head, size_t head_size, FILE *stream, const c
 	int err;
 
 	if (!stream)
-		return pprof_reader__parse(head, head_size, sample_index, out, message, message_size);
+		return pprof_reader__parse(head, head_size, sample_index, out, message,
+					   message_size);
 	if (array__grow((void **)&all, &cap, len + READ_CHUNK, 1))
 		goto nomem;
 	memcpy(all, head, head_size);

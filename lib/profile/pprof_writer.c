@@ -172,7 +172,7 @@ struct entry {
 
 struct pprof_writer {
 	const struct profile *profile;
-	char **names;	/* folded name of each frame */
+	char **names; /* folded name of each frame */
 	/* What each frame's Function says: the folded name and the frame's
 	 * file, but a Python frame's function name and Python file. */
 	char **function_names, **function_files;

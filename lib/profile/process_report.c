@@ -104,7 +104,8 @@ bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack
 		if (strstr(name, "::runLoop"))
 			return false;
 		/* A work's wait, not the store's (TCPStore::wait: rendezvous). */
-		if ((!strncmp(name, "c10d::", 6) && strstr(name, "Work") && strstr(name, "::wait")) ||
+		if ((!strncmp(name, "c10d::", 6) && strstr(name, "Work") &&
+		     strstr(name, "::wait")) ||
 		    !strncmp(name, "ncclGroupEnd", 12) || !strncmp(name, "ncclAllReduce", 13))
 			return true;
 	}
@@ -244,8 +245,8 @@ int rank_loads__read(const struct profile *p, struct rank_load **rows, size_t *n
 			if (row->root != s->frames[0])
 				continue;
 			load_add(row, p, x->stack, x->weight);
-			row->slice_waits[(x->time_ns - from) * RANK_LOAD_SLICES / (to - from + 1)] +=
-			    row->waits - waits;
+			row->slice_waits[(x->time_ns - from) * RANK_LOAD_SLICES /
+					 (to - from + 1)] += row->waits - waits;
 		}
 	}
 	for (size_t k = first; k < *nr; k++)
@@ -395,8 +396,7 @@ static const char *unit_word(const struct profile *p)
 static const char *busy_text(const struct profile *p, uint64_t weight, char *buf, size_t size)
 {
 	if (p->unit == UNIT_MICROSECONDS || p->unit == UNIT_NANOSECONDS)
-		snprintf(buf, size, "%.2f s",
-			 weight / (p->unit == UNIT_MICROSECONDS ? 1e6 : 1e9));
+		snprintf(buf, size, "%.2f s", weight / (p->unit == UNIT_MICROSECONDS ? 1e6 : 1e9));
 	else
 		snprintf(buf, size, "%llu samples", (unsigned long long)weight);
 	return buf;
@@ -498,12 +498,13 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)),
 				100 * found.share);
 		else if (straggler >= 0)
-			fprintf(out,
-				"\nstraggler: %s is busy %.0f%% more than the median of the other "
-				"%s (%s more)\n",
-				rows[straggler].label, 100 * found.share,
-				loads[straggler].rank ? "ranks" : "processes",
-				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
+			fprintf(
+			    out,
+			    "\nstraggler: %s is busy %.0f%% more than the median of the other "
+			    "%s (%s more)\n",
+			    rows[straggler].label, 100 * found.share,
+			    loads[straggler].rank ? "ranks" : "processes",
+			    busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
 		else if (nr > 1 && found.by_waits && found.share >= STRAGGLER_WAIT_SHARE)
 			fprintf(out,
 				"\nno straggler: the others wait for %s in collectives %.0f%% of "
@@ -512,10 +513,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 				rows[found.busiest].label, 100 * found.share, found.steadiness,
 				STRAGGLER_STEADY_T);
 		else if (nr > 1 && found.by_waits)
-			fprintf(out,
-				"\nno straggler: no rank makes the others wait in collectives %.0f%% "
-				"of their wall time more than it waits\n",
-				100 * STRAGGLER_WAIT_SHARE);
+			fprintf(
+			    out,
+			    "\nno straggler: no rank makes the others wait in collectives %.0f%% "
+			    "of their wall time more than it waits\n",
+			    100 * STRAGGLER_WAIT_SHARE);
 		else if (nr > 1)
 			fprintf(out,
 				"\nno straggler: no %s is busy %.0f%% above the median of the "

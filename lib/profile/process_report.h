@@ -40,8 +40,8 @@ struct rank_load {
 	 * the others wait does so in most of them, a one-off wait (for a
 	 * rank's workers to start) in one. */
 	uint64_t slice_waits[RANK_LOAD_SLICES];
-	bool sliced; /* slice_waits were filled */
-	uint64_t wall;	   /* every CPU-side weight */
+	bool sliced;   /* slice_waits were filled */
+	uint64_t wall; /* every CPU-side weight */
 	/* On a timeline, the weights are those of the span in which every
 	 * rank runs collectives, this long (in the profile's unit), else the
 	 * profile's duration; 0 where weights are not times. */
@@ -63,16 +63,16 @@ int rank_loads__read(const struct profile *profile, struct rank_load **rows, siz
 
 /* What the straggler test measured. */
 struct straggler {
-	int64_t index;	  /* the straggler's row, or -1 */
-	int64_t busiest;  /* the candidate's row (the one that waits least, or
-			   * the busiest), or -1 when there is none */
-	bool by_waits;	  /* judged by the others' waits in collectives (in the
-			   * median tenth of the span, on a timeline) */
-	double share;	  /* by waits: the others' extra wait, of their wall time;
-			   * by busy time: the candidate's excess over the median */
-	uint64_t extra;	  /* its extra work: what the others wait for it (by
-			   * waits), or its busy time over the others' median */
-	uint64_t median;  /* the others' median busy time, or wait */
+	int64_t index;	   /* the straggler's row, or -1 */
+	int64_t busiest;   /* the candidate's row (the one that waits least, or
+			    * the busiest), or -1 when there is none */
+	bool by_waits;	   /* judged by the others' waits in collectives (in the
+			    * median tenth of the span, on a timeline) */
+	double share;	   /* by waits: the others' extra wait, of their wall time;
+			    * by busy time: the candidate's excess over the median */
+	uint64_t extra;	   /* its extra work: what the others wait for it (by
+			    * waits), or its busy time over the others' median */
+	uint64_t median;   /* the others' median busy time, or wait */
 	double steadiness; /* by waits on a timeline: the lead's Yuen t over
 			    * the slices (INFINITY without a timeline) */
 };

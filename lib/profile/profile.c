@@ -586,8 +586,7 @@ void profile__thread_order(const struct profile *p, uint32_t *order)
 	qsort_r(order, p->nr_threads, sizeof(*order), compare_threads, (void *)p);
 }
 
-int profile__samples_by_thread(const struct profile *p, uint32_t **by_thread,
-			       size_t **thread_start)
+int profile__samples_by_thread(const struct profile *p, uint32_t **by_thread, size_t **thread_start)
 {
 	size_t *start = calloc(p->nr_threads + 1, sizeof(*start));
 	size_t *next = calloc(p->nr_threads + 1, sizeof(*next));

@@ -45,8 +45,8 @@ enum frame_kind {
 /* The unit of a profile's weights: enum profile_unit, in base/units.h. */
 
 struct frame {
-	char *name; /* as shown, without the kind's suffix or [gpu] prefix */
-	char *file; /* source file, or NULL */
+	char *name;    /* as shown, without the kind's suffix or [gpu] prefix */
+	char *file;    /* source file, or NULL */
 	uint32_t line; /* 0 when unknown */
 	enum frame_kind kind;
 };
@@ -96,8 +96,8 @@ struct gpu_activity {
 	uint64_t bytes;	    /* copies and sets: bytes moved; 0 when unknown */
 	uint8_t src_memory; /* copies: CUpti_ActivityMemoryKind of each side */
 	uint8_t dst_memory; /* (1 pageable, 2 pinned, 3 device); 0 unknown */
-	uint32_t frame; /* frame id of the "[gpu] name" leaf */
-	uint32_t stack; /* launch stack id including the leaf; UINT32_MAX if unattributed */
+	uint32_t frame;	    /* frame id of the "[gpu] name" leaf */
+	uint32_t stack;	    /* launch stack id including the leaf; UINT32_MAX if unattributed */
 	/* The process it ran for, as the recording numbered them (its GPU
 	 * agent); 0 where unknown (a profile read from a file).  Processes
 	 * that each see their GPU as device 0 are told apart by it. */
@@ -135,7 +135,7 @@ struct memory_facts {
 	uint64_t peak;	   /* the highest device's peak, pinned host memory aside */
 	uint64_t end_live; /* on every device */
 	uint64_t allocated, nr_allocs, nr_frees, nr_failed;
-	uint64_t call_ns; /* time inside the outermost allocation and free calls */
+	uint64_t call_ns;     /* time inside the outermost allocation and free calls */
 	uint64_t duration_ns; /* of the profile the calls were recorded in */
 	uint64_t span_ns;     /* from the first recorded call to the last */
 	struct memory_site *sites;
@@ -192,12 +192,12 @@ struct hash_index; /* private open-addressing index */
 struct id_arena;   /* private storage of the stacks' frame ids */
 
 struct profile {
-	char *name;	   /* e.g. the command line; may be NULL */
-	char *exporter;	   /* who wrote the input, when parsed */
+	char *name;	/* e.g. the command line; may be NULL */
+	char *exporter; /* who wrote the input, when parsed */
 	enum profile_unit unit;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at the start, 0 when unknown */
 	uint64_t duration_ns;
-	uint32_t frequency; /* sampling rate in Hz, 0 when unknown */
+	uint32_t frequency;    /* sampling rate in Hz, 0 when unknown */
 	bool random_intervals; /* samples at random intervals around 1/frequency */
 	uint64_t samples_taken;
 	uint64_t samples_lost;
@@ -335,9 +335,9 @@ char *frame__folded_name(const struct frame *frame);
 
 /* Per-function totals for summaries, reports and diffs. */
 struct function_share {
-	uint32_t frame;	   /* frame id */
-	uint64_t self;	   /* weight where the frame is the leaf */
-	uint64_t total;	   /* weight of stacks that contain it (once per stack) */
+	uint32_t frame; /* frame id */
+	uint64_t self;	/* weight where the frame is the leaf */
+	uint64_t total; /* weight of stacks that contain it (once per stack) */
 };
 /* A function is what the folded output names: frames that differ only by
  * line are one function.  Returns the number of functions, or -ENOMEM; *out

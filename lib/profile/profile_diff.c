@@ -240,7 +240,7 @@ static int test_shares(struct profile_diff *d)
 	d->nr_tests = nr;
 	d->critical_z = significance__critical_z(alpha / (nr ? nr : 1));
 	d->noise_floor = significance__noise_floor(0.5, d->samples[DIFF_BASE], d->samples[DIFF_NEW],
-						 d->critical_z);
+						   d->critical_z);
 	p = malloc((nr ? nr : 1) * sizeof(*p));
 	significant = malloc((nr ? nr : 1) * sizeof(*significant));
 	if (!p || !significant) {
@@ -252,7 +252,7 @@ static int test_shares(struct profile_diff *d)
 
 		p[i] = significance__p_value(
 		    significance__z(c->base * d->count_scale[DIFF_BASE], d->samples[DIFF_BASE],
-				  c->new * d->count_scale[DIFF_NEW], d->samples[DIFF_NEW]));
+				    c->new * d->count_scale[DIFF_NEW], d->samples[DIFF_NEW]));
 		*c->p = p[i];
 	}
 	err = significance__holm(p, nr, alpha, significant);

@@ -18,8 +18,8 @@
 #include "profile/text_output.h"
 
 struct diff_options {
-	double threshold; /* percentage points a share may grow by */
-	double min_share; /* percent; shares under it in both profiles are noise */
+	double threshold;  /* percentage points a share may grow by */
+	double min_share;  /* percent; shares under it in both profiles are noise */
 	double confidence; /* percent, of the significance test; 0 for 99 */
 };
 
@@ -34,7 +34,7 @@ enum diff_significance {
 /* One function (by folded name) in either profile.  Shares are percent of
  * the profile's total weight; deltas are NEW - BASE in percentage points. */
 struct diff_function {
-	const char *name; /* owned by the diff */
+	const char *name;				     /* owned by the diff */
 	uint64_t base_self, new_self, base_total, new_total; /* weights */
 	double base_self_share, new_self_share, delta_self;
 	double base_total_share, new_total_share, delta_total;
@@ -72,9 +72,9 @@ struct profile_diff {
 	size_t cap_stack_weights[2];
 	struct function_share *function_weights[2]; /* per merged frame; .frame unused */
 	size_t cap_function_weights[2];
-	uint64_t weight[2];	      /* totals */
+	uint64_t weight[2]; /* totals */
 	enum profile_unit unit[2];
-	size_t nr_side_stacks[2];     /* distinct stacks with weight in each */
+	size_t nr_side_stacks[2]; /* distinct stacks with weight in each */
 	/* Sample counts per unit of weight: 1 for samples, F/1e6 for
 	 * microseconds at F Hz; 0 when not known. */
 	double count_scale[2];

@@ -130,8 +130,8 @@ static int utf16_to_utf8(const unsigned char *in, size_t n, char order, char **o
 		uint32_t c = order == 'l' ? in[i] | in[i + 1] << 8 : in[i] << 8 | in[i + 1];
 
 		if (c >= 0xd800 && c < 0xdc00 && i + 3 < n) {
-			uint32_t low = order == 'l' ? in[i + 2] | in[i + 3] << 8
-						    : in[i + 2] << 8 | in[i + 3];
+			uint32_t low =
+			    order == 'l' ? in[i + 2] | in[i + 3] << 8 : in[i + 2] << 8 | in[i + 3];
 
 			if (low >= 0xdc00 && low < 0xe000) {
 				c = 0x10000 + ((c - 0xd800) << 10) + (low - 0xdc00);
@@ -169,12 +169,16 @@ static const char *binary_kind(const unsigned char *d, size_t n)
 		size_t len;
 		const char *what;
 	} kinds[] = {
-		{"\x7f" "ELF", 4, "an ELF file (a program or library)"},
-		{"PERFILE2", 8, "a perf.data file: run 'perf script -i FILE' and read its output"},
-		{"\x28\xb5\x2f\xfd", 4, "zstd-compressed data: decompress it first"},
-		{"BZh", 3, "bzip2-compressed data: decompress it first"},
-		{"\xfd" "7zXZ", 5, "xz-compressed data: decompress it first"},
-		{"PK\x03\x04", 4, "a zip archive"},
+	    {"\x7f"
+	     "ELF",
+	     4, "an ELF file (a program or library)"},
+	    {"PERFILE2", 8, "a perf.data file: run 'perf script -i FILE' and read its output"},
+	    {"\x28\xb5\x2f\xfd", 4, "zstd-compressed data: decompress it first"},
+	    {"BZh", 3, "bzip2-compressed data: decompress it first"},
+	    {"\xfd"
+	     "7zXZ",
+	     5, "xz-compressed data: decompress it first"},
+	    {"PK\x03\x04", 4, "a zip archive"},
 	};
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -273,7 +277,8 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	for (int i = 0; head_len && i < NR_PROFILE_FORMATS; i++) {
 		const struct format *f = format__get(i);
 
-		if ((f->flags & FORMAT_BINARY) && f->detect && f->read && f->detect(head, head_len)) {
+		if ((f->flags & FORMAT_BINARY) && f->detect && f->read &&
+		    f->detect(head, head_len)) {
 			result->format = i;
 			return f->read(in, options, out, result);
 		}
@@ -329,7 +334,8 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 
 		format__list(readable, sizeof(readable), FORMAT_READABLE, 0, ", ", "", false,
 			     NR_PROFILE_FORMATS);
-		reader__set_message(result, 0, "%s (%s): llmprof writes them but reads profiles (%s)",
+		reader__set_message(result, 0,
+				    "%s (%s): llmprof writes them but reads profiles (%s)",
 				    reader->description, reader->content, readable);
 		return -EINVAL;
 	}
@@ -345,10 +351,11 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 		char line[80];
 
 		first_line(head, head_len, line, sizeof(line));
-		reader__set_message(result, 0,
-				    "not a profile: no line is folded stacks ('frame;frame COUNT'), "
-				    "a perf script record or JSON; the first line is %s",
-				    line);
+		reader__set_message(
+		    result, 0,
+		    "not a profile: no line is folded stacks ('frame;frame COUNT'), "
+		    "a perf script record or JSON; the first line is %s",
+		    line);
 		profile__free(p);
 		p = NULL;
 		err = -EINVAL;

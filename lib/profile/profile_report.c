@@ -14,7 +14,7 @@ struct report_entry {
 
 struct report {
 	const struct profile *profile;
-	uint64_t weight; /* total */
+	uint64_t weight;  /* total */
 	size_t nr_stacks; /* stacks with weight */
 	struct report_entry *functions;
 	size_t nr_functions;
@@ -176,7 +176,6 @@ cleanup:
 	return label;
 }
 
-
 /* A function as the report names it: an inlined function is that
  * function (pprof -top names it so), without folded text's "_[i]". */
 static char *report_name(const struct frame *f)
@@ -269,7 +268,7 @@ static int report_gpu(struct report *r)
 			above--;
 		if (s->depth >= 2)
 			r->launchers[r->nr_launchers].name =
-				frame__folded_name(&p->frames[s->frames[above]]);
+			    frame__folded_name(&p->frames[s->frames[above]]);
 		else
 			r->launchers[r->nr_launchers].name = strdup("[none]");
 		if (!r->launchers[r->nr_launchers].name)
@@ -328,7 +327,7 @@ static void text_gpu_table(const struct report *r, const struct report_entry *en
 
 	fprintf(out, "\nTop %zu %s:\n", n, title);
 	fprintf(out, "%8s %14s  %s\n", "SHARE",
-		r->profile->unit == UNIT_SAMPLES	? "WEIGHT"
+		r->profile->unit == UNIT_SAMPLES ? "WEIGHT"
 		: r->profile->unit == UNIT_BYTES ? "BYTES"
 						 : "TIME",
 		column);
@@ -426,7 +425,7 @@ static void markdown_gpu_table(const struct report *r, const struct report_entry
 
 	fprintf(out, "\n### Top %zu %s\n\n| %s | Share | %s |\n| --- | ---: | ---: |\n", n, title,
 		column,
-		r->profile->unit == UNIT_SAMPLES	? "Weight"
+		r->profile->unit == UNIT_SAMPLES ? "Weight"
 		: r->profile->unit == UNIT_BYTES ? "Bytes"
 						 : "Time");
 	for (size_t i = 0; i < n; i++) {
@@ -449,8 +448,9 @@ static void write_markdown(const struct report *r, const struct report_options *
 	describe_weight(weight, sizeof(weight), p, r->weight);
 	fprintf(out, "## llmprof report: ");
 	text_output__markdown_code(out, o->name);
-	fprintf(out, "\n\n| | |\n| --- | --- |\n| Format | %s |\n| Samples | %s |\n"
-		     "| Duration | %s |\n| Weight | %s |\n| Stacks | %zu |\n| Functions | %zu |\n",
+	fprintf(out,
+		"\n\n| | |\n| --- | --- |\n| Format | %s |\n| Samples | %s |\n"
+		"| Duration | %s |\n| Weight | %s |\n| Stacks | %zu |\n| Functions | %zu |\n",
 		o->format, samples, duration, weight, r->nr_stacks, r->nr_functions);
 	if (o->event && o->event[0])
 		fprintf(out, "| Events | %s (read: %s) |\n", o->events, o->event);
@@ -488,8 +488,8 @@ static void json_functions(const struct report *r, const size_t *order, size_t t
 	fprintf(out, "%s]", n ? "\n  " : "");
 }
 
-static void json_gpu_entries(const struct report *r, const struct report_entry *entries,
-			     size_t nr, size_t top, FILE *out)
+static void json_gpu_entries(const struct report *r, const struct report_entry *entries, size_t nr,
+			     size_t top, FILE *out)
 {
 	size_t n = rows(nr, top);
 
@@ -583,7 +583,7 @@ static void write_json(const struct report *r, const struct report_options *o, F
 int profile_report__write(const struct profile *p, const struct report_options *o,
 			  enum text_format format, FILE *out)
 {
-	struct report r = { .profile = p };
+	struct report r = {.profile = p};
 	int err;
 
 	if (format == TEXT_FORMAT_FOLDED)

@@ -18,7 +18,7 @@ struct report_options {
 	/* perf script input: the events the file holds ("cpu-clock,
 	 * task-clock") and the one read; NULL or "" when it names none. */
 	const char *events, *event;
-	size_t top;	    /* rows per table; 0 for all */
+	size_t top; /* rows per table; 0 for all */
 };
 
 /* Writes the report as text, json or markdown; returns 0, -ENOMEM, -EINVAL

@@ -837,8 +837,8 @@ static int resolve_profiles(struct speedscope_parser *j)
 	if (p->nr_samples)
 		profile__sort_samples(p);
 	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
-		  : j->bytes			     ? UNIT_BYTES
-						     : UNIT_SAMPLES;
+		  : j->bytes			   ? UNIT_BYTES
+						   : UNIT_SAMPLES;
 	err = 0;
 cleanup:
 	free(frame_map);

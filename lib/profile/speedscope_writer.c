@@ -27,7 +27,7 @@ struct speedscope_writer {
 	const struct profile *profile;
 	enum output_view view;
 	FILE *out;
-	int64_t *frame_index;  /* frame id -> shared frame index, -1 if unused */
+	int64_t *frame_index; /* frame id -> shared frame index, -1 if unused */
 	/* frame id -> the frame id that stands for it: Python frames of one
 	 * function that differ only by line are one shared frame, unless
 	 * python_lines. */

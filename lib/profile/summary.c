@@ -38,8 +38,8 @@ static const struct ml_wait *named_wait(const struct profile *p, const struct st
 }
 
 struct wait_row {
-	uint32_t leaf;	 /* the [off-cpu] frame */
-	uint32_t caller; /* the nearest frame outside the kernel and libc */
+	uint32_t leaf;		     /* the [off-cpu] frame */
+	uint32_t caller;	     /* the nearest frame outside the kernel and libc */
 	const struct ml_wait *named; /* or NULL */
 	uint64_t weight;
 };

@@ -10,11 +10,9 @@
 int text_format__parse(const char *text, enum text_format *format)
 {
 	static const char *const names[] = {
-		[TEXT_FORMAT_TEXT] = "text",
-		[TEXT_FORMAT_JSON] = "json",
-		[TEXT_FORMAT_MARKDOWN] = "markdown",
-		[TEXT_FORMAT_FOLDED] = "folded",
-		[TEXT_FORMAT_SVG] = "svg",
+	    [TEXT_FORMAT_TEXT] = "text",	 [TEXT_FORMAT_JSON] = "json",
+	    [TEXT_FORMAT_MARKDOWN] = "markdown", [TEXT_FORMAT_FOLDED] = "folded",
+	    [TEXT_FORMAT_SVG] = "svg",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

@@ -39,8 +39,7 @@ void text_output__markdown_code(FILE *out, const char *text);
 
 /* Formats a weight in the profile's unit for a table: "12.345 ms" for time,
  * the plain count otherwise.  buf gets at most size bytes. */
-void text_output__weight(char *buf, size_t size, uint64_t weight,
-			  enum profile_unit unit);
+void text_output__weight(char *buf, size_t size, uint64_t weight, enum profile_unit unit);
 /* "64.0 MiB", "512 B": a size in bytes, binary units, one decimal. */
 void text_output__bytes(char *buf, size_t size, uint64_t bytes);
 

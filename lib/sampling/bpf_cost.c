@@ -61,7 +61,8 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 	struct bpf_map *map;
 	int nr_programs = 0, nr_maps = 0;
 
-	bpf_object__for_each_program(program, object) {
+	bpf_object__for_each_program(program, object)
+	{
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(program);
@@ -71,7 +72,8 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 		insns += info.verified_insns;
 		nr_programs++;
 	}
-	bpf_object__for_each_map(map, object) {
+	bpf_object__for_each_map(map, object)
+	{
 		struct bpf_map_info info = {0};
 		__u32 len = sizeof(info);
 		int fd = bpf_map__fd(map);

@@ -69,7 +69,8 @@ static void load_kallsyms(void)
 			continue;
 		len = strlen(name) + 1;
 		if (array__grow((void **)&symbols, &cap, nr + 1, sizeof(*symbols)) ||
-		    array__grow((void **)&kernel.names, &kernel.names_cap, kernel.names_len + len, 1) ||
+		    array__grow((void **)&kernel.names, &kernel.names_cap, kernel.names_len + len,
+				1) ||
 		    kernel.names_len + len > UINT32_MAX)
 			break;
 		symbols[nr].addr = addr;

@@ -13,11 +13,11 @@
 struct module_symbol {
 	uint64_t start, size;
 	uint64_t section_end; /* of a sizeless symbol: it names nothing past it */
-	uint64_t reach; /* the furthest end of any sized symbol up to this one */
+	uint64_t reach;	      /* the furthest end of any sized symbol up to this one */
 	const char *name;
 	uint32_t label; /* the last sizeless symbol up to this one, or NO_LABEL */
 	uint32_t index; /* in the symbol table */
-	uint8_t rank; /* 0 global, 1 weak, 2 local and others: lower is chosen */
+	uint8_t rank;	/* 0 global, 1 weak, 2 local and others: lower is chosen */
 };
 
 #define NO_LABEL UINT32_MAX
@@ -118,8 +118,8 @@ int module_symbols__build(Dwfl_Module *module, struct module_symbols **out)
 			reach = m->start + m->size;
 		m->reach = reach;
 		/* The first sizeless one at an address is the one chosen. */
-		if (!m->size && (!i || ms->symbols[i - 1].start != m->start ||
-				 ms->symbols[i - 1].size))
+		if (!m->size &&
+		    (!i || ms->symbols[i - 1].start != m->start || ms->symbols[i - 1].size))
 			m->label = i;
 		else
 			m->label = i ? ms->symbols[i - 1].label : NO_LABEL;

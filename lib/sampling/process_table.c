@@ -213,9 +213,9 @@ void process_table__mark_stack(struct tracked_process *p, const struct profile *
 		if (f->kind == FRAME_PYTHON && !strncmp(f->name, "_worker_loop", 12) && f->file &&
 		    strstr(f->file, "torch/utils/data/_utils/worker.py"))
 			p->ran_loader_worker = true;
-		else if (!importing &&
-			 (collective_python_frame(f) || !strncmp(f->name, "c10d::ProcessGroup", 18) ||
-			  !strncmp(f->name, "c10d::Reducer::", 15)))
+		else if (!importing && (collective_python_frame(f) ||
+					!strncmp(f->name, "c10d::ProcessGroup", 18) ||
+					!strncmp(f->name, "c10d::Reducer::", 15)))
 			p->ran_collectives = true;
 	}
 }

@@ -24,12 +24,12 @@ struct python_reader;
 
 struct tracked_process {
 	pid_t pid;
-	pid_t parent;  /* 0 for a process named on the command line */
-	bool selected; /* named on the command line (or record's command) */
-	bool readable; /* /proc/PID could be read when it was first seen */
-	int rank;      /* its rank in the job (process_table__assign_roles()); -1 */
-	int worker;    /* DataLoader worker number under its parent; -1 */
-	int env_rank;  /* RANK, SLURM_PROCID or LOCAL_RANK from its environment; -1 */
+	pid_t parent;	   /* 0 for a process named on the command line */
+	bool selected;	   /* named on the command line (or record's command) */
+	bool readable;	   /* /proc/PID could be read when it was first seen */
+	int rank;	   /* its rank in the job (process_table__assign_roles()); -1 */
+	int worker;	   /* DataLoader worker number under its parent; -1 */
+	int env_rank;	   /* RANK, SLURM_PROCID or LOCAL_RANK from its environment; -1 */
 	bool python_child; /* a copy of its Python parent (fork) or a multiprocessing
 			    * spawn or forkserver child: a worker, unless it runs
 			    * collectives */
@@ -46,8 +46,8 @@ struct tracked_process {
 	uint64_t last_refresh_ns;
 	bool unknown_since_refresh;
 	bool refreshed_for_unknown; /* an unknown address was looked up once */
-	uint64_t records; /* records of this process received */
-	uint64_t unwind_wait_ns; /* stopped at library loads for unwind rules */
+	uint64_t records;	    /* records of this process received */
+	uint64_t unwind_wait_ns;    /* stopped at library loads for unwind rules */
 };
 
 /* How the table creates each process's readers. */
@@ -98,8 +98,8 @@ int64_t process_table__descendants(pid_t pid, pid_t **pids, pid_t **parents);
 
 /*
  * The root frame name of a process in a profile of several: "COMM [rank R]",
- * "COMM [rank R] [worker N]", "COMM [worker N]", or "COMM"; with per_process, every process its own:
- * "COMM [rank R] [PID]" or "COMM [PID]".  A lone process is "COMM".
+ * "COMM [rank R] [worker N]", "COMM [worker N]", or "COMM"; with per_process, every process its
+ * own: "COMM [rank R] [PID]" or "COMM [PID]".  A lone process is "COMM".
  */
 void process_table__label(const struct process_table *table, size_t index, bool several,
 			  bool per_process, char *buf, size_t size);

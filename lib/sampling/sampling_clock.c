@@ -135,7 +135,8 @@ static void *draw_periods(void *arg)
 		if (now >= clock->next_draw_ns) {
 			hold = sampling_clock__next_hold(clock, periods, clock->nr_fds);
 			if (!hold) {
-				clock->first_error = clock->first_error ? clock->first_error : -ENOMEM;
+				clock->first_error =
+				    clock->first_error ? clock->first_error : -ENOMEM;
 				break;
 			}
 			for (int cpu = 0; cpu < clock->nr_fds; cpu++) {

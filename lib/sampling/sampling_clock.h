@@ -37,12 +37,12 @@ struct sampling_clock {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool running, stopping;
-	double *shares;	      /* per CPU, the first hold of a pair: its rate is (0.5 + share) F */
+	double *shares; /* per CPU, the first hold of a pair: its rate is (0.5 + share) F */
 	int nr_shares;
 	uint64_t pair_hold_ns; /* the second hold of a pair comes next, as long; 0: a new pair */
-	uint64_t draws; /* periods set after the events were opened */
-	uint64_t wake_ups; /* of the thread, each a timer interrupt of its own */
-	int first_error; /* of PERF_EVENT_IOC_PERIOD, -errno */
+	uint64_t draws;	       /* periods set after the events were opened */
+	uint64_t wake_ups;     /* of the thread, each a timer interrupt of its own */
+	int first_error;       /* of PERF_EVENT_IOC_PERIOD, -errno */
 };
 
 /* A period and how long it is held, in ns. */

@@ -169,7 +169,8 @@ int session__open(struct session **out, const struct session_options *options)
 	if (in_bpf) {
 		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
 					 bpf_map__max_entries(s->skel->maps.unwind_rows),
-					 bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
+					 bpf_map__fd(s->skel->maps.unwind_processes),
+					 &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);
@@ -256,10 +257,9 @@ static int unwind_sample(struct session *s, struct tracked_process *proc,
 	int err;
 
 	for (int tries = 0;; tries++) {
-		err = unwinder__unwind(proc->unwinder, e->tid,
-				       (const void *)((const char *)(e + 1) + copy_offset),
-				       size - sizeof(*e) - copy_offset, addrs, nr_user,
-				       MAX_STACK_DEPTH);
+		err = unwinder__unwind(
+		    proc->unwinder, e->tid, (const void *)((const char *)(e + 1) + copy_offset),
+		    size - sizeof(*e) - copy_offset, addrs, nr_user, MAX_STACK_DEPTH);
 		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
 			return err < 0 ? err : 0;
 		refresh_modules(s, proc, clock__monotonic_ns());
@@ -656,7 +656,6 @@ static int drain(struct session *s)
 	return n < 0 ? n : 0;
 }
 
-
 /* Whether a process is alive and not a zombie. */
 static bool process_alive(pid_t pid)
 {
@@ -871,16 +870,17 @@ int session__finish(struct session *s, struct profile **out)
 		unwind_tables__report(s->unwind_tables);
 		if (s->unwind_compare.samples)
 			unwind_compare__report(&s->unwind_compare);
-		status__debug("unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
-			      "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
-			      "the outermost frame, %.1f%% cut at %d frames",
-			      (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
-			      s->bpf_unwind.frames > s->bpf_unwind.samples
-				  ? 100.0 * s->bpf_unwind.by_rules /
-					(s->bpf_unwind.frames - s->bpf_unwind.samples)
-				  : 0.0,
-			      100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
-			      UNWIND_MAX_FRAMES);
+		status__debug(
+		    "unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
+		    "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
+		    "the outermost frame, %.1f%% cut at %d frames",
+		    (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
+		    s->bpf_unwind.frames > s->bpf_unwind.samples
+			? 100.0 * s->bpf_unwind.by_rules /
+			      (s->bpf_unwind.frames - s->bpf_unwind.samples)
+			: 0.0,
+		    100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
+		    UNWIND_MAX_FRAMES);
 	}
 	return session_profile__build(s, counters, out);
 }

@@ -48,8 +48,8 @@ struct session_options {
 	pid_t pid;		/* target process (thread group id) */
 	const pid_t *more_pids; /* attach -p A,B,...: the others */
 	size_t nr_more_pids;
-	bool children;	  /* descendants too, those alive and those forked later */
-	bool per_process; /* a root frame per process even where names repeat */
+	bool children;		/* descendants too, those alive and those forked later */
+	bool per_process;	/* a root frame per process even where names repeat */
 	unsigned int frequency; /* samples per second per CPU */
 	bool fixed_intervals;	/* --sampling fixed: a sample every 1/frequency, as perf */
 	double duration;	/* seconds; 0 runs until stopped or the target exits */
@@ -57,7 +57,8 @@ struct session_options {
 	bool per_thread;	/* thread frames under the process frame */
 	bool python;		/* Python frames (off with --no-python) */
 	enum unwind_mode unwind;
-	unsigned int stack_copy_bytes; /* user stack copied per sample (dwarf, compare); 0: 16 KiB */
+	unsigned int
+	    stack_copy_bytes; /* user stack copied per sample (dwarf, compare); 0: 16 KiB */
 	enum session_mode mode;
 	uint64_t off_cpu_min_ns; /* shorter blocks are counted, not recorded */
 	bool bursts;		 /* a probe family records in bursts (GPU memory) */
@@ -74,11 +75,10 @@ struct session_options {
 	void *tick_ctx;
 };
 
-
 /* Why session__run() returned. */
 enum session_end {
 	SESSION_END_DURATION = 0,
-	SESSION_END_STOPPED,	   /* *stop was set (SIGINT, SIGTERM) */
+	SESSION_END_STOPPED, /* *stop was set (SIGINT, SIGTERM) */
 	SESSION_END_TARGET_EXITED,
 };
 
@@ -107,9 +107,9 @@ void session__close(struct session *session);
 /* Where a running session stands, from the BPF counters. */
 struct session_progress {
 	uint64_t elapsed_ns;
-	uint64_t samples;	  /* samples of the target taken */
-	uint64_t lost;		  /* records lost: the ring buffer was full */
-	uint64_t off_cpu;	  /* off-CPU intervals recorded */
+	uint64_t samples; /* samples of the target taken */
+	uint64_t lost;	  /* records lost: the ring buffer was full */
+	uint64_t off_cpu; /* off-CPU intervals recorded */
 };
 void session__progress(const struct session *session, struct session_progress *out);
 /* One of the BPF counters (enum counter in sampler.h), summed over the
@@ -144,7 +144,7 @@ void session__capture_settings(const struct session *session, struct capture_set
 /* Sets those values in a family's skeleton .rodata, its stack copy cut to
  * max_copy bytes (a family's calls need the frames near them; frame
  * pointers complete the rest, and each record costs less). */
-#define SESSION_SET_CAPTURE_RODATA(rodata, settings, max_copy)                                    \
+#define SESSION_SET_CAPTURE_RODATA(rodata, settings, max_copy)                                     \
 	do {                                                                                       \
 		(rodata)->collect_kernel = (settings)->collect_kernel;                             \
 		(rodata)->wakeup_bytes = (settings)->wakeup_bytes;                                 \

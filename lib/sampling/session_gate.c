@@ -48,7 +48,8 @@ void session__load_handled(struct session *s, pid_t pid)
 			kill(pid, SIGCONT);
 			return;
 		}
-		s->load_waits[s->nr_load_waits++] = (struct load_wait){pid, 0, clock__monotonic_ns()};
+		s->load_waits[s->nr_load_waits++] =
+		    (struct load_wait){pid, 0, clock__monotonic_ns()};
 	}
 	if (++s->load_waits[i].handled < s->load_stoppers)
 		return;

@@ -84,7 +84,7 @@ struct session {
 	struct record_handler handlers[SAMPLE_KIND_MAX];
 
 	struct process_table processes;
-	struct bpf_link *process_links[3]; /* fork, exec and exit tracking */
+	struct bpf_link *process_links[3];   /* fork, exec and exit tracking */
 	struct unwind_tables *unwind_tables; /* --unwind ehframe */
 	struct {
 		uint64_t samples, whole, cut, frames, by_rules;

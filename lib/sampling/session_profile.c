@@ -138,7 +138,8 @@ static int resolve_addresses(struct session *s, struct profile *p)
 		struct symbolizer *symbolizer = s->processes.processes[proc].symbolizer;
 
 		if (symbolizer && start[proc] > from)
-			err = symbolizer__resolve_all(symbolizer, p, pcs + from, start[proc] - from);
+			err =
+			    symbolizer__resolve_all(symbolizer, p, pcs + from, start[proc] - from);
 	}
 	free(pcs);
 	free(start);

@@ -68,8 +68,7 @@ static bool debuglink_exists(const char *file_name, const char *debuglink)
 	char path[4096];
 	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
 	int dir_len = slash ? (int)(slash - file_name) : 0;
-	static const char *const formats[] = {"%.*s/%s", "%.*s/.debug/%s",
-					      "/usr/lib/debug%.*s/%s"};
+	static const char *const formats[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
 
 	if (!debuglink || !slash)
 		return false;
@@ -87,8 +86,8 @@ static bool debuglink_exists(const char *file_name, const char *debuglink)
  * gnutls, krb5 and libcrypto, some 10 MB) for every file without local
  * debug information, even with no server to ask.
  */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
@@ -98,8 +97,8 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 						    debuglink_file, debuglink_crc,
 						    debuginfo_file_name);
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
-					  debuglink_file, debuglink_crc, debuginfo_file_name);
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
 	if (fd < 0)
 		errno = ENOENT;
 	return fd;
@@ -919,8 +918,7 @@ static int compare_pcs(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int symbolizer__resolve_all(struct symbolizer *s, struct profile *profile, uint64_t *pcs,
-			    size_t n)
+int symbolizer__resolve_all(struct symbolizer *s, struct profile *profile, uint64_t *pcs, size_t n)
 {
 	uint32_t frames[MAX_INLINE_DEPTH];
 	int64_t module = -1;

@@ -26,16 +26,16 @@ struct mapping {
  * so that it can be symbolized after the target unmaps it, deletes it or
  * exits. */
 struct module {
-	char *path;	 /* as /proc/PID/maps names it */
-	char *name;	 /* basename, for "[name+0xOFFSET]" */
-	int fd;		 /* -1 when it could not be opened */
+	char *path; /* as /proc/PID/maps names it */
+	char *name; /* basename, for "[name+0xOFFSET]" */
+	int fd;	    /* -1 when it could not be opened */
 	uint64_t dev, inode;
-	uint64_t bias;	 /* load bias of the first mapping seen */
+	uint64_t bias;	   /* load bias of the first mapping seen */
 	uint64_t map_base; /* its start - offset: one file loaded twice (exec, dlopen
 			    * after dlclose) is two modules */
 	bool bias_known;
-	bool dwfl_tried;   /* reported to libdwfl, or refused */
-	void *dwfl_module; /* Dwfl_Module *, once reported */
+	bool dwfl_tried;		/* reported to libdwfl, or refused */
+	void *dwfl_module;		/* Dwfl_Module *, once reported */
 	struct module_symbols *symbols; /* its sorted symbols, as long as dwfl_module */
 };
 
@@ -66,8 +66,8 @@ int symbolizer__user_frames(struct symbolizer *symbolizer, struct profile *profi
  * lookup addresses (a return address less one, as symbolizer__user_frames()
  * takes it); they are sorted in place, repeats allowed.  0 or -errno.
  */
-int symbolizer__resolve_all(struct symbolizer *symbolizer, struct profile *profile,
-			    uint64_t *pcs, size_t n);
+int symbolizer__resolve_all(struct symbolizer *symbolizer, struct profile *profile, uint64_t *pcs,
+			    size_t n);
 /* Kernel address to one frame id, or -errno. */
 int64_t symbolizer__kernel_frame(struct symbolizer *symbolizer, struct profile *profile,
 				 uint64_t addr, bool return_address);

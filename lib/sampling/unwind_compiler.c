@@ -900,7 +900,8 @@ static int compile(int fd, bool by_libdw, struct unwind_table *out)
 		out->nr_fdes = nr_starts;
 		err = push_row(&b, (struct unwind_row){0});
 		if (!err)
-			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, eh, fdes, &b);
+			err = rows_from_cfi(&cfi, dwarf ? NULL : elf, starts, nr_starts, eh, fdes,
+					    &b);
 		if (err)
 			goto cleanup;
 	}

@@ -348,8 +348,8 @@ static void queue_file(struct unwind_tables *t, pid_t pid, const struct table_ma
 
 	/* Files are opened only to be built: a process with torch maps
 	 * hundreds, queued at once. */
-	snprintf(f->map_file, sizeof(f->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, m->start, m->end);
+	snprintf(f->map_file, sizeof(f->map_file), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+		 m->start, m->end);
 	if (!f->inode) {
 		f->fd = copy_vdso(pid, m->start, m->end);
 		if (f->fd < 0 || fstat(f->fd, &st))
@@ -651,23 +651,23 @@ void unwind_tables__report(struct unwind_tables *t)
 		if (t->files[i]->state == TABLE_READY &&
 		    (!longest || t->files[i]->build_ns > longest->build_ns))
 			longest = t->files[i];
-	status__debug("unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
-		      "%.2f s of CPU; those samples ran through ready %.2f s after the first "
-		      "was queued, the last %.2f s after; longest %s (%.2f s)%s%s",
-		      wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->next_row,
-		      t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
-		      t->sampled_ready_ns > t->first_queued_ns
-			  ? (t->sampled_ready_ns - t->first_queued_ns) / 1e9
-			  : 0.0,
-		      t->last_ready_ns > t->first_queued_ns
-			  ? (t->last_ready_ns - t->first_queued_ns) / 1e9
-			  : 0.0,
-		      longest ? longest->path : "none", longest ? longest->build_ns / 1e9 : 0.0,
-		      t->nr_failed ? "; some files have none (no CFI, unreadable, or the rows map "
-				     "is full)"
-				   : "",
-		      t->nr_deferred ? "; the files no sample reached wait for one, with the rows map "
-				       "a quarter full"
-				     : "");
+	status__debug(
+	    "unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
+	    "%.2f s of CPU; those samples ran through ready %.2f s after the first "
+	    "was queued, the last %.2f s after; longest %s (%.2f s)%s%s",
+	    wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->next_row,
+	    t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
+	    t->sampled_ready_ns > t->first_queued_ns
+		? (t->sampled_ready_ns - t->first_queued_ns) / 1e9
+		: 0.0,
+	    t->last_ready_ns > t->first_queued_ns ? (t->last_ready_ns - t->first_queued_ns) / 1e9
+						  : 0.0,
+	    longest ? longest->path : "none", longest ? longest->build_ns / 1e9 : 0.0,
+	    t->nr_failed ? "; some files have none (no CFI, unreadable, or the rows map "
+			   "is full)"
+			 : "",
+	    t->nr_deferred ? "; the files no sample reached wait for one, with the rows map "
+			     "a quarter full"
+			   : "");
 	pthread_mutex_unlock(&t->lock);
 }

@@ -19,7 +19,7 @@ struct unwinder {
 	struct symbolizer *symbolizer;
 	pid_t pid;
 	bool complete_with_fp;
-	Dwfl *dwfl; /* the symbolizer's, once attached to our callbacks */
+	Dwfl *dwfl;		  /* the symbolizer's, once attached to our callbacks */
 	uint64_t dwfl_generation; /* of the symbolizer session attached to */
 	bool attach_failed;
 
@@ -30,7 +30,7 @@ struct unwinder {
 	uint64_t *frames;
 	size_t nr_frames, max_frames;
 	uint64_t last_sp;
-	bool past_copy; /* a read above the copy failed: the stack goes on */
+	bool past_copy;	    /* a read above the copy failed: the stack goes on */
 	bool last_complete; /* the CFI reached the outermost frame */
 
 	struct unwind_stats stats;
@@ -91,10 +91,10 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.get_thread = get_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
+    .next_thread = next_thread,
+    .get_thread = get_thread,
+    .memory_read = memory_read,
+    .set_initial_registers = set_initial_registers,
 };
 
 int unwinder__new(struct symbolizer *symbolizer, pid_t pid, bool complete_with_fp,

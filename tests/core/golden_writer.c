@@ -41,9 +41,15 @@ static uint32_t stack(struct profile *p, const uint32_t *frames, size_t depth)
  * three and four bytes (U+2028 too), and invalid UTF-8: a stray byte, an
  * overlong '/', a surrogate and a cut sequence. */
 static const char *const odd_names[] = {
-	"quote\"back\\slash", "ctl\x01\x1f\b\f\n\r\tend", "del\x7f/slash</script>",
-	"na\xc3\xafve \xe2\x86\x92 \xce\xbb", "line\xe2\x80\xa8sep \xf0\x9f\x94\xa5",
-	"bad\xff\xfe", "overlong\xc0\xaf", "surrogate\xed\xa0\x80", "cut\xe2\x82",
+    "quote\"back\\slash",
+    "ctl\x01\x1f\b\f\n\r\tend",
+    "del\x7f/slash</script>",
+    "na\xc3\xafve \xe2\x86\x92 \xce\xbb",
+    "line\xe2\x80\xa8sep \xf0\x9f\x94\xa5",
+    "bad\xff\xfe",
+    "overlong\xc0\xaf",
+    "surrogate\xed\xa0\x80",
+    "cut\xe2\x82",
 };
 
 static int write_names(enum profile_format format, bool timeline)
@@ -96,8 +102,8 @@ static int write_python(enum profile_format format, bool lines)
 	module = frame(p, "<module> (train.py)", "/src/train.py", 3, FRAME_PYTHON);
 	for (uint32_t i = 0; i < 3; i++)
 		forward[i] = frame(p, "Model.forward (mm.py)", "/src/mm.py", 10 + i, FRAME_PYTHON);
-	lambda = frame(p, "Model.forward.<locals>.<lambda> (mm.py)", "/src/mm.py", 20,
-		       FRAME_PYTHON);
+	lambda =
+	    frame(p, "Model.forward.<locals>.<lambda> (mm.py)", "/src/mm.py", 20, FRAME_PYTHON);
 	frozen = frame(p, "_find_and_load (<frozen importlib._bootstrap>)",
 		       "<frozen importlib._bootstrap>", 1165, FRAME_PYTHON);
 	sgd = frame(p, "SGD.step (torch/optim/sgd.py)",
@@ -109,16 +115,18 @@ static int write_python(enum profile_format format, bool lines)
 	if (thread < 0)
 		return 1;
 	{
-		const struct { uint32_t frames[4], depth; } stacks[] = {
-			{ { proc, module, forward[0], gemm_call }, 4 },
-			{ { proc, module, forward[1] }, 3 },
-			{ { proc, module, forward[2] }, 3 },
-			{ { proc, module, forward[1], lambda }, 4 },
-			{ { proc, module, frozen }, 3 },
-			{ { proc, module, sgd }, 3 },
-			{ { proc, module, unknown }, 3 },
-			{ { proc, module, load }, 3 },
-			{ { proc, module, forward[1] }, 3 },
+		const struct {
+			uint32_t frames[4], depth;
+		} stacks[] = {
+		    {{proc, module, forward[0], gemm_call}, 4},
+		    {{proc, module, forward[1]}, 3},
+		    {{proc, module, forward[2]}, 3},
+		    {{proc, module, forward[1], lambda}, 4},
+		    {{proc, module, frozen}, 3},
+		    {{proc, module, sgd}, 3},
+		    {{proc, module, unknown}, 3},
+		    {{proc, module, load}, 3},
+		    {{proc, module, forward[1]}, 3},
 		};
 
 		for (size_t i = 0; i < sizeof(stacks) / sizeof(stacks[0]); i++)
@@ -168,13 +176,13 @@ int main(int argc, char **argv)
 	semi = frame(p, "operator;weird\tname", NULL, 0, FRAME_NATIVE);
 	gemm = frame(p, "gemm_kernel", NULL, 0, FRAME_GPU);
 
-	s_work = stack(p, (uint32_t[]){ proc, start, main_fn, work }, 4);
-	s_inl = stack(p, (uint32_t[]){ proc, start, main_fn, work, inl }, 5);
-	s_kern = stack(p, (uint32_t[]){ proc, start, main_fn, kern }, 4);
-	s_jit = stack(p, (uint32_t[]){ proc, start, jit }, 3);
-	s_py = stack(p, (uint32_t[]){ proc, start, py, work }, 4);
-	s_unk = stack(p, (uint32_t[]){ proc, start, unk, semi }, 4);
-	s_gpu = stack(p, (uint32_t[]){ proc, start, py, gemm }, 4);
+	s_work = stack(p, (uint32_t[]){proc, start, main_fn, work}, 4);
+	s_inl = stack(p, (uint32_t[]){proc, start, main_fn, work, inl}, 5);
+	s_kern = stack(p, (uint32_t[]){proc, start, main_fn, kern}, 4);
+	s_jit = stack(p, (uint32_t[]){proc, start, jit}, 3);
+	s_py = stack(p, (uint32_t[]){proc, start, py, work}, 4);
+	s_unk = stack(p, (uint32_t[]){proc, start, unk, semi}, 4);
+	s_gpu = stack(p, (uint32_t[]){proc, start, py, gemm}, 4);
 
 	t1 = profile__add_thread(p, 100, 100, "trainer");
 	t2 = profile__add_thread(p, 100, 101, "loader");
@@ -182,10 +190,13 @@ int main(int argc, char **argv)
 		return 1;
 	{
 		uint64_t w = gpu || wall ? 10000 : 1; /* 1e6/F microseconds */
-		const struct { uint32_t thread, stack; uint64_t ms; } samples[] = {
-			{ t1, s_work, 0 }, { t1, s_inl, 10 }, { t1, s_inl, 20 },
-			{ t1, s_kern, 60 }, /* idle gap 30..60 */
-			{ t2, s_jit, 5 }, { t2, s_py, 15 }, { t2, s_unk, 25 },
+		const struct {
+			uint32_t thread, stack;
+			uint64_t ms;
+		} samples[] = {
+		    {t1, s_work, 0},  {t1, s_inl, 10}, {t1, s_inl, 20},
+		    {t1, s_kern, 60}, /* idle gap 30..60 */
+		    {t2, s_jit, 5},   {t2, s_py, 15},  {t2, s_unk, 25},
 		};
 
 		for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
@@ -197,14 +208,20 @@ int main(int argc, char **argv)
 		uint32_t wait = frame(p, "[off-cpu] futex", NULL, 0, FRAME_OFF_CPU);
 
 		/* Blocked 30..50 ms of the idle gap, in main. */
-		if (profile__add_sample(p, t1, stack(p, (uint32_t[]){ proc, start, main_fn, wait }, 4),
+		if (profile__add_sample(p, t1,
+					stack(p, (uint32_t[]){proc, start, main_fn, wait}, 4),
 					30000000, 20000))
 			return 1;
 	}
 	if (gpu) {
-		struct gpu_activity a = { .start_ns = 12000000, .end_ns = 14500000, .device = 0,
-					  .stream = 7, .correlation = 1, .kind = GPU_KERNEL,
-					  .frame = gemm, .stack = s_gpu };
+		struct gpu_activity a = {.start_ns = 12000000,
+					 .end_ns = 14500000,
+					 .device = 0,
+					 .stream = 7,
+					 .correlation = 1,
+					 .kind = GPU_KERNEL,
+					 .frame = gemm,
+					 .stack = s_gpu};
 
 		profile__add_gpu(p, &a);
 		profile__add_weight(p, s_gpu, 2500);

@@ -96,7 +96,8 @@ static int check_file(const char *path, int *checked)
 		    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 			continue;
 		uint64_t pcs[4] = {value, value + sym.st_size / 2,
-				   value + (sym.st_size ? sym.st_size - 1 : 0), value + sym.st_size};
+				   value + (sym.st_size ? sym.st_size - 1 : 0),
+				   value + sym.st_size};
 
 		for (int k = 0; k < 4; k++) {
 			int bad;
@@ -156,7 +157,8 @@ static int check_fde_starts(const char *ranges_path, const char *path)
 			checked++;
 			if (module_symbols__fde_start(module, pcs[k], &start) || start != lo) {
 				if (wrong++ < 10)
-					fprintf(stderr, "%s 0x%llx: FDE from 0x%llx, found 0x%llx\n", path,
+					fprintf(stderr,
+						"%s 0x%llx: FDE from 0x%llx, found 0x%llx\n", path,
 						(unsigned long long)pcs[k], lo,
 						(unsigned long long)start);
 			}

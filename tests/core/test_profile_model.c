@@ -8,12 +8,12 @@
 
 static int failures;
 
-#define EXPECT(cond)                                                                  \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                   \
-		}                                                                     \
+#define EXPECT(cond)                                                                               \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 int main(void)
@@ -37,9 +37,9 @@ int main(void)
 		EXPECT(profile__intern_frame(p, buf, NULL, 0, FRAME_NATIVE) == i + 3);
 	}
 	EXPECT(profile__intern_frame(p, "f4999", NULL, 0, FRAME_NATIVE) == 5002);
-	s1 = profile__intern_stack(p, (uint32_t[]){ a, b }, 2);
-	s2 = profile__intern_stack(p, (uint32_t[]){ a, b, a }, 3);
-	s1b = profile__intern_stack(p, (uint32_t[]){ a, b }, 2);
+	s1 = profile__intern_stack(p, (uint32_t[]){a, b}, 2);
+	s2 = profile__intern_stack(p, (uint32_t[]){a, b, a}, 3);
+	s1b = profile__intern_stack(p, (uint32_t[]){a, b}, 2);
 	EXPECT(s1 == s1b && s1 != s2);
 	/* Stacks' frame ids share large blocks; one deeper than a block gets
 	 * its own, and every stack keeps its ids wherever it was stored. */
@@ -94,7 +94,7 @@ int main(void)
 	EXPECT(!strcmp(name, "a_[k]"));
 	free(name);
 	{
-		struct frame f = { .name = "x;y\nz", .kind = FRAME_GPU };
+		struct frame f = {.name = "x;y\nz", .kind = FRAME_GPU};
 
 		name = frame__folded_name(&f);
 		EXPECT(!strcmp(name, "[gpu] x:y z"));

@@ -37,7 +37,8 @@ static void check_random(unsigned int frequency)
 
 		EXPECT(draw.hold_ns >= SAMPLING_CLOCK_MIN_HOLD * interval - 1 &&
 		       draw.hold_ns <= SAMPLING_CLOCK_MAX_HOLD * interval + 1);
-		EXPECT(rate >= 0.5 * frequency + makeup - 1 && rate <= 1.5 * frequency + makeup + 1);
+		EXPECT(rate >= 0.5 * frequency + makeup - 1 &&
+		       rate <= 1.5 * frequency + makeup + 1);
 		lo = rate - makeup < lo ? rate - makeup : lo;
 		hi = rate - makeup > hi ? rate - makeup : hi;
 		ticks += floor((double)draw.hold_ns / draw.period_ns);

@@ -18,9 +18,9 @@ static FILE *sink;
 
 static void exercise(const struct profile *p)
 {
-	struct report_options report = { .name = "fuzz", .format = "fuzz", .top = 5 };
-	struct diff_labels labels = { "base", "new", "folded", "speedscope", 5 };
-	struct diff_options options = { .threshold = 1, .min_share = 0.5 };
+	struct report_options report = {.name = "fuzz", .format = "fuzz", .top = 5};
+	struct diff_labels labels = {"base", "new", "folded", "speedscope", 5};
+	struct diff_options options = {.threshold = 1, .min_share = 0.5};
 	struct profile_diff *diff = NULL;
 	struct profile *empty = profile__new();
 
@@ -47,8 +47,8 @@ static void exercise(const struct profile *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct profile_read_options modes[] = {
-		{ .strict = true, .keep_timeline = false },
-		{ .strict = false, .keep_timeline = true },
+	    {.strict = true, .keep_timeline = false},
+	    {.strict = false, .keep_timeline = true},
 	};
 
 	if (!sink)

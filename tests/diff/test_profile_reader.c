@@ -15,13 +15,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                               \
-			failures++;                                                   \
-		}                                                                     \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static struct profile *read_text(const char *text, const struct profile_read_options *options,
@@ -74,23 +73,23 @@ static void test_frame_kinds(void)
 		enum frame_kind kind;
 		const char *name;
 	} cases[] = {
-		{ "vfs_read_[k]", FRAME_KERNEL, "vfs_read" },
-		{ "inner_[i]", FRAME_INLINE, "inner" },
-		{ "LazyCompile:*f_[j]", FRAME_JIT, "LazyCompile:*f" },
-		{ "step (model.py)_[p]", FRAME_PYTHON, "step (model.py)" },
-		{ "[gpu] gemm", FRAME_GPU, "gemm" },
-		{ "[gpu] odd_[k]", FRAME_GPU, "odd_[k]" },
-		{ "_[k]", FRAME_NATIVE, "_[k]" },
-		{ "[gpu] ", FRAME_NATIVE, "[gpu] " },
-		{ "x_[q]", FRAME_NATIVE, "x_[q]" },
-		{ "[unknown]", FRAME_NATIVE, "[unknown]" },
+	    {"vfs_read_[k]", FRAME_KERNEL, "vfs_read"},
+	    {"inner_[i]", FRAME_INLINE, "inner"},
+	    {"LazyCompile:*f_[j]", FRAME_JIT, "LazyCompile:*f"},
+	    {"step (model.py)_[p]", FRAME_PYTHON, "step (model.py)"},
+	    {"[gpu] gemm", FRAME_GPU, "gemm"},
+	    {"[gpu] odd_[k]", FRAME_GPU, "odd_[k]"},
+	    {"_[k]", FRAME_NATIVE, "_[k]"},
+	    {"[gpu] ", FRAME_NATIVE, "[gpu] "},
+	    {"x_[q]", FRAME_NATIVE, "x_[q]"},
+	    {"[unknown]", FRAME_NATIVE, "[unknown]"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		size_t start, len;
 		const char *text = cases[i].text;
 		enum frame_kind kind = profile_reader__frame_kind(text, strlen(text), &start, &len);
-		struct frame f = { .kind = kind };
+		struct frame f = {.kind = kind};
 		char *back;
 
 		CHECK(kind == cases[i].kind);
@@ -142,7 +141,7 @@ static void test_folded_errors(void)
 {
 	const char *text = "a;b 1\r\n\r\n# note\r\nno count\r\na;;b 2\r\na;b 1.5\r\n;a 1\r\n 7\r\n"
 			   "a;b 99999999999999999999\r\na;b\t4\r\n";
-	struct profile_read_options strict = { .strict = true };
+	struct profile_read_options strict = {.strict = true};
 	struct profile_read_result result;
 	struct profile *p;
 	int err;
@@ -200,13 +199,13 @@ static void test_speedscope_evented(void)
 	/* Opens and closes at fractional milliseconds; self time goes to the
 	 * innermost open frame. */
 	const char *text =
-		"{\"profiles\":[{\"type\":\"evented\",\"name\":\"t\",\"unit\":\"milliseconds\","
-		"\"startValue\":0,\"endValue\":10,\"events\":["
-		"{\"type\":\"O\",\"frame\":0,\"at\":0},{\"type\":\"O\",\"frame\":1,\"at\":1.25},"
-		"{\"type\":\"C\",\"frame\":1,\"at\":3},{\"type\":\"O\",\"frame\":2,\"at\":3},"
-		"{\"type\":\"C\",\"frame\":2,\"at\":3.5}]}],"
-		"\"shared\":{\"frames\":[{\"name\":\"root\",\"file\":\"r.c\",\"line\":9},"
-		"{\"name\":\"k_[k]\"},{\"name\":\"caf\\u00e9 \\ud83d\\ude00\"}]}}";
+	    "{\"profiles\":[{\"type\":\"evented\",\"name\":\"t\",\"unit\":\"milliseconds\","
+	    "\"startValue\":0,\"endValue\":10,\"events\":["
+	    "{\"type\":\"O\",\"frame\":0,\"at\":0},{\"type\":\"O\",\"frame\":1,\"at\":1.25},"
+	    "{\"type\":\"C\",\"frame\":1,\"at\":3},{\"type\":\"O\",\"frame\":2,\"at\":3},"
+	    "{\"type\":\"C\",\"frame\":2,\"at\":3.5}]}],"
+	    "\"shared\":{\"frames\":[{\"name\":\"root\",\"file\":\"r.c\",\"line\":9},"
+	    "{\"name\":\"k_[k]\"},{\"name\":\"caf\\u00e9 \\ud83d\\ude00\"}]}}";
 	struct profile_read_result result;
 	struct profile *p;
 	int err;
@@ -243,14 +242,14 @@ static void test_speedscope_evented(void)
 static void test_speedscope_timeline(void)
 {
 	const char *text =
-		"{\"shared\":{\"frames\":[{\"name\":\"main\"},{\"name\":\"[gpu] gemm\"}]},"
-		"\"profiles\":[{\"type\":\"sampled\",\"name\":\"app (pid 7, tid 8)\","
-		"\"unit\":\"microseconds\",\"startValue\":0,\"endValue\":3,"
-		"\"samples\":[[0],[],[0]],\"weights\":[1,1,1]},"
-		"{\"type\":\"evented\",\"name\":\"GPU 1 stream 2\",\"unit\":\"microseconds\","
-		"\"startValue\":0,\"endValue\":5,\"events\":[{\"type\":\"O\",\"frame\":1,\"at\":1},"
-		"{\"type\":\"C\",\"frame\":1,\"at\":4}]}]}";
-	struct profile_read_options timeline = { .keep_timeline = true };
+	    "{\"shared\":{\"frames\":[{\"name\":\"main\"},{\"name\":\"[gpu] gemm\"}]},"
+	    "\"profiles\":[{\"type\":\"sampled\",\"name\":\"app (pid 7, tid 8)\","
+	    "\"unit\":\"microseconds\",\"startValue\":0,\"endValue\":3,"
+	    "\"samples\":[[0],[],[0]],\"weights\":[1,1,1]},"
+	    "{\"type\":\"evented\",\"name\":\"GPU 1 stream 2\",\"unit\":\"microseconds\","
+	    "\"startValue\":0,\"endValue\":5,\"events\":[{\"type\":\"O\",\"frame\":1,\"at\":1},"
+	    "{\"type\":\"C\",\"frame\":1,\"at\":4}]}]}";
+	struct profile_read_options timeline = {.keep_timeline = true};
 	struct profile_read_result result;
 	struct profile *p;
 	int err;
@@ -272,18 +271,18 @@ static void test_speedscope_timeline(void)
 static void test_json_errors(void)
 {
 	static const char *const bad[] = {
-		"{",
-		"{\"profiles\":[}",
-		"{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[0]],\"weights\":[1]}]}",
-		"{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[-1]]}]}",
-		"{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[0.5]]}]}",
-		"{\"profiles\":[{\"type\":\"sampled\",\"unit\":\"parsecs\"}]}",
-		"{\"profiles\":[]} x",
-		"{\"name\":\"no profiles\"}",
-		("{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
-		 "\"at\":2},{\"type\":\"C\",\"frame\":0,\"at\":1}]}]}"),
-		"{\"profiles\":[{\"type\":\"sampled\",\"name\":\"\\ud800\"}], \"x\": \"\\u12\"}",
-		"[]",
+	    "{",
+	    "{\"profiles\":[}",
+	    "{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[0]],\"weights\":[1]}]}",
+	    "{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[-1]]}]}",
+	    "{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[0.5]]}]}",
+	    "{\"profiles\":[{\"type\":\"sampled\",\"unit\":\"parsecs\"}]}",
+	    "{\"profiles\":[]} x",
+	    "{\"name\":\"no profiles\"}",
+	    ("{\"profiles\":[{\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,"
+	     "\"at\":2},{\"type\":\"C\",\"frame\":0,\"at\":1}]}]}"),
+	    "{\"profiles\":[{\"type\":\"sampled\",\"name\":\"\\ud800\"}], \"x\": \"\\u12\"}",
+	    "[]",
 	};
 
 	char deep[512];
@@ -327,8 +326,8 @@ static void test_diff_boundary(void)
 	if (!base || !new)
 		goto cleanup;
 	for (int i = 0; i < 3; i++) {
-		static const double thresholds[] = { 9.99, 10, 10.01 };
-		struct diff_options o = { .threshold = thresholds[i] };
+		static const double thresholds[] = {9.99, 10, 10.01};
+		struct diff_options o = {.threshold = thresholds[i]};
 
 		d = NULL;
 		CHECK(!profile_diff__compute(base, new, &o, &d));
@@ -339,7 +338,7 @@ static void test_diff_boundary(void)
 		profile_diff__free(d);
 	}
 	{
-		struct diff_options o = { .threshold = 1, .min_share = 25 };
+		struct diff_options o = {.threshold = 1, .min_share = 25};
 
 		d = NULL;
 		CHECK(!profile_diff__compute(base, new, &o, &d));
@@ -356,17 +355,17 @@ static void test_perf_script(void)
 	/* perf script -a (a [cpu] field), a comm with a space, pid/tid, a
 	 * symbol perf could not name, and a record with no call chain. */
 	static const char text[] =
-		"# ========\n# captured on: today\n"
-		"Web Content  4242/4243 [001]  100.000100:   10101010 cpu-clock:ppp: \n"
-		"\tffffffff82240c89 pvm_irq_enable+0x19 ([kernel.kallsyms])\n"
-		"\t            12b3 render_rows+0x23 (/tmp/wl)\n"
-		"\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
-		"\n"
-		"Web Content  4242/4243 [000]  100.010100:   10101010 cpu-clock:ppp: \n"
-		"\t            12ab render_rows+0x1b (/tmp/wl)\n"
-		"\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
-		"\n"
-		"wl 17 100.020100: 1 cycles:  12ab render_rows+0x1b (/tmp/wl)\n";
+	    "# ========\n# captured on: today\n"
+	    "Web Content  4242/4243 [001]  100.000100:   10101010 cpu-clock:ppp: \n"
+	    "\tffffffff82240c89 pvm_irq_enable+0x19 ([kernel.kallsyms])\n"
+	    "\t            12b3 render_rows+0x23 (/tmp/wl)\n"
+	    "\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
+	    "\n"
+	    "Web Content  4242/4243 [000]  100.010100:   10101010 cpu-clock:ppp: \n"
+	    "\t            12ab render_rows+0x1b (/tmp/wl)\n"
+	    "\t           2724a [unknown] (/usr/lib/libc.so.6)\n"
+	    "\n"
+	    "wl 17 100.020100: 1 cycles:  12ab render_rows+0x1b (/tmp/wl)\n";
 	struct profile_read_result result;
 	struct profile *p;
 	char *folded;
@@ -389,9 +388,9 @@ static void test_perf_script(void)
 	CHECK(p->samples_taken == 2 && profile__total_weight(p) == 20202020);
 	CHECK(p->duration_ns == 10000000);
 	folded = folded_text(p);
-	CHECK(folded && !strcmp(folded,
-				"Web Content;[libc.so.6];render_rows 10101010\n"
-				"Web Content;[libc.so.6];render_rows;pvm_irq_enable_[k] 10101010\n"));
+	CHECK(folded &&
+	      !strcmp(folded, "Web Content;[libc.so.6];render_rows 10101010\n"
+			      "Web Content;[libc.so.6];render_rows;pvm_irq_enable_[k] 10101010\n"));
 	free(folded);
 	profile__free(p);
 	/* --event picks another; a file without it is refused. */

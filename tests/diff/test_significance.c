@@ -11,23 +11,22 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                   \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                               \
-			failures++;                                                   \
-		}                                                                     \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
-#define CHECK_NEAR(got, want, tolerance)                                               \
-	do {                                                                           \
-		double g = (got), w = (want);                                          \
-		if (!(fabs(g - w) <= (tolerance))) {                                   \
-			fprintf(stderr, "%s:%d: %s is %.9g, expected %.9g\n", __FILE__, \
-				__LINE__, #got, g, w);                                 \
-			failures++;                                                    \
-		}                                                                      \
+#define CHECK_NEAR(got, want, tolerance)                                                           \
+	do {                                                                                       \
+		double g = (got), w = (want);                                                      \
+		if (!(fabs(g - w) <= (tolerance))) {                                               \
+			fprintf(stderr, "%s:%d: %s is %.9g, expected %.9g\n", __FILE__, __LINE__,  \
+				#got, g, w);                                                       \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static void test_z(void)
@@ -73,8 +72,8 @@ static void test_noise_floor(void)
 
 static void test_holm(void)
 {
-	double p[] = { 0.01, 0.04, 0.03, 0.005 };
-	double q[] = { 0.02, 0.03 };
+	double p[] = {0.01, 0.04, 0.03, 0.005};
+	double q[] = {0.02, 0.03};
 	bool significant[4];
 
 	/* Sorted 0.005 <= 0.05/4, 0.01 <= 0.05/3, 0.03 > 0.05/2: stop. */
@@ -127,7 +126,7 @@ static void check_tiny(enum profile_unit unit, uint32_t frequency, uint64_t per_
 {
 	struct profile *base = two_stacks(995 * per_sample, 5 * per_sample, unit, frequency);
 	struct profile *new = two_stacks(980 * per_sample, 20 * per_sample, unit, frequency);
-	struct diff_options o = { .threshold = 1, .confidence = confidence };
+	struct diff_options o = {.threshold = 1, .confidence = confidence};
 	struct profile_diff *d = NULL;
 	const struct diff_function *tiny;
 
@@ -155,7 +154,7 @@ static void test_diff(void)
 {
 	struct profile *base = two_stacks(995000, 5000, UNIT_NANOSECONDS, 0);
 	struct profile *new = two_stacks(980000, 20000, UNIT_NANOSECONDS, 0);
-	struct diff_options o = { .threshold = 1 };
+	struct diff_options o = {.threshold = 1};
 	struct profile_diff *d = NULL;
 
 	/* At 99 %: 0.0025 > 0.01/6; at 95 %: 0.0025 <= 0.05/6. */

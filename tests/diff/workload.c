@@ -79,9 +79,8 @@ static int run_shares(const char *shares, const char *seconds_text, const char *
 	unsigned long sum = 0, rng = 0x9e3779b97f4a7c15UL;
 	char *end;
 
-	if (sscanf(shares, "%d,%d,%d%n", &share[0], &share[1], &share[2], &n) != 3 ||
-	    shares[n] || share[0] < 0 || share[1] < 0 || share[2] < 0 ||
-	    share[0] + share[1] + share[2] != 100)
+	if (sscanf(shares, "%d,%d,%d%n", &share[0], &share[1], &share[2], &n) != 3 || shares[n] ||
+	    share[0] < 0 || share[1] < 0 || share[2] < 0 || share[0] + share[1] + share[2] != 100)
 		goto usage;
 	errno = 0;
 	seconds = strtod(seconds_text, &end);
@@ -108,8 +107,9 @@ static int run_shares(const char *shares, const char *seconds_text, const char *
 	printf("checksum %lu\n", sum & 0xffff);
 	return 0;
 usage:
-	fprintf(stderr, "usage: %s --shares PARSE,RENDER,ESCAPE SECONDS (percentages adding "
-			"up to 100)\n",
+	fprintf(stderr,
+		"usage: %s --shares PARSE,RENDER,ESCAPE SECONDS (percentages adding "
+		"up to 100)\n",
 		self);
 	return 2;
 }
@@ -122,7 +122,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--shares")) {
 		if (argc != 4) {
-			fprintf(stderr, "usage: %s --shares PARSE,RENDER,ESCAPE SECONDS\n", argv[0]);
+			fprintf(stderr, "usage: %s --shares PARSE,RENDER,ESCAPE SECONDS\n",
+				argv[0]);
 			return 2;
 		}
 		return run_shares(argv[2], argv[3], argv[0]);

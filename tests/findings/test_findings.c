@@ -71,10 +71,10 @@ static void gpu(struct profile *p, enum gpu_activity_kind kind, const char *name
 {
 	char leaf[256];
 	struct gpu_activity a = {
-		.start_ns = start_ms * 1e6,
-		.end_ns = end_ms * 1e6,
-		.device = device,
-		.kind = kind,
+	    .start_ns = start_ms * 1e6,
+	    .end_ns = end_ms * 1e6,
+	    .device = device,
+	    .kind = kind,
 	};
 
 	snprintf(leaf, sizeof(leaf), "app;main;launch;[gpu] %s", name);
@@ -128,8 +128,8 @@ static struct findings *check(struct profile *p, const char *rule, double cost)
 		EXPECT(f, "%s did not fire: %s", rule,
 		       outcome(fs, rule) && outcome(fs, rule)->note ? outcome(fs, rule)->note : "");
 		if (f)
-			EXPECT(fabs(f->cost - cost) < 1e-6, "%s cost %.6f, want %.6f", rule, f->cost,
-			       cost);
+			EXPECT(fabs(f->cost - cost) < 1e-6, "%s cost %.6f, want %.6f", rule,
+			       f->cost, cost);
 	}
 	return fs;
 }
@@ -158,7 +158,7 @@ static void test_gpu_idle(void)
 	EXPECT(evidence_has(find(fs, "gpu-idle"), "load_batch (train.py:12)"),
 	       "the CPU work in the gaps is not named");
 	EXPECT(find(fs, "gpu-idle") && find(fs, "gpu-idle")->location &&
-		       strstr(find(fs, "gpu-idle")->location, "train.py:12"),
+		   strstr(find(fs, "gpu-idle")->location, "train.py:12"),
 	       "no location");
 	findings__free(fs);
 	profile__free(p);
@@ -241,13 +241,14 @@ static void test_host_sync(void)
 	struct profile *p = new_profile(UNIT_SAMPLES, 1);
 	struct findings *fs;
 
-	weigh(p, "python;train (train.py:80);step (train.py:88);THPVariable_item;"
-		 "at::native::_local_scalar_dense;cudaMemcpyAsync;cudaStreamSynchronize",
+	weigh(p,
+	      "python;train (train.py:80);step (train.py:88);THPVariable_item;"
+	      "at::native::_local_scalar_dense;cudaMemcpyAsync;cudaStreamSynchronize",
 	      30);
 	weigh(p, "python;train (train.py:80);forward (model.py:10);at::native::mm;sgemm", 70);
 	fs = check(p, "host-sync", 0.3);
 	EXPECT(find(fs, "host-sync") && find(fs, "host-sync")->location &&
-		       strstr(find(fs, "host-sync")->location, "step (train.py:88)"),
+		   strstr(find(fs, "host-sync")->location, "step (train.py:88)"),
 	       "host-sync not located at train.py:88");
 	findings__free(fs);
 	profile__free(p);
@@ -491,7 +492,7 @@ static void test_data_loading_threads(void)
 static void test_order_and_writers(void)
 {
 	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
-	struct findings_write_options options = { .name = "t", .verbose = true };
+	struct findings_write_options options = {.name = "t", .verbose = true};
 	struct findings *fs = NULL;
 	char *text = NULL;
 	size_t size = 0;
@@ -634,7 +635,8 @@ static void test_memory_rules(void)
 	site(p, MEMORY_SITE_LIVE_AT_END, "cudaMalloc", 10 * MiB, 4, 0.5, 1.5, NULL);
 	fs = check(p, "memory-leak", 0.10);
 	f = fs ? find(fs, "memory-leak") : NULL;
-	EXPECT(evidence_has(f, "10.0 MiB in 4 x cudaMalloc from 0.500 s to 1.500 s"), "leak evidence");
+	EXPECT(evidence_has(f, "10.0 MiB in 4 x cudaMalloc from 0.500 s to 1.500 s"),
+	       "leak evidence");
 	EXPECT(f && f->location && !strcmp(f->location, "step (train.py:12)"), "leak location");
 	findings__free(fs);
 	p->memory.sites[0].count = 3;
@@ -684,8 +686,9 @@ static void test_brief_budget(void)
 		int at = snprintf(stack, sizeof(stack), "app;main");
 
 		for (int d = 0; d < 6; d++)
-			at += snprintf(stack + at, sizeof(stack) - at,
-				       ";a_rather_long_function_name_of_layer_%d_in_tree_%02d", d, i);
+			at +=
+			    snprintf(stack + at, sizeof(stack) - at,
+				     ";a_rather_long_function_name_of_layer_%d_in_tree_%02d", d, i);
 		weigh(p, stack, 1000 - 20 * i);
 	}
 	out = open_memstream(&text, &len);
@@ -693,11 +696,12 @@ static void test_brief_budget(void)
 	       "brief__write");
 	fclose(out);
 	EXPECT(len <= 2048, "the brief is %zu bytes, over its 2048", len);
-	EXPECT(strstr(text, "rows left out to stay within 2048 bytes"), "no count of rows left out");
+	EXPECT(strstr(text, "rows left out to stay within 2048 bytes"),
+	       "no count of rows left out");
 	EXPECT(strstr(text, "Top functions by self share") &&
 		   strstr(text, "a_rather_long_function_name_of_layer_5_in_tree_00\n") &&
-		   strstr(text, "Top functions by total share") && strstr(text, "  100.00%  main\n") &&
-		   strstr(text, "Heaviest call paths") &&
+		   strstr(text, "Top functions by total share") &&
+		   strstr(text, "  100.00%  main\n") && strstr(text, "Heaviest call paths") &&
 		   strstr(text, "app > main > a_rather_long_function_name_of_layer_0_in_tree_00"),
 	       "a section lost its first row:\n%s", text);
 	EXPECT(!strstr(text, "tree_39"), "the lightest stack was kept over heavier rows");

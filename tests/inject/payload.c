@@ -60,11 +60,13 @@ static void *payload_thread(void *arg)
 
 __attribute__((constructor)) static void payload_load(void)
 {
-	const char *path = getenv("PAYLOAD_CTOR_RECORD"), *sleep_ms = getenv("PAYLOAD_CTOR_SLEEP_MS");
+	const char *path = getenv("PAYLOAD_CTOR_RECORD"),
+		   *sleep_ms = getenv("PAYLOAD_CTOR_SLEEP_MS");
 	long ms = sleep_ms ? atol(sleep_ms) : 0;
 	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
-	if (!path || access(path, F_OK) == 0 || snprintf(record_path, sizeof(record_path), "%s", path) >= (int)sizeof(record_path))
+	if (!path || access(path, F_OK) == 0 ||
+	    snprintf(record_path, sizeof(record_path), "%s", path) >= (int)sizeof(record_path))
 		return;
 	nanosleep(&ts, NULL);
 	record("ctor done pid=%d tid=%d %s %llu\n", "-", 0);

@@ -28,8 +28,8 @@ int main(int argc, char **argv)
 
 	if (argc != 5)
 		return 2;
-	action = strcmp(argv[1], "kill") == 0 ? SECCOMP_RET_KILL_PROCESS
-					       : SECCOMP_RET_ERRNO | EPERM;
+	action =
+	    strcmp(argv[1], "kill") == 0 ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | EPERM;
 	if (strcmp(argv[2], "memfd_create") == 0)
 		nr = SYS_memfd_create;
 	else if (strcmp(argv[2], "mmap") == 0)

@@ -211,8 +211,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--entry-points")) {
 			entry_points();
 			return 0;
-		}
-		else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "--bench") && i + 1 < argc) {
 			bench(atol(argv[++i]));
 			return 0;
 		}

@@ -106,14 +106,14 @@ __attribute__((constructor)) static void register_kernels(void)
 		void (*stub)(unsigned int, float *);
 		const char *name;
 	} table[] = {
-		{gemm_stub, "_Z11gemm_kerneljPf"},
-		{softmax_stub, "softmax_kernel"},
-		{attention_stub, "_ZN5flash13attention_fwdILi128EEEvjPf"},
-		{layernorm_stub, "_Z16layernorm_kerneljPf"},
-		{mlp_stub, "_Z10mlp_kerneljPf"},
-		{residual_stub, "_Z12residual_addjPf"},
-		{empty_stub, "_Z12empty_kerneljPf"},
-		{child_stub, "_Z12child_kerneljPf"},
+	    {gemm_stub, "_Z11gemm_kerneljPf"},
+	    {softmax_stub, "softmax_kernel"},
+	    {attention_stub, "_ZN5flash13attention_fwdILi128EEEvjPf"},
+	    {layernorm_stub, "_Z16layernorm_kerneljPf"},
+	    {mlp_stub, "_Z10mlp_kerneljPf"},
+	    {residual_stub, "_Z12residual_addjPf"},
+	    {empty_stub, "_Z12empty_kerneljPf"},
+	    {child_stub, "_Z12child_kerneljPf"},
 	};
 	void **handle = __cudaRegisterFatBinary(fatbin);
 
@@ -141,9 +141,9 @@ __attribute__((noinline)) static void run_softmax(void)
 	unsigned int us = SOFTMAX_US;
 	void *args[] = {&us, &device_buf};
 	cudaLaunchConfig_t config = {
-		.gridDim = {32, 1, 1},
-		.blockDim = {256, 1, 1},
-		.stream = stream,
+	    .gridDim = {32, 1, 1},
+	    .blockDim = {256, 1, 1},
+	    .stream = stream,
 	};
 
 	CHECK(cudaLaunchKernelExC(&config, (const void *)softmax_stub, args));
@@ -211,8 +211,8 @@ __attribute__((noinline)) static void launch_not_a_kernel(void)
 	unsigned int us = 0;
 	void *args[] = {&us, &device_buf};
 
-	if (cudaLaunchKernel((const void *)launch_not_a_kernel, (dim3){1, 1, 1},
-			     (dim3){1, 1, 1}, args, 0, stream) != cudaErrorInvalidDeviceFunction) {
+	if (cudaLaunchKernel((const void *)launch_not_a_kernel, (dim3){1, 1, 1}, (dim3){1, 1, 1},
+			     args, 0, stream) != cudaErrorInvalidDeviceFunction) {
 		fprintf(stderr, "mock_app: a launch of no kernel did not fail\n");
 		exit(1);
 	}
@@ -298,13 +298,13 @@ __attribute__((noinline)) static void cover_driver_launches(void)
 	unsigned int us = RESIDUAL_US;
 	void *args[] = {&us, &device_buf};
 	CUlaunchConfig config = {
-		.gridDimX = 4,
-		.gridDimY = 1,
-		.gridDimZ = 1,
-		.blockDimX = 64,
-		.blockDimY = 1,
-		.blockDimZ = 1,
-		.hStream = (CUstream)stream,
+	    .gridDimX = 4,
+	    .gridDimY = 1,
+	    .gridDimZ = 1,
+	    .blockDimX = 64,
+	    .blockDimY = 1,
+	    .blockDimZ = 1,
+	    .hStream = (CUstream)stream,
 	};
 
 	CHECK_DRIVER(cuLaunchKernel((CUfunction)residual_stub, 1, 1, 1, 32, 1, 1, 0,
@@ -331,8 +331,8 @@ __attribute__((noinline)) static void child_step(void)
 	unsigned int us = GEMM_US;
 	void *args[] = {&us, &device_buf};
 
-	CHECK(cudaLaunchKernel((const void *)child_stub, (dim3){8, 1, 1}, (dim3){64, 1, 1}, args,
-			       0, stream));
+	CHECK(cudaLaunchKernel((const void *)child_stub, (dim3){8, 1, 1}, (dim3){64, 1, 1}, args, 0,
+			       stream));
 	CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -20,7 +20,7 @@ enum mock_activity_kind {
 /* One operation of the mock device: queued (times 0) or finished. */
 struct mock_activity {
 	enum mock_activity_kind kind;
-	uint64_t token; /* the same for an operation's queued and finished reports */
+	uint64_t token;	   /* the same for an operation's queued and finished reports */
 	uint64_t start_ns; /* CLOCK_MONOTONIC: the mock's GPU clock */
 	uint64_t end_ns;
 	uint32_t device;

@@ -113,9 +113,9 @@ static struct {
 	int nr_devices;
 	uint64_t submitted, completed;
 } device = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.done = PTHREAD_COND_INITIALIZER,
-	.nr_devices = 1,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .done = PTHREAD_COND_INITIALIZER,
+    .nr_devices = 1,
 };
 
 EXPORT void mock_cuda_register_tool(const struct mock_cuda_tool *hooks)
@@ -143,25 +143,25 @@ static void report(const struct op *op, uint64_t start, uint64_t end, bool queue
 {
 	const struct mock_cuda_tool *t = atomic_load(&tool);
 	struct mock_activity a = {
-		.token = op->token,
-		.kind = op->kind == OP_KERNEL   ? MOCK_KERNEL
-			: op->kind == OP_MEMCPY ? MOCK_MEMCPY
-						: MOCK_MEMSET,
-		.start_ns = start,
-		.end_ns = end,
-		.device = device.device,
-		.context = 1,
-		.stream = op->stream->id,
-		.correlation = op->correlation,
-		.driver_correlation = op->driver_correlation,
-		.name = op->name,
-		.grid = {op->grid.x, op->grid.y, op->grid.z},
-		.block = {op->block.x, op->block.y, op->block.z},
-		.bytes = op->bytes,
-		.copy_kind = op->copy_kind,
-		.value = op->value,
-		.graph_id = op->graph_id,
-		.graph_node_id = op->graph_node_id,
+	    .token = op->token,
+	    .kind = op->kind == OP_KERNEL   ? MOCK_KERNEL
+		    : op->kind == OP_MEMCPY ? MOCK_MEMCPY
+					    : MOCK_MEMSET,
+	    .start_ns = start,
+	    .end_ns = end,
+	    .device = device.device,
+	    .context = 1,
+	    .stream = op->stream->id,
+	    .correlation = op->correlation,
+	    .driver_correlation = op->driver_correlation,
+	    .name = op->name,
+	    .grid = {op->grid.x, op->grid.y, op->grid.z},
+	    .block = {op->block.x, op->block.y, op->block.z},
+	    .bytes = op->bytes,
+	    .copy_kind = op->copy_kind,
+	    .value = op->value,
+	    .graph_id = op->graph_id,
+	    .graph_node_id = op->graph_node_id,
 	};
 
 	if (t && queued)
@@ -367,13 +367,13 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
 	struct CUstream_st *s = stream_of(stream);
 	const char *name = kernel_name(func);
 	struct op op = {
-		.kind = OP_KERNEL,
-		.stream = s,
-		.name = name,
-		.grid = grid,
-		.block = block,
-		.correlation = correlation,
-		.driver_correlation = driver_correlation,
+	    .kind = OP_KERNEL,
+	    .stream = s,
+	    .name = name,
+	    .grid = grid,
+	    .block = block,
+	    .correlation = correlation,
+	    .driver_correlation = driver_correlation,
 	};
 
 	if (!name)
@@ -422,16 +422,16 @@ static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const voi
 {
 	cudaLaunchKernel_v7000_params params = {func, grid, block, args, shared_memory, stream};
 	cuLaunchKernel_params driver = {
-		.f = (CUfunction)func,
-		.gridDimX = grid.x,
-		.gridDimY = grid.y,
-		.gridDimZ = grid.z,
-		.blockDimX = block.x,
-		.blockDimY = block.y,
-		.blockDimZ = block.z,
-		.sharedMemBytes = shared_memory,
-		.hStream = (CUstream)stream,
-		.kernelParams = args,
+	    .f = (CUfunction)func,
+	    .gridDimX = grid.x,
+	    .gridDimY = grid.y,
+	    .gridDimZ = grid.z,
+	    .blockDimX = block.x,
+	    .blockDimY = block.y,
+	    .blockDimZ = block.z,
+	    .sharedMemBytes = shared_memory,
+	    .hStream = (CUstream)stream,
+	    .kernelParams = args,
 	};
 	const char *name = kernel_name(func);
 	uint32_t correlation, driver_correlation;
@@ -439,7 +439,8 @@ static cudaError_t runtime_launch(uint32_t cbid, uint32_t driver_cbid, const voi
 	cudaError_t err;
 
 	init();
-	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaLaunchKernel", &params, name);
+	correlation =
+	    api_enter(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, "cudaLaunchKernel", &params, name);
 	/* The real runtime launches through the driver, inside the call. */
 	driver_correlation =
 	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, "cuLaunchKernel", &driver, name);
@@ -486,9 +487,9 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, voi
 	init();
 	if (!config)
 		return CUDA_ERROR_INVALID_VALUE;
-	correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API,
-				CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx",
-				&params, name);
+	correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+		      "cuLaunchKernelEx", &params, name);
 	err = launch(f, (dim3){config->gridDimX, config->gridDimY, config->gridDimZ},
 		     (dim3){config->blockDimX, config->blockDimY, config->blockDimZ}, args,
 		     (cudaStream_t)config->hStream, correlation, 0);
@@ -589,21 +590,21 @@ static void wait_stream(struct CUstream_st *s)
 /* A copy or memset through the runtime (runtime_cbid, with the driver call
  * inside), or, with runtime_cbid 0, a driver call (driver_cbid) alone. */
 static cudaError_t memory_op_as(enum op_kind kind, void *dst, const void *src, size_t bytes,
-				int value, enum cudaMemcpyKind copy, cudaStream_t stream, bool async,
-				uint32_t runtime_cbid, uint32_t driver_cbid, const char *function,
-				const void *params)
+				int value, enum cudaMemcpyKind copy, cudaStream_t stream,
+				bool async, uint32_t runtime_cbid, uint32_t driver_cbid,
+				const char *function, const void *params)
 {
 	struct CUstream_st *s = stream_of(stream);
 	uint32_t correlation = 0, driver_correlation;
 	struct op op = {
-		.kind = kind,
-		.stream = s,
-		.duration_ns = COPY_FIXED_NS + (uint64_t)(bytes * COPY_NS_PER_BYTE),
-		.dst = dst,
-		.src = src,
-		.bytes = bytes,
-		.value = value,
-		.copy_kind = kind == OP_MEMCPY ? copy_kind(copy) : 0,
+	    .kind = kind,
+	    .stream = s,
+	    .duration_ns = COPY_FIXED_NS + (uint64_t)(bytes * COPY_NS_PER_BYTE),
+	    .dst = dst,
+	    .src = src,
+	    .bytes = bytes,
+	    .value = value,
+	    .copy_kind = kind == OP_MEMCPY ? copy_kind(copy) : 0,
 	};
 
 	init();
@@ -679,7 +680,7 @@ EXPORT cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStrea
 }
 
 EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
-			       size_t width, size_t height, enum cudaMemcpyKind kind)
+				size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	cudaMemcpy2D_v3020_params params = {dst, dst_pitch, src, src_pitch, width, height, kind};
 
@@ -690,11 +691,11 @@ EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dst_pitch, const void *src, si
 			 CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, "cudaMemcpy2D", &params);
 }
 
-EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dst_pitch, const void *src,
-				    size_t src_pitch, size_t width, size_t height,
-				    enum cudaMemcpyKind kind, cudaStream_t stream)
+EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dst_pitch, const void *src, size_t src_pitch,
+				     size_t width, size_t height, enum cudaMemcpyKind kind,
+				     cudaStream_t stream)
 {
-	cudaMemcpy2DAsync_v3020_params params = {dst,	 dst_pitch, src,  src_pitch,
+	cudaMemcpy2DAsync_v3020_params params = {dst,	dst_pitch, src,	 src_pitch,
 						 width, height,	   kind, stream};
 
 	if (dst_pitch != width || src_pitch != width)
@@ -705,7 +706,7 @@ EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dst_pitch, const void *sr
 }
 
 EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device,
-				 size_t count)
+				  size_t count)
 {
 	cudaMemcpyPeer_v4000_params params = {dst, dst_device, src, src_device, count};
 
@@ -714,8 +715,8 @@ EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dst_device, const void *src, in
 			    CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, "cudaMemcpyPeer", &params);
 }
 
-EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src,
-				      int src_device, size_t count, cudaStream_t stream)
+EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device,
+				       size_t count, cudaStream_t stream)
 {
 	cudaMemcpyPeerAsync_v4000_params params = {dst, dst_device, src, src_device, count, stream};
 
@@ -726,7 +727,7 @@ EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dst_device, const void *sr
 }
 
 EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count,
-				     size_t offset, enum cudaMemcpyKind kind)
+				      size_t offset, enum cudaMemcpyKind kind)
 {
 	cudaMemcpyToSymbol_v3020_params params = {symbol, src, count, offset, kind};
 
@@ -736,8 +737,8 @@ EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_
 }
 
 EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
-					  size_t offset, enum cudaMemcpyKind kind,
-					  cudaStream_t stream)
+					   size_t offset, enum cudaMemcpyKind kind,
+					   cudaStream_t stream)
 {
 	cudaMemcpyToSymbolAsync_v3020_params params = {symbol, src, count, offset, kind, stream};
 
@@ -748,12 +749,12 @@ EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, 
 
 /* One API call, several copies, each its own record with the call's id. */
 EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
-				       const size_t *sizes, size_t count,
-				       struct cudaMemcpyAttributes *attrs, size_t *attrs_indices,
-				       size_t nr_attrs, cudaStream_t stream)
+					const size_t *sizes, size_t count,
+					struct cudaMemcpyAttributes *attrs, size_t *attrs_indices,
+					size_t nr_attrs, cudaStream_t stream)
 {
-	cudaMemcpyBatchAsync_v13000_params params = {dsts,	    srcs,     sizes, count,
-						     attrs,	    attrs_indices, nr_attrs, stream};
+	cudaMemcpyBatchAsync_v13000_params params = {dsts,  srcs,	   sizes,    count,
+						     attrs, attrs_indices, nr_attrs, stream};
 	uint32_t correlation, driver_correlation;
 	struct CUstream_st *s = stream_of(stream);
 
@@ -763,20 +764,20 @@ EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *sr
 	correlation = api_enter(CUPTI_CB_DOMAIN_RUNTIME_API,
 				CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
 				"cudaMemcpyBatchAsync", &params, NULL);
-	driver_correlation = api_enter(CUPTI_CB_DOMAIN_DRIVER_API,
-				       CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
-				       "cuMemcpyBatchAsync_v2", NULL, NULL);
+	driver_correlation =
+	    api_enter(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2,
+		      "cuMemcpyBatchAsync_v2", NULL, NULL);
 	for (size_t i = 0; i < count; i++) {
 		struct op op = {
-			.kind = OP_MEMCPY,
-			.stream = s,
-			.duration_ns = COPY_FIXED_NS + (uint64_t)(sizes[i] * COPY_NS_PER_BYTE),
-			.dst = dsts[i],
-			.src = srcs[i],
-			.bytes = sizes[i],
-			.copy_kind = copy_kind(cudaMemcpyHostToDevice),
-			.correlation = correlation,
-			.driver_correlation = driver_correlation,
+		    .kind = OP_MEMCPY,
+		    .stream = s,
+		    .duration_ns = COPY_FIXED_NS + (uint64_t)(sizes[i] * COPY_NS_PER_BYTE),
+		    .dst = dsts[i],
+		    .src = srcs[i],
+		    .bytes = sizes[i],
+		    .copy_kind = copy_kind(cudaMemcpyHostToDevice),
+		    .correlation = correlation,
+		    .driver_correlation = driver_correlation,
 		};
 
 		submit(&op);

@@ -100,13 +100,13 @@ static struct {
 	pthread_mutex_t deliver_lock;
 	bool hooked;
 	bool trace;
-	uint32_t version;  /* MOCK_CUPTI_VERSION, else CUPTI_API_VERSION */
+	uint32_t version; /* MOCK_CUPTI_VERSION, else CUPTI_API_VERSION */
 	/* MOCK_CUPTI_CLOCK_SETTLE: off by settle_offset until settle_at. */
 	int64_t settle_offset;
 	uint64_t settle_ms;
-	size_t buffer_records; /* MOCK_CUPTI_BUFFER_RECORDS, 0: the client's limit */
-	_Atomic uint64_t settle_at; /* CLOCK_MONOTONIC, 0 before the first subscribe */
-	bool finalized;	   /* cuptiFinalize has run once */
+	size_t buffer_records;		/* MOCK_CUPTI_BUFFER_RECORDS, 0: the client's limit */
+	_Atomic uint64_t settle_at;	/* CLOCK_MONOTONIC, 0 before the first subscribe */
+	bool finalized;			/* cuptiFinalize has run once */
 	_Atomic unsigned subscriptions; /* successful subscribes so far */
 
 	struct CUpti_Subscriber_st subscriber_storage;
@@ -136,11 +136,11 @@ static struct {
 	int nr_pending;
 	size_t dropped;
 } cupti = {
-	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.wake = PTHREAD_COND_INITIALIZER,
-	.deliver_lock = PTHREAD_MUTEX_INITIALIZER,
-	.ga_driver_lock = PTHREAD_MUTEX_INITIALIZER,
-	.subscriber_storage = {"mock"},
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake = PTHREAD_COND_INITIALIZER,
+    .deliver_lock = PTHREAD_MUTEX_INITIALIZER,
+    .ga_driver_lock = PTHREAD_MUTEX_INITIALIZER,
+    .subscriber_storage = {"mock"},
 };
 
 /* The exit handler ran: the library's state is destroyed. */
@@ -260,14 +260,14 @@ static void dispatch(int domain, uint32_t cbid, CUpti_ApiCallbackSite site, uint
 	CUpti_CallbackFunc callback = atomic_load(&cupti.callback);
 	uint64_t correlation_data = 0;
 	CUpti_CallbackData data = {
-		.callbackSite = site,
-		.functionName = function,
-		.functionParams = params,
-		.symbolName = symbol,
-		.contextUid = 1,
-		.correlationData = &correlation_data,
-		.correlationId = correlation,
-		.functionReturnValue = (void *)result,
+	    .callbackSite = site,
+	    .functionName = function,
+	    .functionParams = params,
+	    .symbolName = symbol,
+	    .contextUid = 1,
+	    .correlationData = &correlation_data,
+	    .correlationId = correlation,
+	    .functionReturnValue = (void *)result,
 	};
 
 	if (!callback || !atomic_load(&cupti.subscriber) || !callback_enabled(domain, cbid) ||
@@ -448,53 +448,53 @@ static bool make_record(const struct mock_activity *a, union record *out)
 		else
 			return false;
 		r.kernel = (CUpti_ActivityKernel10){
-			.kind = kind,
-			.registersPerThread = 32,
-			.deviceId = a->device,
-			.contextId = a->context,
-			.streamId = a->stream,
-			.gridX = a->grid[0],
-			.gridY = a->grid[1],
-			.gridZ = a->grid[2],
-			.blockX = a->block[0],
-			.blockY = a->block[1],
-			.blockZ = a->block[2],
-			.correlationId = a->graph_id ? graph_correlation(a->correlation)
-				       : driver_correlation && a->driver_correlation
-					   ? a->driver_correlation
-					   : a->correlation,
-			.name = a->name,
-			.graphNodeId = a->graph_node_id,
-			.graphId = a->graph_id,
+		    .kind = kind,
+		    .registersPerThread = 32,
+		    .deviceId = a->device,
+		    .contextId = a->context,
+		    .streamId = a->stream,
+		    .gridX = a->grid[0],
+		    .gridY = a->grid[1],
+		    .gridZ = a->grid[2],
+		    .blockX = a->block[0],
+		    .blockY = a->block[1],
+		    .blockZ = a->block[2],
+		    .correlationId = a->graph_id ? graph_correlation(a->correlation)
+				     : driver_correlation && a->driver_correlation
+					 ? a->driver_correlation
+					 : a->correlation,
+		    .name = a->name,
+		    .graphNodeId = a->graph_node_id,
+		    .graphId = a->graph_id,
 		};
 		break;
 	case MOCK_MEMCPY:
 		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMCPY]))
 			return false;
 		r.memcpy = (CUpti_ActivityMemcpy6){
-			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
-			.copyKind = a->copy_kind,
-			.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
-			.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-			.bytes = a->bytes,
-			.deviceId = a->device,
-			.contextId = a->context,
-			.streamId = a->stream,
-			.correlationId = a->driver_correlation ? a->driver_correlation : a->correlation,
-			.runtimeCorrelationId = a->correlation,
+		    .kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+		    .copyKind = a->copy_kind,
+		    .srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
+		    .dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+		    .bytes = a->bytes,
+		    .deviceId = a->device,
+		    .contextId = a->context,
+		    .streamId = a->stream,
+		    .correlationId = a->driver_correlation ? a->driver_correlation : a->correlation,
+		    .runtimeCorrelationId = a->correlation,
 		};
 		break;
 	case MOCK_MEMSET:
 		if (!atomic_load(&cupti.kinds[CUPTI_ACTIVITY_KIND_MEMSET]))
 			return false;
 		r.memset = (CUpti_ActivityMemset4){
-			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
-			.value = a->value,
-			.bytes = a->bytes,
-			.deviceId = a->device,
-			.contextId = a->context,
-			.streamId = a->stream,
-			.correlationId = a->correlation,
+		    .kind = CUPTI_ACTIVITY_KIND_MEMSET,
+		    .value = a->value,
+		    .bytes = a->bytes,
+		    .deviceId = a->device,
+		    .contextId = a->context,
+		    .streamId = a->stream,
+		    .correlationId = a->correlation,
 		};
 		break;
 	default:
@@ -556,10 +556,10 @@ cleanup:
 }
 
 static const struct mock_cuda_tool hooks = {
-	.api_enter = hook_api_enter,
-	.api_exit = hook_api_exit,
-	.activity_queued = hook_activity_queued,
-	.activity = hook_activity,
+    .api_enter = hook_api_enter,
+    .api_exit = hook_api_exit,
+    .activity_queued = hook_activity_queued,
+    .activity = hook_activity,
 };
 
 /* CUPTI's worker thread: hands full buffers back to the client. */
@@ -609,7 +609,7 @@ static void mock_init(void)
 		cupti.settle_offset = *end == ':' ? strtoll(end + 1, NULL, 10) * 1000000 : 0;
 	}
 	cupti.version = getenv("MOCK_CUPTI_VERSION") ? (uint32_t)atoi(getenv("MOCK_CUPTI_VERSION"))
-						      : CUPTI_API_VERSION;
+						     : CUPTI_API_VERSION;
 	register_tool =
 	    (void (*)(const struct mock_cuda_tool *))dlsym(RTLD_DEFAULT, "mock_cuda_register_tool");
 	if (!register_tool)
@@ -656,7 +656,8 @@ EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 	cupti.subscriber_storage.name =
 	    params && params->subscriberName ? params->subscriberName : "a client";
 	if (cupti.settle_offset && !atomic_load(&cupti.settle_at))
-		atomic_store(&cupti.settle_at, clock_ns(CLOCK_MONOTONIC) + cupti.settle_ms * 1000000);
+		atomic_store(&cupti.settle_at,
+			     clock_ns(CLOCK_MONOTONIC) + cupti.settle_ms * 1000000);
 	cupti.userdata = userdata;
 	atomic_store(&cupti.callback, callback);
 	atomic_store(&cupti.subscriber, &cupti.subscriber_storage);

@@ -55,10 +55,9 @@ enum op {
 	OP_SCATTER,
 };
 
-static const char *const op_names[] = {"AllReduce", "AllGather", "ReduceScatter",
-				       "Broadcast", "Reduce",	 "AllToAll",
-				       "Send",	    "Recv",	 "Gather",
-				       "Scatter"};
+static const char *const op_names[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+				       "Reduce",    "AllToAll",	 "Send",	  "Recv",
+				       "Gather",    "Scatter"};
 
 struct queued {
 	enum op op;

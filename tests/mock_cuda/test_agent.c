@@ -136,12 +136,12 @@ struct expected_kernel {
 };
 
 static struct expected_kernel expected[] = {
-	{"_Z11gemm_kerneljPf", 2000},
-	{"softmax_kernel", 1000},
-	{"_ZN5flash13attention_fwdILi128EEEvjPf", 500},
-	{"_Z16layernorm_kerneljPf", 300},
-	{"_Z10mlp_kerneljPf", 400},
-	{"_Z12residual_addjPf", 200},
+    {"_Z11gemm_kerneljPf", 2000},
+    {"softmax_kernel", 1000},
+    {"_ZN5flash13attention_fwdILi128EEEvjPf", 500},
+    {"_Z16layernorm_kerneljPf", 300},
+    {"_Z10mlp_kerneljPf", 400},
+    {"_Z12residual_addjPf", 200},
 };
 
 /* Kernel names and durations, memcpy and memset records, the time window
@@ -708,7 +708,8 @@ static int scenario_cupti_13_0_ga(void)
 	       a ? a->cupti_version : 0);
 	EXPECT(a && a->error && strstr(a->error, "CUPTI 13.0") && strstr(a->error, "deadlock"),
 	       "reason: %s", a && a->error ? a->error : "(none)");
-	EXPECT(agent_server__nr_records(r->gs) == 0, "%zu records", agent_server__nr_records(r->gs));
+	EXPECT(agent_server__nr_records(r->gs) == 0, "%zu records",
+	       agent_server__nr_records(r->gs));
 	EXPECT(!strstr(r->err, "mock_cupti: subscribe"), "the agent subscribed to CUPTI 13.0 GA");
 	EXPECT(!strstr(r->err, "mock_cupti: activity"),
 	       "the agent touched CUPTI 13.0 GA's activity");
@@ -778,7 +779,8 @@ static int scenario_clock_settle(void)
 	check_app(r, r->out);
 	for (size_t i = 0; i < agent_server__nr_records(r->gs); i++) {
 		const struct gpu_record *rec = agent_server__record(r->gs, i);
-		const struct gpu_launch_record *l = agent_server__launch(r->gs, 0, rec->correlation);
+		const struct gpu_launch_record *l =
+		    agent_server__launch(r->gs, 0, rec->correlation);
 
 		if (rec->kind != GPU_KERNEL || !l)
 			continue;
@@ -839,8 +841,8 @@ static void check_exit_flush(const struct run *r, const char *how)
 	const char *flush = strstr(r->err, "mock_cupti: flush forced");
 	const char *teardown = strstr(r->err, "mock_cupti: teardown");
 
-	EXPECT(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s: mock_app status %d",
-	       how, r->status);
+	EXPECT(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0, "%s: mock_app status %d", how,
+	       r->status);
 	EXPECT(!strstr(r->err, "after teardown"), "%s: a CUPTI call after libcupti's teardown",
 	       how);
 	EXPECT(flush && teardown && flush < teardown,
@@ -948,14 +950,14 @@ static int scenario_graph_reattach(void)
 	EXPECT(graph[0] > 0 && under_graph[0] == graph[0],
 	       "first session: %zu of %zu graph kernels under the graph launch", under_graph[0],
 	       graph[0]);
-	EXPECT(graph[1] > 0 && !wrong[1], "second session: %zu of %zu graph kernels under another "
-					   "launch's stack",
+	EXPECT(graph[1] > 0 && !wrong[1],
+	       "second session: %zu of %zu graph kernels under another "
+	       "launch's stack",
 	       wrong[1], graph[1]);
 	{
 		const struct gpu_agent_info *a = agent_server__agent(gs, 1);
 
-		EXPECT(!unattributed[1] ||
-			   (a && a->notice && strstr(a->notice, "13.1 Update 1")),
+		EXPECT(!unattributed[1] || (a && a->notice && strstr(a->notice, "13.1 Update 1")),
 		       "second session: %zu graph kernels unattributed without a reason (%s)",
 		       unattributed[1], a && a->notice ? a->notice : "none");
 		a = agent_server__agent(gs, 0);
@@ -975,8 +977,8 @@ static int scenario_graph_reattach(void)
  */
 static int scenario_stop_wait(void)
 {
-	const char *args[] = {"--seconds", "4", "--failed-launch", "--attach-agent", agent_lib,
-			      NULL};
+	const char *args[] = {"--seconds",	"4",	   "--failed-launch",
+			      "--attach-agent", agent_lib, NULL};
 	const struct gpu_agent_info *a;
 	struct attached_run ar;
 	struct run *r = &ar.run;
@@ -986,7 +988,8 @@ static int scenario_stop_wait(void)
 	a = agent_server__agent(r->gs, 0);
 	EXPECT(a && a->hello && a->goodbye, "no hello or goodbye");
 	EXPECT(a && !a->incomplete, "%" PRIu64 " records cut off at stop", a ? a->incomplete : 0);
-	EXPECT(agent_server__nr_records(r->gs) > 100, "%zu records", agent_server__nr_records(r->gs));
+	EXPECT(agent_server__nr_records(r->gs) > 100, "%zu records",
+	       agent_server__nr_records(r->gs));
 	EXPECT(ar.stop_ns < 500000000ull, "the stop took %.0f ms", ar.stop_ns / 1e6);
 	fprintf(stderr, "stop with failed launches: %.0f ms, %zu records\n", ar.stop_ns / 1e6,
 		agent_server__nr_records(r->gs));
@@ -1027,7 +1030,7 @@ static int scenario_hashed_cupti(void)
 {
 	char dir[128], hashed[256];
 	const char *args[] = {"--seconds", "3", "--load-library", hashed, "--attach-agent",
-			      agent_lib, NULL};
+			      agent_lib,   NULL};
 	const char *env[] = {"MOCK_CUPTI_TRACE=1", NULL};
 	const struct gpu_agent_info *a;
 	struct attached_run ar;
@@ -1067,19 +1070,19 @@ static int scenario_api_coverage(void)
 		const char *name;
 		size_t records; /* at least */
 	} apis[] = {
-		{GPU_DOMAIN_RUNTIME, 214, "cudaLaunchKernel_ptsz", 1},
-		{GPU_DOMAIN_RUNTIME, 32, "cudaMemcpy2D", 1},
-		{GPU_DOMAIN_RUNTIME, 44, "cudaMemcpy2DAsync", 1},
-		{GPU_DOMAIN_RUNTIME, 160, "cudaMemcpyPeer", 1},
-		{GPU_DOMAIN_RUNTIME, 161, "cudaMemcpyPeerAsync", 1},
-		{GPU_DOMAIN_RUNTIME, 39, "cudaMemcpyToSymbol", 1},
-		{GPU_DOMAIN_RUNTIME, 47, "cudaMemcpyToSymbolAsync", 1},
-		{GPU_DOMAIN_RUNTIME, 509, "cudaMemcpyBatchAsync", 3},
-		{GPU_DOMAIN_DRIVER, 276, "cuMemcpyHtoD_v2", 1},
-		{GPU_DOMAIN_DRIVER, 278, "cuMemcpyDtoH_v2", 1},
-		{GPU_DOMAIN_DRIVER, 307, "cuLaunchKernel", 1},
-		{GPU_DOMAIN_DRIVER, 652, "cuLaunchKernelEx", 1},
-		{GPU_DOMAIN_DRIVER, 514, "cuGraphLaunch", 3},
+	    {GPU_DOMAIN_RUNTIME, 214, "cudaLaunchKernel_ptsz", 1},
+	    {GPU_DOMAIN_RUNTIME, 32, "cudaMemcpy2D", 1},
+	    {GPU_DOMAIN_RUNTIME, 44, "cudaMemcpy2DAsync", 1},
+	    {GPU_DOMAIN_RUNTIME, 160, "cudaMemcpyPeer", 1},
+	    {GPU_DOMAIN_RUNTIME, 161, "cudaMemcpyPeerAsync", 1},
+	    {GPU_DOMAIN_RUNTIME, 39, "cudaMemcpyToSymbol", 1},
+	    {GPU_DOMAIN_RUNTIME, 47, "cudaMemcpyToSymbolAsync", 1},
+	    {GPU_DOMAIN_RUNTIME, 509, "cudaMemcpyBatchAsync", 3},
+	    {GPU_DOMAIN_DRIVER, 276, "cuMemcpyHtoD_v2", 1},
+	    {GPU_DOMAIN_DRIVER, 278, "cuMemcpyDtoH_v2", 1},
+	    {GPU_DOMAIN_DRIVER, 307, "cuLaunchKernel", 1},
+	    {GPU_DOMAIN_DRIVER, 652, "cuLaunchKernelEx", 1},
+	    {GPU_DOMAIN_DRIVER, 514, "cuGraphLaunch", 3},
 	};
 	const char *args[] = {"--iterations", "2", "--api-coverage", NULL};
 	size_t seen[sizeof(apis) / sizeof(apis[0])] = {0};

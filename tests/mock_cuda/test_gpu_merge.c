@@ -32,22 +32,22 @@ enum {
 static void build(struct stream *s)
 {
 	struct gpu_memcpy c = {
-		.start_ns = US(0),
-		.end_ns = US(100),
-		.bytes = 1 << 20,
-		.stream = 7,
-		.correlation = 31,
-		.runtime_correlation = 13,
-		.copy_kind = GPU_MEMCPY_HTOD,
+	    .start_ns = US(0),
+	    .end_ns = US(100),
+	    .bytes = 1 << 20,
+	    .stream = 7,
+	    .correlation = 31,
+	    .runtime_correlation = 13,
+	    .copy_kind = GPU_MEMCPY_HTOD,
 	};
 	struct gpu_memset m = {
-		.start_ns = US(100),
-		.end_ns = US(150),
-		.bytes = 4096,
-		.stream = 7,
-		.correlation = 14,
+	    .start_ns = US(100),
+	    .end_ns = US(150),
+	    .bytes = 4096,
+	    .stream = 7,
+	    .correlation = 14,
 	};
-	struct gpu_goodbye g = { 0 };
+	struct gpu_goodbye g = {0};
 
 	memset(s, 0, sizeof(*s));
 	add_hello(s, GPU_PROTOCOL_VERSION);
@@ -509,7 +509,7 @@ static int loop_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *folds)
 {
 	struct agent_server_options options = {.target_uid = (uid_t)-1,
-					      .timeline_records = timeline};
+					       .timeline_records = timeline};
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct fake_core core = {.profile = p};
 	struct gpu_merge_options merge = {.launch_stack = loop_launch_stack, .ctx = &core};

@@ -23,29 +23,29 @@
 static void build_valid(struct stream *s)
 {
 	struct gpu_memcpy c = {
-		.start_ns = 5000,
-		.end_ns = 6000,
-		.bytes = 1 << 20,
-		.stream = 7,
-		.correlation = 31,
-		.runtime_correlation = 30,
-		.copy_kind = GPU_MEMCPY_HTOD,
+	    .start_ns = 5000,
+	    .end_ns = 6000,
+	    .bytes = 1 << 20,
+	    .stream = 7,
+	    .correlation = 31,
+	    .runtime_correlation = 30,
+	    .copy_kind = GPU_MEMCPY_HTOD,
 	};
 	struct gpu_memset m = {.start_ns = 6000, .end_ns = 6500, .bytes = 4096, .correlation = 40};
 	struct gpu_launch l = {
-		.time_ns = 900,
-		.correlation = 10,
-		.tid = 4243,
-		.callback_id = 211,
-		.domain = GPU_DOMAIN_RUNTIME,
+	    .time_ns = 900,
+	    .correlation = 10,
+	    .tid = 4243,
+	    .callback_id = 211,
+	    .domain = GPU_DOMAIN_RUNTIME,
 	};
 	struct gpu_launch nested = {
-		.time_ns = 901,
-		.correlation = 11,
-		.parent_correlation = 10,
-		.tid = 4243,
-		.callback_id = 307,
-		.domain = GPU_DOMAIN_DRIVER,
+	    .time_ns = 901,
+	    .correlation = 11,
+	    .parent_correlation = 10,
+	    .tid = 4243,
+	    .callback_id = 307,
+	    .domain = GPU_DOMAIN_DRIVER,
 	};
 	struct gpu_dropped d = {.activity_records = 3, .launch_records = 2, .messages = 1};
 	struct gpu_goodbye g = {.kernels = 2, .memcpys = 1, .memsets = 1, .launches = 2};
@@ -190,7 +190,7 @@ static void test_malformed(void)
 	memset(&s, 0, sizeof(s));
 	add_hello(&s, GPU_PROTOCOL_VERSION);
 	h = (struct gpu_message_header){.type = GPU_MSG_KERNEL, .length = 16};
-	add(&s, GPU_MSG_KERNEL, (uint8_t[8]){ 0 }, 8, NULL);
+	add(&s, GPU_MSG_KERNEL, (uint8_t[8]){0}, 8, NULL);
 	expect_malformed("short kernel", &s, 0);
 
 	memset(&s, 0, sizeof(s));

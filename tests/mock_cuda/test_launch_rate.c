@@ -42,8 +42,8 @@ static uint64_t stream(struct launch_bucket *b, uint64_t start_ns, uint64_t peri
 	uint64_t taken = 0;
 
 	for (uint64_t i = 0; i < count; i++)
-		taken += launch_bucket__take(b, start_ns + i * period_ns, interval_ns,
-					     next_random());
+		taken +=
+		    launch_bucket__take(b, start_ns + i * period_ns, interval_ns, next_random());
 	return taken;
 }
 

@@ -48,16 +48,16 @@ static inline void add_hello(struct stream *s, uint32_t version)
 {
 	const char *path = "/opt/cuda/lib64/libcupti.so.13";
 	struct gpu_hello hello = {
-		.protocol_version = version,
-		.pid = 4242,
-		.cupti_version = 130001,
-		.clock_mode = GPU_CLOCK_OFFSET,
-		.clock_offset_ns = -5,
-		.clock_error_ns = 40,
-		.start_ns = 1000,
-		.agent_mode = GPU_AGENT_RECORD,
-		.path_length = strlen(path),
-		.agent_version = "0.1.0",
+	    .protocol_version = version,
+	    .pid = 4242,
+	    .cupti_version = 130001,
+	    .clock_mode = GPU_CLOCK_OFFSET,
+	    .clock_offset_ns = -5,
+	    .clock_error_ns = 40,
+	    .start_ns = 1000,
+	    .agent_mode = GPU_AGENT_RECORD,
+	    .path_length = strlen(path),
+	    .agent_version = "0.1.0",
 	};
 
 	add(s, GPU_MSG_HELLO, &hello, sizeof(hello), path);
@@ -75,16 +75,16 @@ static inline void add_kernel_on(struct stream *s, uint32_t device, uint32_t str
 				 uint32_t graph_id)
 {
 	struct gpu_kernel k = {
-		.start_ns = start,
-		.end_ns = end,
-		.device = device,
-		.context = 1,
-		.stream = stream,
-		.correlation = correlation,
-		.name_id = name,
-		.graph_id = graph_id,
-		.grid = {64, 1, 1},
-		.block = {128, 1, 1},
+	    .start_ns = start,
+	    .end_ns = end,
+	    .device = device,
+	    .context = 1,
+	    .stream = stream,
+	    .correlation = correlation,
+	    .name_id = name,
+	    .graph_id = graph_id,
+	    .grid = {64, 1, 1},
+	    .block = {128, 1, 1},
 	};
 
 	add(s, GPU_MSG_KERNEL, &k, sizeof(k), NULL);
@@ -100,13 +100,13 @@ static inline void add_launch_on(struct stream *s, uint32_t correlation, uint32_
 				 uint32_t domain, uint32_t flags, uint32_t tid, uint64_t time_ns)
 {
 	struct gpu_launch l = {
-		.time_ns = time_ns,
-		.correlation = correlation,
-		.parent_correlation = parent,
-		.tid = tid,
-		.callback_id = domain == GPU_DOMAIN_RUNTIME ? 211 : 307,
-		.domain = domain,
-		.flags = flags,
+	    .time_ns = time_ns,
+	    .correlation = correlation,
+	    .parent_correlation = parent,
+	    .tid = tid,
+	    .callback_id = domain == GPU_DOMAIN_RUNTIME ? 211 : 307,
+	    .domain = domain,
+	    .flags = flags,
 	};
 
 	add(s, GPU_MSG_LAUNCH, &l, sizeof(l), NULL);

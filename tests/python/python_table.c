@@ -99,9 +99,9 @@ static int read_runtime(const char *path, unsigned char *buf, size_t len)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
 		    addr < shdr.sh_addr || addr + len > shdr.sh_addr + shdr.sh_size)
 			continue;
-		err = pread(fd, buf, len, shdr.sh_offset + addr - shdr.sh_addr) == (ssize_t)len ?
-			      0 :
-			      -EIO;
+		err = pread(fd, buf, len, shdr.sh_offset + addr - shdr.sh_addr) == (ssize_t)len
+			  ? 0
+			  : -EIO;
 		break;
 	}
 	elf_end(elf);

@@ -73,9 +73,9 @@ static unsigned int subscriptions;
 static __thread struct {
 	uint32_t generation;
 	uint32_t tid;
-	uint32_t outer;	       /* runtime launch in progress on this thread */
-	uint32_t capturing;    /* stream captures begun and not ended */
-	uint32_t counted;      /* launch counted in launched_work, until its exit */
+	uint32_t outer;	    /* runtime launch in progress on this thread */
+	uint32_t capturing; /* stream captures begun and not ended */
+	uint32_t counted;   /* launch counted in launched_work, until its exit */
 	CUpti_CallbackDomain counted_domain;
 	uint64_t probe_credit; /* ns of probe budget saved up */
 	uint64_t probe_last;   /* when the credit was last topped up */
