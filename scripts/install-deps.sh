@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential cmake pkg-config clang llvm
+	build-essential cmake pkg-config clang clang-format llvm
 	libbpf-dev bpftool libelf-dev libdw-dev libjansson-dev libiberty-dev
 	zlib1g-dev libzstd-dev liblzma-dev libbz2-dev
 	systemtap-sdt-dev

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-test}
 
 scripts/install-deps.sh
+scripts/check-format.sh
 BUILD_DIR=$build_dir scripts/build.sh
 # The one-file binary for GPU nodes, checked by root.static_binary; a
 # Release build with gcc, the build type a new user types first.
