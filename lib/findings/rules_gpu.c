@@ -134,6 +134,10 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 	char label[320] = "";
 	uint32_t pid = 0;
 	struct finding *f;
+	/* Where the GPU timeline was cut, the spans end there. */
+	uint64_t window = p->gpu_timeline_end_ns && p->gpu_timeline_end_ns < p->duration_ns
+			      ? p->gpu_timeline_end_ns
+			      : p->duration_ns;
 	double idle;
 	int err;
 
@@ -166,10 +170,10 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 	if (err)
 		return err;
 	busy_ns = intervals__merge(&busy);
-	idle = busy_ns < p->duration_ns ? 1 - (double)busy_ns / p->duration_ns : 0;
+	idle = busy_ns < window ? 1 - (double)busy_ns / window : 0;
 	for (size_t i = 0; i <= busy.nr; i++) {
 		uint64_t start = i ? busy.items[i - 1].end : 0;
-		uint64_t end = i < busy.nr ? busy.items[i].start : p->duration_ns;
+		uint64_t end = i < busy.nr ? busy.items[i].start : window;
 
 		if (end > start && end - start >= GPU_IDLE_GAP_NS) {
 			gaps++;
@@ -181,12 +185,12 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		err = outcome__note(o,
 				    "the idlest of %zu processes' GPUs, %s, ran no GPU work %.1f%% "
 				    "of the %.2f s profiled (fires at %.0f%%)",
-				    nr_devices, label, 100 * idle, p->duration_ns / 1e9,
+				    nr_devices, label, 100 * idle, window / 1e9,
 				    100 * GPU_IDLE_MIN_SHARE);
 	else
 		err = outcome__note(
 		    o, "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
-		    100 * idle, p->duration_ns / 1e9, 100 * GPU_IDLE_MIN_SHARE);
+		    100 * idle, window / 1e9, 100 * GPU_IDLE_MIN_SHARE);
 	if (err || idle < GPU_IDLE_MIN_SHARE)
 		goto cleanup;
 	/* What the CPU did while no GPU work ran: that GPU's process's. */
@@ -194,7 +198,7 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		const struct sample *s = &p->samples[i];
 		char location[512];
 
-		if (a->is_gpu_stack[s->stack] || s->time_ns >= p->duration_ns ||
+		if (a->is_gpu_stack[s->stack] || s->time_ns >= window ||
 		    spans__cover(busy.items, busy.nr, s->time_ns))
 			continue;
 		if (pid && s->thread < p->nr_threads && p->threads[s->thread].pid != pid)
@@ -218,7 +222,7 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		goto cleanup;
 	if (finding__evidence(
 		f, "%zu idle gaps of 1 ms or more, the longest %.1f ms; GPU busy %.3f s of %.3f s",
-		gaps, longest / 1e6, busy_ns / 1e9, p->duration_ns / 1e9))
+		gaps, longest / 1e6, busy_ns / 1e9, window / 1e9))
 		goto cleanup;
 	for (size_t d = 0; several && d < nr_devices; d++) {
 		struct intervals other = {0};
@@ -231,7 +235,7 @@ static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 		free(other.items);
 		profile__gpu_process_label(p, devices[d] >> 32, name, sizeof(name));
 		if (finding__evidence(f, "GPU %u of %s: busy %.1f%%", (unsigned int)devices[d],
-				      name, p->duration_ns ? 100.0 * ns / p->duration_ns : 0.0))
+				      name, window ? 100.0 * ns / window : 0.0))
 			goto cleanup;
 	}
 	if (during.nr) {

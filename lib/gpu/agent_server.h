@@ -32,7 +32,7 @@ struct agent_server_options {
 	const char *socket_name;
 	/* GPU records kept for the timeline; later ones are folded into
 	 * totals per launch stack, so their GPU time stays in the stacks.  0
-	 * picks LLMPROF_GPU_TIMELINE_RECORDS, else the default (1 Mi). */
+	 * picks LLMPROF_GPU_TIMELINE_RECORDS, else the default (8 Mi). */
 	size_t timeline_records;
 };
 

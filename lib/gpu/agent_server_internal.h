@@ -18,7 +18,7 @@
 /* GPU records kept for the timeline; those after it are folded into
  * totals (struct gpu_fold).  LLMPROF_GPU_TIMELINE_RECORDS lowers it for
  * tests. */
-#define DEFAULT_TIMELINE_RECORDS (1u << 20)
+#define DEFAULT_TIMELINE_RECORDS (1u << 23)
 /* Launches past the timeline wait here for their records, direct-mapped
  * by correlation id: one lives until an id LAUNCH_RING_SIZE later. */
 #define LAUNCH_RING_SIZE (1u << 18)

@@ -574,6 +574,12 @@ int agent_server__merge(struct agent_server *gs, struct profile *p,
 			goto cleanup;
 	}
 	err = merge_folds(&m, by_tid, by_time, nr_probed);
+	/* Past the timeline's last record the profile holds no GPU spans:
+	 * the idle share is judged up to there. */
+	if (!err && gs->folded)
+		for (size_t i = 0; i < p->nr_gpu; i++)
+			if (p->gpu[i].end_ns > p->gpu_timeline_end_ns)
+				p->gpu_timeline_end_ns = p->gpu[i].end_ns;
 	if (err)
 		goto cleanup;
 	/* Rounded once per stack, so short kernels do not vanish. */
@@ -630,6 +636,9 @@ int gpu_summary__compute(const struct profile *p, size_t top, struct gpu_summary
 		if (p->gpu[i].end_ns > span_end)
 			span_end = p->gpu[i].end_ns;
 	out->wall_ns = p->duration_ns ? p->duration_ns : span_end;
+	/* A cut timeline's busy shares are its own, up to the cut. */
+	if (p->gpu_timeline_end_ns && p->gpu_timeline_end_ns < out->wall_ns)
+		out->wall_ns = p->gpu_timeline_end_ns;
 	spans = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*spans));
 	by_frame = malloc((p->nr_gpu ? p->nr_gpu : 1) * sizeof(*by_frame));
 	if (!spans || !by_frame)

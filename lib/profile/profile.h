@@ -223,6 +223,10 @@ struct profile {
 	size_t nr_samples, cap_samples;
 	struct gpu_activity *gpu;
 	size_t nr_gpu, cap_gpu;
+	/* Where the GPU timeline was cut (since start_ns): GPU records after
+	 * it are in their stacks' weights but not in gpu[]; 0 when whole.  Busy
+	 * and idle shares are the timeline's up to here. */
+	uint64_t gpu_timeline_end_ns;
 	struct memory_facts memory;
 	struct nccl_facts nccl;
 	/*
