@@ -189,6 +189,301 @@ static void read_comm(uint32_t pid, char comm[16])
 	procfs__read_comm(pid, comm, 16);
 }
 
+/* One message's body, known to hold its fixed part. */
+struct message {
+	struct agent_server *server;
+	uint32_t agent;
+	uint32_t type;
+	const uint8_t *body;
+	size_t length; /* of the body */
+};
+
+static int parse_hello(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	size_t body_len = msg->length;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_hello m;
+
+	memcpy(&m, body, sizeof(m));
+	if (info->hello || m.path_length > body_len - sizeof(m))
+		return -EBADMSG;
+	if (m.protocol_version != GPU_PROTOCOL_VERSION) {
+		status__warn("GPU agent of pid %u speaks protocol %u, llmprof %u: ignored", m.pid,
+			     m.protocol_version, GPU_PROTOCOL_VERSION);
+		return -EPROTO;
+	}
+	info->hello = true;
+	/* SO_PEERCRED's pid is in our pid namespace, the agent's may not be. */
+	if (!info->pid)
+		info->pid = m.pid;
+	info->other_pid_namespace = info->pid != m.pid;
+	info->cupti_version = m.cupti_version;
+	info->clock_mode = m.clock_mode;
+	info->clock_offset_ns = m.clock_offset_ns;
+	info->clock_error_ns = m.clock_error_ns;
+	info->mode = m.agent_mode;
+	memcpy(info->version, m.agent_version, sizeof(info->version));
+	info->version[sizeof(info->version) - 1] = '\0';
+	if (m.path_length) {
+		info->cupti_path = text_dup(body + sizeof(m), m.path_length);
+		if (!info->cupti_path)
+			return -ENOMEM;
+	}
+	read_comm(info->pid, info->comm);
+	status__debug("GPU agent %s of pid %u (%s) uses %s, clock %s", info->version, info->pid,
+		      info->comm, info->cupti_path ? info->cupti_path : "?",
+		      m.clock_mode == GPU_CLOCK_CALLBACK ? "callback" : "offset");
+	return 0;
+}
+
+static int parse_name(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	size_t body_len = msg->length;
+	struct connection *c = &gs->connections[agent];
+	struct gpu_name m;
+	int64_t id;
+
+	memcpy(&m, body, sizeof(m));
+	if (!m.id || m.id >= MAX_NAME_ID || m.length > body_len - sizeof(m))
+		return -EBADMSG;
+	if (m.id >= c->nr_names) {
+		size_t nr = c->nr_names;
+
+		if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1, sizeof(*c->names)))
+			return -ENOMEM;
+		c->nr_names = nr;
+	}
+	id = string_table__intern(&gs->names, (const char *)body + sizeof(m), m.length);
+	if (id < 0)
+		return id;
+	c->names[m.id] = id + 1;
+	return 0;
+}
+
+static int parse_kernel(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct connection *c = &gs->connections[agent];
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_record r;
+	struct gpu_kernel m;
+
+	memcpy(&m, body, sizeof(m));
+	if (!m.start_ns || m.end_ns < m.start_ns) {
+		info->incomplete++;
+		return 0;
+	}
+	r = (struct gpu_record){
+	    .start_ns = m.start_ns,
+	    .end_ns = m.end_ns,
+	    .kind = GPU_KERNEL,
+	    .device = m.device,
+	    .context = m.context,
+	    .stream = m.stream,
+	    .correlation = m.correlation,
+	    .graph_id = m.graph_id,
+	    .name = kernel_name(c, m.name_id),
+	    .agent = agent,
+	};
+	return add_record(gs, &r);
+}
+
+static int parse_memcpy(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_record r;
+	struct gpu_memcpy m;
+
+	memcpy(&m, body, sizeof(m));
+	if (!m.start_ns || m.end_ns < m.start_ns) {
+		info->incomplete++;
+		return 0;
+	}
+	r = (struct gpu_record){
+	    .start_ns = m.start_ns,
+	    .end_ns = m.end_ns,
+	    .bytes = m.bytes,
+	    .kind = GPU_MEMCPY,
+	    .device = m.device,
+	    .context = m.context,
+	    .stream = m.stream,
+	    .correlation = m.correlation,
+	    .runtime_correlation = m.runtime_correlation,
+	    .graph_id = m.graph_id,
+	    .name = m.copy_kind,
+	    .agent = agent,
+	    .src_memory = m.src_kind,
+	    .dst_memory = m.dst_kind,
+	};
+	return add_record(gs, &r);
+}
+
+static int parse_memset(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_record r;
+	struct gpu_memset m;
+
+	memcpy(&m, body, sizeof(m));
+	if (!m.start_ns || m.end_ns < m.start_ns) {
+		info->incomplete++;
+		return 0;
+	}
+	r = (struct gpu_record){
+	    .start_ns = m.start_ns,
+	    .end_ns = m.end_ns,
+	    .bytes = m.bytes,
+	    .kind = GPU_MEMSET,
+	    .device = m.device,
+	    .context = m.context,
+	    .stream = m.stream,
+	    .correlation = m.correlation,
+	    .graph_id = m.graph_id,
+	    .name = NO_NAME,
+	    .agent = agent,
+	};
+	return add_record(gs, &r);
+}
+
+static int parse_launch(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct gpu_launch_record l;
+	struct gpu_launch m;
+
+	memcpy(&m, body, sizeof(m));
+	l = (struct gpu_launch_record){
+	    .time_ns = m.time_ns,
+	    .correlation = m.correlation,
+	    .parent_correlation = m.parent_correlation,
+	    .tid = m.tid,
+	    .callback_id = m.callback_id,
+	    .domain = m.domain,
+	    .flags = m.flags,
+	    .graph_exec_id = m.graph_exec_id,
+	    .agent = agent,
+	};
+	return add_launch(gs, &l);
+}
+
+static int parse_dropped(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_dropped m;
+
+	memcpy(&m, body, sizeof(m));
+	info->dropped_activity = m.activity_records;
+	info->dropped_launches = m.launch_records;
+	info->dropped_messages = m.messages;
+	info->incomplete = m.incomplete;
+	return 0;
+}
+
+static int parse_other_subscriber(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	size_t body_len = msg->length;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_other_subscriber m;
+
+	memcpy(&m, body, sizeof(m));
+	if (m.length > body_len - sizeof(m))
+		return -EBADMSG;
+	if (!info->other_subscriber)
+		gs->stats.other_subscriber++;
+	info->other_subscriber = true;
+	free(info->other_tool);
+	info->other_tool = m.length ? text_dup(body + sizeof(m), m.length) : NULL;
+	status__warn("CUPTI in pid %u is in use by %s: no GPU data from it, CPU only", info->pid,
+		     info->other_tool && info->other_tool[0] ? info->other_tool : "another tool");
+	return 0;
+}
+
+static int parse_error(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	size_t body_len = msg->length;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	char **text = msg->type == GPU_MSG_NOTICE ? &info->notice : &info->error;
+	struct gpu_error m;
+
+	memcpy(&m, body, sizeof(m));
+	if (m.length > body_len - sizeof(m))
+		return -EBADMSG;
+	free(*text);
+	*text = text_dup(body + sizeof(m), m.length);
+	if (msg->type == GPU_MSG_NOTICE)
+		status__warn("GPU data of pid %u: %s", info->pid,
+			     info->notice ? info->notice : "incomplete");
+	/* -ENOTSUP: the agent chose not to capture, and says why. */
+	else if (m.error == -ENOTSUP)
+		status__warn("CPU only for pid %u: %s", info->pid,
+			     info->error ? info->error : "GPU capture not safe");
+	else
+		status__warn("GPU agent in pid %u: %s", info->pid,
+			     info->error ? info->error : "error");
+	return 0;
+}
+
+static int parse_goodbye(const struct message *msg)
+{
+	struct agent_server *gs = msg->server;
+	uint32_t agent = msg->agent;
+	const uint8_t *body = msg->body;
+	struct gpu_agent_info *info = &gs->agents[agent];
+	struct gpu_goodbye m;
+
+	memcpy(&m, body, sizeof(m));
+	info->goodbye = true;
+	info->sent_kernels = m.kernels;
+	info->sent_memcpys = m.memcpys;
+	info->sent_memsets = m.memsets;
+	info->sent_launches = m.launches;
+	return 0;
+}
+
+/* The messages this llmprof knows, by type: the fixed part's size and its
+ * parser; a type not here is skipped. */
+static const struct {
+	size_t size;
+	int (*parse)(const struct message *msg);
+} parsers[] = {
+    [GPU_MSG_HELLO] = {sizeof(struct gpu_hello), parse_hello},
+    [GPU_MSG_NAME] = {sizeof(struct gpu_name), parse_name},
+    [GPU_MSG_KERNEL] = {sizeof(struct gpu_kernel), parse_kernel},
+    [GPU_MSG_MEMCPY] = {sizeof(struct gpu_memcpy), parse_memcpy},
+    [GPU_MSG_MEMSET] = {sizeof(struct gpu_memset), parse_memset},
+    [GPU_MSG_LAUNCH] = {sizeof(struct gpu_launch), parse_launch},
+    [GPU_MSG_DROPPED] = {sizeof(struct gpu_dropped), parse_dropped},
+    [GPU_MSG_OTHER_SUBSCRIBER] = {sizeof(struct gpu_other_subscriber), parse_other_subscriber},
+    [GPU_MSG_ERROR] = {sizeof(struct gpu_error), parse_error},
+    [GPU_MSG_NOTICE] = {sizeof(struct gpu_error), parse_error},
+    [GPU_MSG_GOODBYE] = {sizeof(struct gpu_goodbye), parse_goodbye},
+};
+
 /*
  * Checks one message at data and stores what it says.  Returns the bytes it
  * took (> 0), 0 when more bytes are needed, -EBADMSG or -EPROTO for data
@@ -197,14 +492,10 @@ static void read_comm(uint32_t pid, char comm[16])
 static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint8_t *data,
 			     size_t len)
 {
-	struct connection *c = &gs->connections[agent];
 	struct gpu_agent_info *info = &gs->agents[agent];
-	struct gpu_launch_record l;
 	struct gpu_message_header h;
-	struct gpu_record r;
-	const uint8_t *body = data + sizeof(h);
-	size_t body_len;
-	int err = 0;
+	struct message msg;
+	int err;
 
 	if (len < sizeof(h))
 		return 0;
@@ -213,238 +504,19 @@ static int64_t parse_message(struct agent_server *gs, uint32_t agent, const uint
 		return -EBADMSG;
 	if (len < h.length)
 		return 0;
-	body_len = h.length - sizeof(h);
 	if (!info->hello && h.type != GPU_MSG_HELLO)
 		return -EBADMSG;
-
-#define NEED(type_)                                                                                \
-	do {                                                                                       \
-		if (body_len < sizeof(type_))                                                      \
-			return -EBADMSG;                                                           \
-	} while (0)
-
-	switch (h.type) {
-	case GPU_MSG_HELLO: {
-		struct gpu_hello m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (info->hello || m.path_length > body_len - sizeof(m))
-			return -EBADMSG;
-		if (m.protocol_version != GPU_PROTOCOL_VERSION) {
-			status__warn("GPU agent of pid %u speaks protocol %u, llmprof %u: ignored",
-				     m.pid, m.protocol_version, GPU_PROTOCOL_VERSION);
-			return -EPROTO;
-		}
-		info->hello = true;
-		/* SO_PEERCRED's pid is in our pid namespace, the agent's may not be. */
-		if (!info->pid)
-			info->pid = m.pid;
-		info->other_pid_namespace = info->pid != m.pid;
-		info->cupti_version = m.cupti_version;
-		info->clock_mode = m.clock_mode;
-		info->clock_offset_ns = m.clock_offset_ns;
-		info->clock_error_ns = m.clock_error_ns;
-		info->mode = m.agent_mode;
-		memcpy(info->version, m.agent_version, sizeof(info->version));
-		info->version[sizeof(info->version) - 1] = '\0';
-		if (m.path_length) {
-			info->cupti_path = text_dup(body + sizeof(m), m.path_length);
-			if (!info->cupti_path)
-				return -ENOMEM;
-		}
-		read_comm(info->pid, info->comm);
-		status__debug("GPU agent %s of pid %u (%s) uses %s, clock %s", info->version,
-			      info->pid, info->comm, info->cupti_path ? info->cupti_path : "?",
-			      m.clock_mode == GPU_CLOCK_CALLBACK ? "callback" : "offset");
-		break;
-	}
-	case GPU_MSG_NAME: {
-		struct gpu_name m;
-		int64_t id;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (!m.id || m.id >= MAX_NAME_ID || m.length > body_len - sizeof(m))
-			return -EBADMSG;
-		if (m.id >= c->nr_names) {
-			size_t nr = c->nr_names;
-
-			if (array__grow_zeroed((void **)&c->names, &nr, m.id + 1,
-					       sizeof(*c->names)))
-				return -ENOMEM;
-			c->nr_names = nr;
-		}
-		id = string_table__intern(&gs->names, (const char *)body + sizeof(m), m.length);
-		if (id < 0)
-			return id;
-		c->names[m.id] = id + 1;
-		break;
-	}
-	case GPU_MSG_KERNEL: {
-		struct gpu_kernel m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (!m.start_ns || m.end_ns < m.start_ns) {
-			info->incomplete++;
-			break;
-		}
-		r = (struct gpu_record){
-		    .start_ns = m.start_ns,
-		    .end_ns = m.end_ns,
-		    .kind = GPU_KERNEL,
-		    .device = m.device,
-		    .context = m.context,
-		    .stream = m.stream,
-		    .correlation = m.correlation,
-		    .graph_id = m.graph_id,
-		    .name = kernel_name(c, m.name_id),
-		    .agent = agent,
-		};
-		err = add_record(gs, &r);
-		break;
-	}
-	case GPU_MSG_MEMCPY: {
-		struct gpu_memcpy m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (!m.start_ns || m.end_ns < m.start_ns) {
-			info->incomplete++;
-			break;
-		}
-		r = (struct gpu_record){
-		    .start_ns = m.start_ns,
-		    .end_ns = m.end_ns,
-		    .bytes = m.bytes,
-		    .kind = GPU_MEMCPY,
-		    .device = m.device,
-		    .context = m.context,
-		    .stream = m.stream,
-		    .correlation = m.correlation,
-		    .runtime_correlation = m.runtime_correlation,
-		    .graph_id = m.graph_id,
-		    .name = m.copy_kind,
-		    .agent = agent,
-		    .src_memory = m.src_kind,
-		    .dst_memory = m.dst_kind,
-		};
-		err = add_record(gs, &r);
-		break;
-	}
-	case GPU_MSG_MEMSET: {
-		struct gpu_memset m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (!m.start_ns || m.end_ns < m.start_ns) {
-			info->incomplete++;
-			break;
-		}
-		r = (struct gpu_record){
-		    .start_ns = m.start_ns,
-		    .end_ns = m.end_ns,
-		    .bytes = m.bytes,
-		    .kind = GPU_MEMSET,
-		    .device = m.device,
-		    .context = m.context,
-		    .stream = m.stream,
-		    .correlation = m.correlation,
-		    .graph_id = m.graph_id,
-		    .name = NO_NAME,
-		    .agent = agent,
-		};
-		err = add_record(gs, &r);
-		break;
-	}
-	case GPU_MSG_LAUNCH: {
-		struct gpu_launch m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		l = (struct gpu_launch_record){
-		    .time_ns = m.time_ns,
-		    .correlation = m.correlation,
-		    .parent_correlation = m.parent_correlation,
-		    .tid = m.tid,
-		    .callback_id = m.callback_id,
-		    .domain = m.domain,
-		    .flags = m.flags,
-		    .graph_exec_id = m.graph_exec_id,
-		    .agent = agent,
-		};
-		err = add_launch(gs, &l);
-		break;
-	}
-	case GPU_MSG_DROPPED: {
-		struct gpu_dropped m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		info->dropped_activity = m.activity_records;
-		info->dropped_launches = m.launch_records;
-		info->dropped_messages = m.messages;
-		info->incomplete = m.incomplete;
-		break;
-	}
-	case GPU_MSG_OTHER_SUBSCRIBER: {
-		struct gpu_other_subscriber m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (m.length > body_len - sizeof(m))
-			return -EBADMSG;
-		if (!info->other_subscriber)
-			gs->stats.other_subscriber++;
-		info->other_subscriber = true;
-		free(info->other_tool);
-		info->other_tool = m.length ? text_dup(body + sizeof(m), m.length) : NULL;
-		status__warn(
-		    "CUPTI in pid %u is in use by %s: no GPU data from it, CPU only", info->pid,
-		    info->other_tool && info->other_tool[0] ? info->other_tool : "another tool");
-		break;
-	}
-	case GPU_MSG_ERROR:
-	case GPU_MSG_NOTICE: {
-		char **text = h.type == GPU_MSG_NOTICE ? &info->notice : &info->error;
-		struct gpu_error m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		if (m.length > body_len - sizeof(m))
-			return -EBADMSG;
-		free(*text);
-		*text = text_dup(body + sizeof(m), m.length);
-		if (h.type == GPU_MSG_NOTICE)
-			status__warn("GPU data of pid %u: %s", info->pid,
-				     info->notice ? info->notice : "incomplete");
-		/* -ENOTSUP: the agent chose not to capture, and says why. */
-		else if (m.error == -ENOTSUP)
-			status__warn("CPU only for pid %u: %s", info->pid,
-				     info->error ? info->error : "GPU capture not safe");
-		else
-			status__warn("GPU agent in pid %u: %s", info->pid,
-				     info->error ? info->error : "error");
-		break;
-	}
-	case GPU_MSG_GOODBYE: {
-		struct gpu_goodbye m;
-
-		NEED(m);
-		memcpy(&m, body, sizeof(m));
-		info->goodbye = true;
-		info->sent_kernels = m.kernels;
-		info->sent_memcpys = m.memcpys;
-		info->sent_memsets = m.memsets;
-		info->sent_launches = m.launches;
-		break;
-	}
-	default:
-		/* A type this llmprof does not know: skip it. */
-		break;
-	}
-#undef NEED
+	/* A type this llmprof does not know: skipped. */
+	if (h.type >= sizeof(parsers) / sizeof(parsers[0]) || !parsers[h.type].parse)
+		return h.length;
+	msg = (struct message){.server = gs,
+			       .agent = agent,
+			       .type = h.type,
+			       .body = data + sizeof(h),
+			       .length = h.length - sizeof(h)};
+	if (msg.length < parsers[h.type].size)
+		return -EBADMSG;
+	err = parsers[h.type].parse(&msg);
 	return err ? err : (int64_t)h.length;
 }
 
