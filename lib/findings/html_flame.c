@@ -50,17 +50,15 @@ static enum html_class frame_class(const struct frame *f)
 		return HTML_PROCESS;
 	case FRAME_UNKNOWN:
 		return HTML_UNKNOWN;
-	default:
-		break;
-	}
-	/* The recording names these leaves rather than giving them kinds. */
-	if (!strncmp(f->name, "[off-cpu]", 9))
+	case FRAME_OFF_CPU:
 		return HTML_OFF_CPU;
-	if (!strncmp(f->name, "[gpu-mem]", 9))
+	case FRAME_GPU_MEMORY:
 		return HTML_GPU_MEMORY;
-	if (!strncmp(f->name, "[nccl]", 6))
+	case FRAME_NCCL:
 		return HTML_NCCL;
-	return HTML_NATIVE;
+	default:
+		return HTML_NATIVE;
+	}
 }
 
 struct flame {

@@ -310,7 +310,7 @@ size_t html_page__views(const struct profile *p, struct html_view *views)
 			cpu = true;
 	}
 	for (size_t i = 0; i < p->nr_frames && !off_cpu; i++)
-		off_cpu = !strncmp(p->frames[i].name, "[off-cpu] ", 10);
+		off_cpu = p->frames[i].kind == FRAME_OFF_CPU;
 	if (cpu)
 		views[n++] = (struct html_view){off_cpu ? "Wall" : "CPU", p->unit, p, VIEW_CPU};
 	if (gpu)

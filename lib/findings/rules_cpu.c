@@ -373,8 +373,7 @@ static void loader_thread__add(struct loader_thread *t, const struct profile *p,
 		t->waiting += weight;
 	if (role == LOADER_WORKER_BUSY)
 		t->busy += weight;
-	if (role == LOADER_WORKER_BUSY &&
-	    !strcmp(analysis__leaf_name(p, stack), "[off-cpu] preempted"))
+	if (role == LOADER_WORKER_BUSY && profile__stack_is_preempted(p, stack))
 		t->runnable += weight;
 	if ((role == LOADER_WORKER_BUSY || role == LOADER_WORKER_IDLE) &&
 	    runs_worker_loop(p, stack))
