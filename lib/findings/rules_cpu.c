@@ -421,6 +421,19 @@ static void wait_site(const struct profile *p, uint32_t stack, char *buf, size_t
 		snprintf(buf, size, "(no Python frame)");
 }
 
+/* The ranks the recording named ("python3 [rank 1]", not its workers): a
+ * rank whose loop wait went unsampled still has its workers. */
+static size_t named_ranks(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (p->frames[i].kind == FRAME_PROCESS && strstr(p->frames[i].name, "[rank ") &&
+		    !strstr(p->frames[i].name, "[worker "))
+			n++;
+	return n;
+}
+
 /*
  * The training loop's wait for batches, on a timeline: the call where the
  * training threads wait most often (one wait per step, where a start-up
@@ -654,7 +667,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			goto cleanup;
 		advice = (struct loader_advice){
 		    .workers = loops,
-		    .ranks = trainers,
+		    .ranks = named_ranks(p) > trainers ? named_ranks(p) : trainers,
 		    .on_cpu = loop_wall ? (double)(loop_busy - loop_runnable) / loop_wall : 0,
 		    .runnable = loop_wall ? (double)loop_runnable / loop_wall : 0,
 		    .data_wait = share,
