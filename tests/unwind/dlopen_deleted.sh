@@ -24,9 +24,12 @@ for unwind in auto ehframe; do
 	wait $profiler || fail "$unwind: attach failed: $(cat "$WORK/err")"
 	$CHECK has "$WORK/dlopen.folded" ';_start;.*;main;nofp_middle;fp_leaf ' ||
 		fail "$unwind: no whole stack through the dlopen()ed library: $(sort -t' ' -k2 -n "$WORK/dlopen.folded" | tail -3)"
-	# Of the samples in the library, nearly all are whole.
+	# Of the samples in the library, nearly all are whole.  Those taken
+	# while its table is built (a background thread, after the dlopen is
+	# seen; attach holds nothing) are cut short: 2.8-3.1 % on a loaded
+	# 2-core machine, hence 5 points.
 	grep 'fp_leaf' "$WORK/dlopen.folded" >"$WORK/library.folded"
-	$CHECK shares "$WORK/library.folded" --total main=100 --total nofp_middle=100 --tolerance 3 ||
+	$CHECK shares "$WORK/library.folded" --total main=100 --total nofp_middle=100 --tolerance 5 ||
 		fail "$unwind: stacks through the dlopen()ed library are cut short"
 	echo "$unwind: whole"
 	rm -f "$WORK/libdoomed.so"
