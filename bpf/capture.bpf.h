@@ -62,10 +62,12 @@ static __always_inline struct sample_event *capture__reserve(__u32 kind)
 
 /* Fills the stacks of the current thread; kernel frames only where asked
  * for and collect_kernel allows.  Returns true when the Python reader wants
- * the record at once (an interpreter is being looked for). */
+ * the record at once (an interpreter is being looked for).  With every
+ * scratch slot of the CPU in use, the user and Python stacks stay empty. */
 static __always_inline bool capture__stacks(void *ctx, struct sample_event *event, bool kernel)
 {
-	bool urgent;
+	int slot = nest__take();
+	bool urgent = false;
 
 	if (kernel && collect_kernel) {
 		event->kernel_stack_bytes =
@@ -82,12 +84,36 @@ static __always_inline bool capture__stacks(void *ctx, struct sample_event *even
 						      sizeof(event->user_stack), BPF_F_USER_STACK);
 	if (event->user_stack_bytes < 0)
 		count(COUNTER_USER_STACK_ERROR);
-	urgent = python__capture(&event->python);
+	if (slot < 0) {
+		count(COUNTER_CAPTURE_NESTED);
+		event->python.nr_frames = 0;
+		event->python.flags = 0;
+		event->python.entry_mask = 0;
+		if (unwind_in_bpf) {
+			struct unwind_frames *frames = (struct unwind_frames *)(event + 1);
+
+			frames->magic = UNWIND_FRAMES_MAGIC;
+			frames->nr = 0;
+			frames->end = UNWIND_END_DISTURBED;
+			frames->by_rules = 0;
+		}
+		if (stack_copy_bytes) {
+			struct user_stack_copy *copy =
+			    (struct user_stack_copy *)((void *)(event + 1) + STACK_COPY_OFFSET);
+
+			copy->size = 0;
+			copy->error = -16; /* EBUSY */
+			copy->stack_end = 0;
+		}
+		return false;
+	}
+	urgent = python__capture(&event->python, slot);
 	if (unwind_in_bpf)
-		unwind__walk_user_stack((struct unwind_frames *)(event + 1));
+		unwind__walk_user_stack((struct unwind_frames *)(event + 1), slot);
 	if (stack_copy_bytes)
 		unwind__copy_user_stack(
-		    (struct user_stack_copy *)((void *)(event + 1) + STACK_COPY_OFFSET));
+		    (struct user_stack_copy *)((void *)(event + 1) + STACK_COPY_OFFSET), slot);
+	nest__give(slot);
 	return urgent;
 }
 

@@ -9,6 +9,7 @@
 #ifndef LLMPROF_PYTHON_BPF_H
 #define LLMPROF_PYTHON_BPF_H
 
+#include "nest.bpf.h"
 #include "python.h"
 #include "targets.h"
 
@@ -46,9 +47,10 @@ struct python_scratch {
 	__u8 frame[PYTHON_FRAME_READ_MAX];
 };
 
+/* One frame buffer a capture slot (nest.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, CAPTURE_NEST);
 	__type(key, __u32);
 	__type(value, struct python_scratch);
 } python_scratch SEC(".maps");
@@ -209,13 +211,14 @@ static long python__frame_step(__u64 index, void *data)
 	return 0;
 }
 
-/* Returns true when userspace should read this sample at once. */
-static __always_inline bool python__capture(struct python_stack *stack)
+/* The Python stack of the current thread, with the scratch of the capture
+ * in slot.  Returns true when userspace should read this sample at once. */
+static __always_inline bool python__capture(struct python_stack *stack, __u32 slot)
 {
 	struct python_frame_walk walk = {.stack = stack};
 	const struct python_config *c;
 	struct task_struct *task;
-	__u32 zero = 0, tgid;
+	__u32 tgid;
 	__u64 tstate;
 
 	stack->nr_frames = 0;
@@ -227,7 +230,7 @@ static __always_inline bool python__capture(struct python_stack *stack)
 		return false;
 	if (!c->runtime)
 		return c->searching;
-	walk.buf = bpf_map_lookup_elem(&python_scratch, &zero);
+	walk.buf = bpf_map_lookup_elem(&python_scratch, &slot);
 	if (!walk.buf)
 		return false;
 	task = bpf_get_current_task_btf();

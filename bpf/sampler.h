@@ -9,6 +9,10 @@
 #define MAX_STACK_DEPTH 127
 #define TASK_COMM_LEN 16
 
+/* Captures in progress on one CPU at most (nest.bpf.h): a probe, a sample
+ * interrupting it, and two preempted probes. */
+#define CAPTURE_NEST 4
+
 /* Counters in the per-CPU "counters" map, summed by userspace. */
 enum sample_counter {
 	COUNTER_SAMPLES = 0,	  /* samples of the target taken */
@@ -28,6 +32,8 @@ enum sample_counter {
 	COUNTER_LOST_NCCL,	 /* ring buffer full: an NCCL call lost */
 	COUNTER_LAUNCH_STACKS,	 /* GPU launch stacks taken */
 	COUNTER_LAUNCH_SKIPPED,	 /* GPU launches past the rate: no stack taken */
+	COUNTER_CAPTURE_NESTED,	 /* captures with every scratch slot of the CPU taken:
+				  * no user or Python stack */
 	COUNTER_MAX,
 };
 

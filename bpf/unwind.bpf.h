@@ -78,8 +78,9 @@ static __always_inline long copy_by_page(struct user_stack_copy *copy, __u64 sp,
 	return first;
 }
 
-/* Fills copy (STACK_COPY_RECORD_BYTES long) for the current task. */
-static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy)
+/* Fills copy (STACK_COPY_RECORD_BYTES long) for the current task, the
+ * capture in slot. */
+static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy, __u32 slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	/* The user registers: at the interrupt when it hit user mode, at
@@ -143,7 +144,7 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 	copy->size = size;
 	/* Return addresses that pending uretprobes took: the originals, in
 	 * place, so the copy reads as the stack would without the probes. */
-	p = uretprobe__collect();
+	p = uretprobe__collect(slot);
 	if (!p || !p->nr)
 		return;
 	for (int i = 0; i < URETPROBE_MAX_PENDING; i++) {
@@ -180,14 +181,16 @@ struct {
 /* The walk in progress: bpf_loop()'s callback finds it here. */
 struct unwind_walk {
 	__u64 pc, sp, bp;
+	__u64 owner; /* when the walk began: another walk in the slot changes it */
 	__u32 pid;
 	__u32 exact; /* pc is no return address: the leaf, or past a signal frame */
 	struct unwind_frames out;
 };
 
+/* One walk a capture slot (nest.bpf.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, CAPTURE_NEST);
 	__type(key, __u32);
 	__type(value, struct unwind_walk);
 } unwind_scratch SEC(".maps");
@@ -250,11 +253,11 @@ static __always_inline bool unwind__find_row(const struct unwind_process *proc, 
 }
 
 /* One frame: records st->pc, then steps to the caller.  0 to go on, 1 to
- * stop (bpf_loop). */
+ * stop (bpf_loop).  ctx: the capture's slot. */
 static long unwind__step(__u64 index, void *ctx)
 {
-	__u32 zero = 0, nr;
-	struct unwind_walk *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	__u32 slot = *(__u32 *)ctx, nr;
+	struct unwind_walk *st = bpf_map_lookup_elem(&unwind_scratch, &slot);
 	const struct unwind_process *proc;
 	struct unwind_row row = {};
 	__u64 pc, cfa, ra, bp;
@@ -318,7 +321,7 @@ static long unwind__step(__u64 index, void *ctx)
 		st->out.end = UNWIND_END_READ;
 		return 1;
 	}
-	ra = uretprobe__original(cfa - 8, ra);
+	ra = uretprobe__original(slot, cfa - 8, ra);
 	if (frame_pointer) {
 		if (bpf_probe_read_user(&bp, sizeof(bp), (const void *)(cfa - 16)))
 			bp = 0;
@@ -345,21 +348,24 @@ static long unwind__step(__u64 index, void *ctx)
 	return 0;
 }
 
-/* Walks the current task's user stack into out (--unwind ehframe). */
-static __always_inline void unwind__walk_user_stack(struct unwind_frames *out)
+/* Walks the current task's user stack into out (--unwind ehframe), with
+ * the scratch of the capture in slot. */
+static __always_inline void unwind__walk_user_stack(struct unwind_frames *out, __u32 slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u64 owner = bpf_ktime_get_ns();
 	struct unwind_walk *st;
-	__u32 zero = 0, nr;
+	__u32 nr;
 
 	out->magic = UNWIND_FRAMES_MAGIC;
 	out->nr = 0;
 	out->end = UNWIND_END_READ;
 	out->by_rules = 0;
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	st = bpf_map_lookup_elem(&unwind_scratch, &slot);
 	if (!st)
 		return;
+	st->owner = owner;
 	st->pc = regs->ip;
 	st->sp = regs->sp;
 	st->bp = regs->bp;
@@ -370,8 +376,8 @@ static __always_inline void unwind__walk_user_stack(struct unwind_frames *out)
 	st->out.by_rules = 0;
 	if (!st->pc)
 		return;
-	uretprobe__collect();
-	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, NULL, 0);
+	uretprobe__collect(slot);
+	bpf_loop(UNWIND_MAX_FRAMES + 1, unwind__step, &slot, 0);
 	out->nr = st->out.nr;
 	out->end = st->out.end;
 	out->by_rules = st->out.by_rules;
@@ -382,6 +388,11 @@ static __always_inline void unwind__walk_user_stack(struct unwind_frames *out)
 	else
 		bpf_probe_read_kernel(out->frames, (nr & (UNWIND_MAX_FRAMES - 1)) * sizeof(__u64),
 				      st->out.frames);
+	/* Another walk ran in this slot meanwhile: what st holds is not ours. */
+	if (st->owner != owner) {
+		out->nr = 0;
+		out->end = UNWIND_END_DISTURBED;
+	}
 }
 
 #endif /* LLMPROF_UNWIND_BPF_H */

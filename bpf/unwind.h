@@ -106,6 +106,7 @@ enum unwind_walk_end {
 	UNWIND_END_READ,	  /* a stack word could not be read */
 	UNWIND_END_NOT_UP,	  /* the caller's frame would not lie above: a bad guess */
 	UNWIND_END_DEPTH,	  /* UNWIND_MAX_FRAMES reached: cut */
+	UNWIND_END_DISTURBED,	  /* another walk shared the scratch: no frames */
 };
 
 #define UNWIND_FRAMES_MAGIC 0x756e7764 /* "unwd" */

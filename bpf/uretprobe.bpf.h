@@ -17,6 +17,8 @@
 
 #include <bpf/bpf_core_read.h>
 
+#include "nest.bpf.h"
+
 /* Pending return instances looked at, innermost first. */
 #define URETPROBE_MAX_PENDING 8
 
@@ -28,27 +30,26 @@ struct uretprobe_pending {
 	__u64 original[URETPROBE_MAX_PENDING];
 };
 
-/* The sample's list, filled by uretprobe__collect(). */
+/* Each capture slot's list (nest.bpf.h), filled by uretprobe__collect(). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, CAPTURE_NEST);
 	__type(key, __u32);
 	__type(value, struct uretprobe_pending);
 } uretprobe_scratch SEC(".maps");
 
 /* Collects the current task's pending return instances for the
- * uretprobe__original() calls of this sample; NULL when the scratch is
- * missing. */
-static __always_inline struct uretprobe_pending *uretprobe__collect(void)
+ * uretprobe__original() calls of the capture in slot; NULL when the scratch
+ * is missing. */
+static __always_inline struct uretprobe_pending *uretprobe__collect(__u32 slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct uretprobe_pending *p;
 	struct return_instance *ri;
 	struct uprobe_task *utask;
 	struct xol_area *area;
-	__u32 zero = 0;
 
-	p = bpf_map_lookup_elem(&uretprobe_scratch, &zero);
+	p = bpf_map_lookup_elem(&uretprobe_scratch, &slot);
 	if (!p)
 		return NULL;
 	p->nr = 0;
@@ -82,12 +83,11 @@ static __always_inline struct uretprobe_pending *uretprobe__collect(void)
 	return p;
 }
 
-/* The return address that slot held before a uretprobe took it; ra when
- * no pending return of the last uretprobe__collect() took this slot. */
-static __always_inline __u64 uretprobe__original(__u64 slot, __u64 ra)
+/* The return address that stack slot held before a uretprobe took it; ra
+ * when no pending return of the capture's uretprobe__collect() took it. */
+static __always_inline __u64 uretprobe__original(__u32 capture, __u64 slot, __u64 ra)
 {
-	__u32 zero = 0;
-	const struct uretprobe_pending *p = bpf_map_lookup_elem(&uretprobe_scratch, &zero);
+	const struct uretprobe_pending *p = bpf_map_lookup_elem(&uretprobe_scratch, &capture);
 
 	if (!p || !p->nr || ra != p->trampoline)
 		return ra;

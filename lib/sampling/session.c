@@ -302,6 +302,8 @@ static uint16_t bpf_unwound_stack(struct session *s, const struct unwind_frames 
 		s->bpf_unwind.whole++;
 	else if (frames->end == UNWIND_END_DEPTH)
 		s->bpf_unwind.cut++;
+	else if (frames->end == UNWIND_END_DISTURBED)
+		s->bpf_unwind.disturbed++;
 	return nr;
 }
 
@@ -873,14 +875,16 @@ int session__finish(struct session *s, struct profile **out)
 		status__debug(
 		    "unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
 		    "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
-		    "the outermost frame, %.1f%% cut at %d frames",
+		    "the outermost frame, %.1f%% cut at %d frames; %llu walks dropped, disturbed by "
+		    "another (%llu captures found all %d of their CPU's scratch slots taken)",
 		    (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
 		    s->bpf_unwind.frames > s->bpf_unwind.samples
 			? 100.0 * s->bpf_unwind.by_rules /
 			      (s->bpf_unwind.frames - s->bpf_unwind.samples)
 			: 0.0,
 		    100.0 * s->bpf_unwind.whole / n, 100.0 * s->bpf_unwind.cut / n,
-		    UNWIND_MAX_FRAMES);
+		    UNWIND_MAX_FRAMES, (unsigned long long)s->bpf_unwind.disturbed,
+		    (unsigned long long)counters[COUNTER_CAPTURE_NESTED], CAPTURE_NEST);
 	}
 	return session_profile__build(s, counters, out);
 }

@@ -87,7 +87,7 @@ struct session {
 	struct bpf_link *process_links[3];   /* fork, exec and exit tracking */
 	struct unwind_tables *unwind_tables; /* --unwind ehframe */
 	struct {
-		uint64_t samples, whole, cut, frames, by_rules;
+		uint64_t samples, whole, cut, frames, by_rules, disturbed;
 	} bpf_unwind;
 	struct unwind_compare unwind_compare; /* --unwind compare */
 

@@ -75,5 +75,11 @@ fi
 "$LLMPROF" record -F 499 --mode wall -f html -o "$ARTIFACTS/wall.html" -- "$FIXTURES/waits" 2 \
 	>/dev/null 2>"$WORK/wall.err" || fail "record --mode wall -f html failed: $(cat "$WORK/wall.err")"
 grep -q '"views":\[{"name":"Wall"' "$ARTIFACTS/wall.html" || fail "no Wall view"
-grep -q '"names":\[[^]]*"\[off-cpu\] ' "$ARTIFACTS/wall.html" || fail "no off-CPU wait in the Wall view"
+python3 - "$ARTIFACTS/wall.html" <<'PY' || fail "no off-CPU wait in the Wall view"
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+data = json.loads(re.search(r'id="llmprof-data">(.*?)</script>', text, re.S).group(1))
+wall = next(v for v in data["views"] if v["name"] == "Wall")
+sys.exit(not any(n.startswith("[off-cpu] ") for n in wall["names"]))
+PY
 echo PASS

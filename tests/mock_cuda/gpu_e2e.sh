@@ -38,13 +38,19 @@ graph_unattributed = os.environ.get("GRAPH_UNATTRIBUTED")
 # kernels under its own launcher, or unattributed while the tree is not
 # sampled, never under the first process's launches with the same ids.
 child = os.environ.get("WANT_CHILD")
-child_us = mixed = 0
+child_us = mixed = stray = 0
 total, under = {}, {}
 for line in open(path):
     stack, _, weight = line.rstrip("\n").rpartition(" ")
     frames = stack.split(";")
     if not frames[-1].startswith("[gpu] "):
         continue
+    # A launch stack is the launching thread's, whole: from _start, with
+    # no frame before it or that no module holds (a walk that went on
+    # from another's state ended in a word of the stack's top).
+    if "main" in frames and (frames[1] != "_start" or any(f.startswith("[unknown") for f in frames)):
+        stray += int(weight)
+        print("stray frames:", line.strip(), file=sys.stderr)
     leaf = frames[-1][6:]
     if child and leaf == "child_kernel":
         child_us += int(weight)
@@ -78,6 +84,8 @@ if not iterations and total.get("softmax_kernel"):
         got = total.get(leaf, 0) / total["softmax_kernel"]
         if abs(got / ratio - 1) > 0.10:
             bad.append(f"{leaf}/softmax_kernel = {got:.2f}, programmed {ratio}")
+if stray:
+    bad.append(f"{stray} us on stacks with stray frames")
 if child and (not child_us or mixed):
     bad.append(f"child_kernel: {mixed} of {child_us} us under the other process's launches")
 for b in bad:
@@ -155,6 +163,15 @@ if [ "$mode" = record ]; then
 	fi
 	grep -q "GPU summary" "$WORK/app.err" || fail "no GPU summary"
 	check_folded "$WORK/record.folded" "$iterations"
+
+	# Sampled often, the CPU sampler interrupts the launch probe in the
+	# middle of its stack walk thousands of times: each walk keeps its
+	# own state (3 runs of 4 gave stacks with stray frames while they
+	# shared it).
+	"$LLMPROF" record -F 4999 -o "$WORK/often.folded" -- "$MOCK_APP" --seconds 2 \
+		>/dev/null 2>"$WORK/app.err" || fail "record -F 4999 exited $?: $(tail "$WORK/app.err")"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	check_folded "$WORK/often.folded" "$iterations"
 
 	# A process tree: a child with its own agent, whose correlation ids
 	# are the parent's over again; then one that closed the descriptors
