@@ -875,7 +875,8 @@ int session__finish(struct session *s, struct profile **out)
 		status__debug(
 		    "unwind: %llu samples unwound in BPF, %.1f frames each (%.1f%% of "
 		    "the steps by unwind rows, the rest by frame pointer); %.1f%% reached "
-		    "the outermost frame, %.1f%% cut at %d frames; %llu walks dropped, disturbed by "
+		    "the outermost frame, %.1f%% cut at %d frames; %llu walks dropped, disturbed "
+		    "by "
 		    "another (%llu captures found all %d of their CPU's scratch slots taken)",
 		    (unsigned long long)s->bpf_unwind.samples, s->bpf_unwind.frames / n,
 		    s->bpf_unwind.frames > s->bpf_unwind.samples
