@@ -80,6 +80,7 @@ enum {
 	OPT_RUN_AS,
 	OPT_INVERTED,
 	OPT_LAUNCH_STACK_RATE,
+	OPT_MAX_OVERHEAD,
 };
 
 static const struct option long_options[] = {
@@ -100,6 +101,7 @@ static const struct option long_options[] = {
     {"gpu-memory", no_argument, NULL, OPT_GPU_MEMORY},
     {"no-nccl", no_argument, NULL, OPT_NO_NCCL},
     {"launch-stack-rate", required_argument, NULL, OPT_LAUNCH_STACK_RATE},
+    {"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
     {"unwind", required_argument, NULL, OPT_UNWIND},
     {"mode", required_argument, NULL, OPT_MODE},
     {"children", no_argument, NULL, 'C'},
@@ -139,6 +141,10 @@ static void usage(enum profile_mode mode, FILE *out)
 		"  -d, --duration SECONDS stop after SECONDS (default: until Ctrl-C or the\n"
 		"                         target exits)\n"
 		"  -F, --frequency HZ     samples per second per CPU, at most 10000 (default 99)\n"
+		"      --max-overhead PCT hold llmprof's cost (its BPF programs' run time and\n"
+		"                         its own CPU) under PCT %% of the target's CPU time,\n"
+		"                         sampling more slowly while it is over (samples then\n"
+		"                         weigh more; default: off)\n"
 		"      --sampling MODE    random (intervals drawn around 1/HZ, so periodic\n"
 		"                         work cannot keep in step; default) or fixed (every\n"
 		"                         1/HZ exactly, as perf does)\n");
@@ -574,6 +580,19 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			}
 			env->recording.sampling.off_cpu_min_ns = value * 1000ULL;
 			break;
+		case OPT_MAX_OVERHEAD: {
+			char *end;
+			double pct = strtod(optarg, &end);
+
+			if (end == optarg || (*end && strcmp(end, "%")) || !(pct >= 0 && pct <= 100)) {
+				status__error("invalid share '%s' for --max-overhead: expected 0 to "
+					      "100 (percent of the target's CPU time; 0: off)",
+					      optarg);
+				return EXIT_USAGE;
+			}
+			env->recording.sampling.max_overhead = pct / 100;
+			break;
+		}
 		case OPT_LAUNCH_STACK_RATE:
 			if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
 				status__error(

@@ -12,11 +12,15 @@
 #include "status.h"
 
 #define MAX_MAPS 256
+#define MAX_PROGRAMS 64
 
 /* Ids of the maps counted so far: a shared map is counted once. */
 static uint32_t counted_maps[MAX_MAPS];
 static int nr_counted_maps;
 static uint64_t total_map_bytes;
+/* Ids of the programs loaded, for their run time. */
+static uint32_t program_ids[MAX_PROGRAMS];
+static int nr_program_ids;
 
 uint64_t bpf_cost__now(void)
 {
@@ -71,6 +75,8 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 			continue;
 		insns += info.verified_insns;
 		nr_programs++;
+		if (nr_program_ids < MAX_PROGRAMS)
+			program_ids[nr_program_ids++] = info.id;
 	}
 	bpf_object__for_each_map(map, object)
 	{
@@ -93,4 +99,22 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 uint64_t bpf_cost__map_bytes(void)
 {
 	return total_map_bytes;
+}
+
+uint64_t bpf_cost__run_time_ns(void)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < nr_program_ids; i++) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(program_ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.run_time_ns;
+		close(fd);
+	}
+	return total;
 }

@@ -19,5 +19,9 @@ uint64_t bpf_cost__now(void);
 void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t started_ns);
 /* The memory of every map bpf_cost__loaded() has seen, in bytes. */
 uint64_t bpf_cost__map_bytes(void);
+/* The run time of every program bpf_cost__loaded() has seen and that is
+ * still loaded, in ns: counted only while run-time statistics are on
+ * (kernel.bpf_stats_enabled, or a BPF_ENABLE_STATS descriptor). */
+uint64_t bpf_cost__run_time_ns(void);
 
 #endif /* LLMPROF_BPF_COST_H */

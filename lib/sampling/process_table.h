@@ -48,6 +48,7 @@ struct tracked_process {
 	bool refreshed_for_unknown; /* an unknown address was looked up once */
 	uint64_t records;	    /* records of this process received */
 	uint64_t unwind_wait_ns;    /* stopped at library loads for unwind rules */
+	uint64_t cpu_ticks;	    /* utime + stime when the governor last looked */
 };
 
 /* How the table creates each process's readers. */

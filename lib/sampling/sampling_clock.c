@@ -20,7 +20,7 @@ int sampling_clock__init(struct sampling_clock *clock, unsigned int frequency, b
 {
 	if (!frequency)
 		return -EINVAL;
-	*clock = (struct sampling_clock){.frequency = frequency, .random = random};
+	*clock = (struct sampling_clock){.frequency = frequency, .divisor = 1, .random = random};
 	if (getrandom(&clock->rng, sizeof(clock->rng), GRND_NONBLOCK) != sizeof(clock->rng))
 		clock->rng = clock__monotonic_ns() ^ ((uint64_t)getpid() << 32);
 	clock->rng |= 1;
@@ -43,7 +43,7 @@ static double uniform(struct sampling_clock *clock)
 
 static uint64_t draw_hold(struct sampling_clock *clock)
 {
-	double interval = (double)NS_PER_S / clock->frequency;
+	double interval = (double)NS_PER_S * clock->divisor / clock->frequency;
 
 	return interval * (SAMPLING_CLOCK_MIN_HOLD +
 			   (SAMPLING_CLOCK_MAX_HOLD - SAMPLING_CLOCK_MIN_HOLD) * uniform(clock));
@@ -53,7 +53,8 @@ static uint64_t draw_hold(struct sampling_clock *clock)
  * tick its restart loses made up. */
 static uint64_t period_of(const struct sampling_clock *clock, double share, uint64_t hold_ns)
 {
-	double rate = clock->frequency * (0.5 + share) + NS_PER_S / (2.0 * hold_ns);
+	double rate = (double)clock->frequency / clock->divisor * (0.5 + share) +
+		      NS_PER_S / (2.0 * hold_ns);
 	uint64_t period = NS_PER_S / rate;
 
 	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;
@@ -104,7 +105,7 @@ struct sampling_clock_draw sampling_clock__draw(struct sampling_clock *clock)
 	struct sampling_clock_draw draw = {0};
 
 	if (!clock->random) {
-		draw.period_ns = NS_PER_S / clock->frequency;
+		draw.period_ns = NS_PER_S / clock->frequency * clock->divisor;
 		return draw;
 	}
 	draw.hold_ns = draw_hold(clock);
@@ -164,12 +165,14 @@ int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_f
 	pthread_condattr_t attr;
 	int err;
 
-	if (!clock->random || clock->running)
+	if (clock->running)
+		return 0;
+	clock->fds = fds;
+	clock->nr_fds = nr_fds;
+	if (!clock->random)
 		return 0;
 	/* The periods the events opened with are held from now. */
 	clock->next_draw_ns = clock__monotonic_ns() + draw_hold(clock);
-	clock->fds = fds;
-	clock->nr_fds = nr_fds;
 	clock->stopping = false;
 	pthread_mutex_init(&clock->lock, NULL);
 	pthread_condattr_init(&attr);
@@ -201,4 +204,32 @@ void sampling_clock__stop(struct sampling_clock *clock)
 	free(clock->shares);
 	clock->shares = NULL;
 	clock->nr_shares = 0;
+}
+
+int sampling_clock__set_divisor(struct sampling_clock *clock, unsigned int divisor)
+{
+	uint64_t period;
+	int err = 0;
+
+	if (!divisor)
+		return -EINVAL;
+	if (!clock->running) {
+		/* Fixed (no thread), or not started yet: the events, if any,
+		 * take the new period here. */
+		clock->divisor = divisor;
+		period = sampling_clock__period(clock);
+		for (int cpu = 0; cpu < clock->nr_fds; cpu++)
+			if (clock->fds[cpu] >= 0 &&
+			    ioctl(clock->fds[cpu], PERF_EVENT_IOC_PERIOD, &period) && !err)
+				err = -errno;
+		return err;
+	}
+	/* The thread draws every CPU's period again at once, a new pair. */
+	pthread_mutex_lock(&clock->lock);
+	clock->divisor = divisor;
+	clock->pair_hold_ns = 0;
+	clock->next_draw_ns = 0;
+	pthread_cond_signal(&clock->wake);
+	pthread_mutex_unlock(&clock->lock);
+	return 0;
 }

@@ -27,6 +27,9 @@
 
 struct sampling_clock {
 	unsigned int frequency;
+	/* The overhead governor's slowing: the clock ticks at frequency /
+	 * divisor, each period divisor times as long (1: as asked). */
+	unsigned int divisor;
 	bool random;
 	uint64_t rng;
 	/* While random events run: the thread that draws their periods. */
@@ -66,10 +69,15 @@ uint64_t sampling_clock__next_hold(struct sampling_clock *clock, uint64_t *perio
  * first draw of a random clock, held from sampling_clock__start(). */
 uint64_t sampling_clock__period(struct sampling_clock *clock);
 /* Starts drawing new periods for the open events fds[0..nr_fds) (fd -1:
- * none), which stay open until sampling_clock__stop(); nothing when
- * fixed.  0 or -errno. */
+ * none), which stay open until sampling_clock__stop(); when fixed, only
+ * keeps fds for sampling_clock__set_divisor().  0 or -errno. */
 int sampling_clock__start(struct sampling_clock *clock, const int *fds, int nr_fds);
 /* Stops the drawing, before the events are closed; safe to call again. */
 void sampling_clock__stop(struct sampling_clock *clock);
+/* Ticks at frequency / divisor from now: every period divisor times as
+ * long.  A fixed clock's events get their new period at once; a random
+ * clock draws new periods for every CPU at once.  0 or -errno (of the
+ * first PERF_EVENT_IOC_PERIOD that failed). */
+int sampling_clock__set_divisor(struct sampling_clock *clock, unsigned int divisor);
 
 #endif /* LLMPROF_SAMPLING_CLOCK_H */

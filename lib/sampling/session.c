@@ -111,6 +111,7 @@ int session__open(struct session **out, const struct session_options *options)
 		return -ENOMEM;
 	s->options = *options;
 	s->epoll_fd = -1;
+	governor__init(&s->governor, 0);
 	s->pidfd = -1;
 	libbpf_set_print(libbpf_print);
 
@@ -596,6 +597,9 @@ int session__start(struct session *s)
 	err = sampling_clock__start(&s->clock, s->perf_fds, s->nr_cpus);
 	if (err)
 		return err;
+	err = governor__init(&s->governor, s->options.max_overhead);
+	if (err)
+		return err;
 	s->attached = true;
 	if (s->unwind_tables && s->options.warm_up && s->options.mode == SESSION_MODE_CPU) {
 		s->warming_up = true;
@@ -674,6 +678,57 @@ static bool others_alive(const struct session *s)
 	return false;
 }
 
+/* The target's CPU time since the last look, for the governor: each
+ * process's own, so that one that exits takes nothing back. */
+static void add_target_time(struct session *s)
+{
+	static long ticks_per_s;
+
+	if (!ticks_per_s)
+		ticks_per_s = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
+	for (size_t i = 0; i < s->processes.nr; i++) {
+		struct tracked_process *proc = &s->processes.processes[i];
+		struct procfs_stat st;
+		uint64_t ticks;
+
+		if (procfs__stat(proc->pid, 0, &st))
+			continue;
+		ticks = st.utime + st.stime;
+		if (ticks > proc->cpu_ticks && proc->cpu_ticks)
+			governor__add_target_time(&s->governor, (ticks - proc->cpu_ticks) *
+								    (1000000000ULL / ticks_per_s));
+		proc->cpu_ticks = ticks;
+	}
+}
+
+/* --max-overhead: once a second, llmprof's cost against the target's CPU;
+ * the sampling slows or speeds up by the governor's divisor. */
+static int govern(struct session *s, uint64_t now)
+{
+	unsigned int was = s->governor.divisor, divisor;
+	int err;
+
+	if (s->governor.budget <= 0 || s->stopped)
+		return 0;
+	add_target_time(s);
+	divisor = governor__tick(&s->governor, now);
+	if (divisor == was)
+		return 0;
+	err = sampling_clock__set_divisor(&s->clock, divisor);
+	if (err)
+		return err;
+	err = governor__changed(&s->governor, now, divisor);
+	if (err)
+		return err;
+	status__info("overhead %.1f%% of the target's CPU, budget %.1f%% (--max-overhead): "
+		     "sampling at %.0f Hz from %.1f s (asked %u Hz; each sample weighs %u)",
+		     100 * s->governor.last_share, 100 * s->governor.budget,
+		     (double)s->options.frequency / divisor,
+		     now > s->start_ns ? (now - s->start_ns) / 1e9 : 0.0, s->options.frequency,
+		     divisor);
+	return 0;
+}
+
 int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_end *end)
 {
 	int err;
@@ -734,6 +789,9 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		if (err)
 			return err;
 		session__load_gate_expire(s, false);
+		err = govern(s, clock__monotonic_ns());
+		if (err)
+			return err;
 		if (s->options.tick)
 			s->options.tick(s->options.tick_ctx, s);
 		if (s->main_exited && !others_alive(s)) {
@@ -856,6 +914,15 @@ int session__finish(struct session *s, struct profile **out)
 		return err;
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
+	if (s->governor.budget > 0)
+		status__debug("overhead governor: %llu seconds measured, llmprof cost %.2f%% of "
+			      "the target's CPU on average, %.2f%% at most (budget %.2f%%); %zu "
+			      "changes of rate",
+			      (unsigned long long)s->governor.windows,
+			      s->governor.windows ? 100 * s->governor.sum_share / s->governor.windows
+						  : 0.0,
+			      100 * s->governor.worst_share, 100 * s->governor.budget,
+			      s->governor.nr_steps - 1);
 	if (s->clock.random && s->end_ns > s->start_ns)
 		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
 			      "per second",
@@ -898,6 +965,7 @@ void session__close(struct session *s)
 	ring_buffer__free(s->ring);
 	unwind_tables__free(s->unwind_tables);
 	sampler_bpf__destroy(s->skel);
+	governor__free(&s->governor);
 	if (s->epoll_fd >= 0)
 		close(s->epoll_fd);
 	if (s->pidfd >= 0)

@@ -65,6 +65,9 @@ struct session_options {
 	/* GPU launch stacks per second and thread (graph launches a fifth
 	 * of it, at least 1); 0: every launch's (bpf/sampler.bpf.c). */
 	unsigned int launch_stack_rate;
+	/* The overhead governor's budget, a share of the target's CPU time
+	 * (governor.h); 0: off. */
+	double max_overhead;
 	/* attach: the first CPU samples (a second at most) only say which
 	 * files' unwind rules to build first, and the profile starts once
 	 * those are ready, so that its stacks are whole from the start. */

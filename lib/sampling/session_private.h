@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "sampler.h"
 #include "sampling/process_table.h"
+#include "sampling/governor.h"
 #include "sampling/sampling_clock.h"
 #include "sampling/session.h"
 #include "sampling/unwind_compare.h"
@@ -75,6 +76,7 @@ struct session {
 	struct ring_buffer *ring;
 	int *perf_fds;
 	struct sampling_clock clock; /* the events' periods */
+	struct governor governor;    /* --max-overhead */
 	struct bpf_link **links;
 	int nr_cpus;
 	int epoll_fd;

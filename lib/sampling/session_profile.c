@@ -147,14 +147,18 @@ static int resolve_addresses(struct session *s, struct profile *p)
 }
 
 /* The weight of a sample in the profile's unit: a count of CPU samples, or
- * microseconds when off-CPU time is in the profile. */
+ * microseconds when off-CPU time is in the profile.  A CPU sample taken
+ * while the overhead governor slowed the clock stands for divisor of
+ * them. */
 static uint64_t sample_weight(const struct session *s, const struct raw_sample *sample)
 {
-	if (s->options.mode == SESSION_MODE_CPU)
-		return 1;
+	unsigned int divisor = governor__divisor_at(&s->governor, sample->time_ns);
+
 	if (sample->off_cpu_ns)
 		return sample->off_cpu_ns >= 1000 ? (sample->off_cpu_ns + 500) / 1000 : 1;
-	return (1000000 + s->options.frequency / 2) / s->options.frequency;
+	if (s->options.mode == SESSION_MODE_CPU)
+		return divisor;
+	return divisor * ((1000000 + s->options.frequency / 2) / s->options.frequency);
 }
 
 /* The "[off-cpu] REASON" leaf of an off-CPU interval whose symbolized
