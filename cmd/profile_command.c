@@ -584,10 +584,12 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 			char *end;
 			double pct = strtod(optarg, &end);
 
-			if (end == optarg || (*end && strcmp(end, "%")) || !(pct >= 0 && pct <= 100)) {
-				status__error("invalid share '%s' for --max-overhead: expected 0 to "
-					      "100 (percent of the target's CPU time; 0: off)",
-					      optarg);
+			if (end == optarg || (*end && strcmp(end, "%")) ||
+			    !(pct >= 0 && pct <= 100)) {
+				status__error(
+				    "invalid share '%s' for --max-overhead: expected 0 to "
+				    "100 (percent of the target's CPU time; 0: off)",
+				    optarg);
 				return EXIT_USAGE;
 			}
 			env->recording.sampling.max_overhead = pct / 100;

@@ -112,8 +112,8 @@ unsigned int governor__tick(struct governor *g, uint64_t now)
 
 int governor__changed(struct governor *g, uint64_t now, unsigned int divisor)
 {
-	int err = array__grow((void **)&g->steps, &g->cap_steps, g->nr_steps + 1,
-			      sizeof(*g->steps));
+	int err =
+	    array__grow((void **)&g->steps, &g->cap_steps, g->nr_steps + 1, sizeof(*g->steps));
 
 	if (err)
 		return err;

@@ -34,16 +34,16 @@ struct governor_step {
 };
 
 struct governor {
-	double budget; /* share of the target's CPU time; 0: off */
-	int stats_fd;  /* BPF_ENABLE_STATS, or -1 */
-	bool started, warm; /* measuring; past the first window */
-	uint64_t window_ns;	       /* when the window began */
-	uint64_t bpf_ns, self_ns;      /* at its start */
-	uint64_t target_ns;	       /* the target's CPU time in the window so far */
+	double budget;		  /* share of the target's CPU time; 0: off */
+	int stats_fd;		  /* BPF_ENABLE_STATS, or -1 */
+	bool started, warm;	  /* measuring; past the first window */
+	uint64_t window_ns;	  /* when the window began */
+	uint64_t bpf_ns, self_ns; /* at its start */
+	uint64_t target_ns;	  /* the target's CPU time in the window so far */
 	unsigned int divisor, calm;
 	struct governor_step *steps; /* every change, in time order */
 	size_t nr_steps, cap_steps;
-	uint64_t windows;	 /* measured */
+	uint64_t windows; /* measured */
 	double last_share, worst_share, sum_share;
 };
 

@@ -53,8 +53,8 @@ static uint64_t draw_hold(struct sampling_clock *clock)
  * tick its restart loses made up. */
 static uint64_t period_of(const struct sampling_clock *clock, double share, uint64_t hold_ns)
 {
-	double rate = (double)clock->frequency / clock->divisor * (0.5 + share) +
-		      NS_PER_S / (2.0 * hold_ns);
+	double rate =
+	    (double)clock->frequency / clock->divisor * (0.5 + share) + NS_PER_S / (2.0 * hold_ns);
 	uint64_t period = NS_PER_S / rate;
 
 	return period < MIN_PERIOD_NS ? MIN_PERIOD_NS : period;

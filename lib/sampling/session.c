@@ -915,14 +915,14 @@ int session__finish(struct session *s, struct profile **out)
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
 	if (s->governor.budget > 0)
-		status__debug("overhead governor: %llu seconds measured, llmprof cost %.2f%% of "
-			      "the target's CPU on average, %.2f%% at most (budget %.2f%%); %zu "
-			      "changes of rate",
-			      (unsigned long long)s->governor.windows,
-			      s->governor.windows ? 100 * s->governor.sum_share / s->governor.windows
-						  : 0.0,
-			      100 * s->governor.worst_share, 100 * s->governor.budget,
-			      s->governor.nr_steps - 1);
+		status__debug(
+		    "overhead governor: %llu seconds measured, llmprof cost %.2f%% of "
+		    "the target's CPU on average, %.2f%% at most (budget %.2f%%); %zu "
+		    "changes of rate",
+		    (unsigned long long)s->governor.windows,
+		    s->governor.windows ? 100 * s->governor.sum_share / s->governor.windows : 0.0,
+		    100 * s->governor.worst_share, 100 * s->governor.budget,
+		    s->governor.nr_steps - 1);
 	if (s->clock.random && s->end_ns > s->start_ns)
 		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
 			      "per second",
