@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/profile_diff.h"
 #include "profile/significance.h"
@@ -88,7 +89,7 @@ static enum svg_class frame_class(const struct frame *f)
  * every frame's children in name order. */
 struct svg_function {
 	const char *name; /* shown */
-	char *key;	  /* folded name, the identity */
+	const char *key;  /* folded name, the identity */
 	const char *file;
 	uint32_t line; /* 0 when frames of it disagree or do not know */
 	enum svg_class class;
@@ -97,7 +98,7 @@ struct svg_function {
 struct svg_graph {
 	struct svg_function *functions;
 	uint32_t nr_functions;
-	uint32_t *rank; /* per profile frame: its function */
+	struct function_rank ranked; /* per profile frame: its function */
 	/* The stacks drawn, in merge order, and their weights: [0] gives the
 	 * widths, [1] (a diff's base) the colours. */
 	const struct profile *profile;
@@ -126,91 +127,45 @@ struct svg_open {
 	uint64_t weight[2]; /* of every stack through it */
 };
 
-static int compare_key(const void *a, const void *b)
-{
-	return strcmp((*(struct svg_function *const *)a)->key,
-		      (*(struct svg_function *const *)b)->key);
-}
-
-/* Gives each frame its function, ranked by folded name.  0 or -ENOMEM. */
+/* Gives each frame its function, ranked by folded name: the first frame of
+ * a function names it, the others add a file it lacks and clear a line
+ * they disagree on.  0 or -ENOMEM. */
 static int graph_functions(struct svg_graph *g, const struct profile *p)
 {
-	size_t n = p->nr_frames;
-	struct svg_function *all = calloc(n ? n : 1, sizeof(*all));
-	struct svg_function **sorted = calloc(n ? n : 1, sizeof(*sorted));
-	uint32_t *by_frame = calloc(n ? n : 1, sizeof(*by_frame));
-	int err = -ENOMEM;
+	int err = function_rank__init(&g->ranked, p);
 
-	g->rank = calloc(n ? n : 1, sizeof(*g->rank));
-	g->functions = calloc(n ? n : 1, sizeof(*g->functions));
-	if (!all || !sorted || !by_frame || !g->rank || !g->functions)
-		goto cleanup;
-	for (size_t i = 0; i < n; i++) {
+	if (err)
+		return err;
+	g->nr_functions = g->ranked.nr_functions;
+	g->functions = calloc(g->nr_functions ? g->nr_functions : 1, sizeof(*g->functions));
+	if (!g->functions)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_frames; i++) {
 		const struct frame *f = &p->frames[i];
+		uint32_t rank = g->ranked.rank[i];
+		struct svg_function *function = &g->functions[rank];
 
-		all[i].key = frame__folded_name(f);
-		if (!all[i].key)
-			goto cleanup;
-		all[i].name = f->name && f->name[0] ? f->name : "[unknown]";
-		all[i].file = f->file;
-		all[i].line = f->line;
-		all[i].class = frame_class(f);
-		sorted[i] = &all[i];
-	}
-	qsort(sorted, n, sizeof(*sorted), compare_key);
-	for (size_t i = 0; i < n; i++) {
-		struct svg_function *f = sorted[i];
-		struct svg_function *last =
-		    g->nr_functions ? &g->functions[g->nr_functions - 1] : NULL;
-
-		if (last && !strcmp(last->key, f->key)) {
-			if (last->line != f->line)
-				last->line = 0;
-			if (!last->file)
-				last->file = f->file;
-			free(f->key);
-		} else {
-			g->functions[g->nr_functions++] = *f;
+		if (g->ranked.first_frame[rank] == i) {
+			function->key = g->ranked.keys[i];
+			function->name = f->name && f->name[0] ? f->name : "[unknown]";
+			function->file = f->file;
+			function->line = f->line;
+			function->class = frame_class(f);
+			continue;
 		}
-		f->key = NULL;
-		g->rank[f - all] = g->nr_functions - 1;
+		if (function->line != f->line)
+			function->line = 0;
+		if (!function->file)
+			function->file = f->file;
 	}
-	err = 0;
-cleanup:
-	if (err && all)
-		for (size_t i = 0; i < n; i++)
-			free(all[i].key);
-	free(all);
-	free(sorted);
-	free(by_frame);
-	return err;
+	return 0;
 }
 
 static void graph_free(struct svg_graph *g)
 {
-	for (uint32_t i = 0; i < g->nr_functions; i++)
-		free(g->functions[i].key);
+	function_rank__free(&g->ranked);
 	free(g->functions);
-	free(g->rank);
 	free(g->order);
-}
-
-static int compare_stacks(const void *a, const void *b, void *context)
-{
-	const struct svg_graph *g = context;
-	const struct stack *x = &g->profile->stacks[*(const uint32_t *)a];
-	const struct stack *y = &g->profile->stacks[*(const uint32_t *)b];
-	uint32_t depth = x->depth < y->depth ? x->depth : y->depth;
-
-	for (uint32_t d = 0; d < depth; d++) {
-		uint32_t fx = g->rank[x->frames[d]], fy = g->rank[y->frames[d]];
-
-		if (fx != fy)
-			return fx < fy ? -1 : 1;
-	}
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
 static double scale_of(const struct svg_graph *g)
@@ -360,7 +315,7 @@ static int graph_merge(struct svg_graph *g, FILE *out)
 		uint32_t common = 0, sdepth = s ? s->depth : 0;
 
 		while (s && common < depth && common < sdepth &&
-		       path[common + 1].function == g->rank[s->frames[common]])
+		       path[common + 1].function == g->ranked.rank[s->frames[common]])
 			common++;
 		for (; depth > common; depth--)
 			close_frame(out, g, &path[depth], depth);
@@ -380,7 +335,7 @@ static int graph_merge(struct svg_graph *g, FILE *out)
 		}
 		for (; depth < sdepth; depth++) {
 			path[depth + 1] = (struct svg_open){
-			    .function = g->rank[s->frames[depth]],
+			    .function = g->ranked.rank[s->frames[depth]],
 			    .start = position,
 			};
 		}
@@ -583,7 +538,7 @@ static int graph_write(FILE *out, struct svg_graph *g, const char *title, const 
 	int err;
 
 	if (g->nr_order > 1)
-		qsort_r(g->order, g->nr_order, sizeof(*g->order), compare_stacks, g);
+		function_rank__sort_stacks(&g->ranked, g->order, g->nr_order);
 	err = graph_merge(g, NULL);
 	if (err)
 		return err;
