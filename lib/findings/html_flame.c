@@ -17,50 +17,13 @@
 
 #include "array.h"
 #include "findings/html_page.h"
+#include "profile/flame_class.h"
 #include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/text_output.h"
 
 /* A tenth of a pixel of the page's 1180 px graph. */
 #define HTML_MIN_SHARE (0.1 / 1180)
-
-/* The page script's frame classes (html_script.c's classes[]). */
-enum html_class {
-	HTML_NATIVE = 0,
-	HTML_PYTHON,
-	HTML_KERNEL,
-	HTML_GPU,
-	HTML_OFF_CPU,
-	HTML_GPU_MEMORY,
-	HTML_NCCL,
-	HTML_PROCESS,
-	HTML_UNKNOWN,
-};
-
-static enum html_class frame_class(const struct frame *f)
-{
-	switch (f->kind) {
-	case FRAME_PYTHON:
-		return HTML_PYTHON;
-	case FRAME_KERNEL:
-		return HTML_KERNEL;
-	case FRAME_GPU:
-		return HTML_GPU;
-	case FRAME_PROCESS:
-	case FRAME_THREAD:
-		return HTML_PROCESS;
-	case FRAME_UNKNOWN:
-		return HTML_UNKNOWN;
-	case FRAME_OFF_CPU:
-		return HTML_OFF_CPU;
-	case FRAME_GPU_MEMORY:
-		return HTML_GPU_MEMORY;
-	case FRAME_NCCL:
-		return HTML_NCCL;
-	default:
-		return HTML_NATIVE;
-	}
-}
 
 struct flame {
 	const struct profile *p;
@@ -272,7 +235,7 @@ static int write_nodes(struct flame *g, FILE *out)
 	fputs("],\"classes\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++)
 		fprintf(out, "%s%d", i ? "," : "",
-			frame_class(&p->frames[g->functions.first_frame[used[i]]]));
+			flame_class__of(&p->frames[g->functions.first_frame[used[i]]]));
 	fputs("],\"files\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++) {
 		const struct frame *f = &p->frames[g->functions.first_frame[used[i]]];

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/flame_class.h"
 #include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/profile_diff.h"
@@ -29,60 +30,21 @@
 #define SVG_CHAR_WIDTH 7.0 /* of the 12 px label font, on average */
 #define SVG_MATCH_FILL "rgb(230,0,230)"
 
-/* What a frame is, for its colour and the legend. */
-enum svg_class {
-	CLASS_NATIVE = 0,
-	CLASS_PYTHON,
-	CLASS_KERNEL,
-	CLASS_GPU,
-	CLASS_OFF_CPU,
-	CLASS_GPU_MEMORY,
-	CLASS_NCCL,
-	CLASS_PROCESS,
-	CLASS_UNKNOWN,
-	CLASS_COUNT,
-};
-
 /* Base colour and the range a frame's name hash spreads it over. */
 static const struct {
 	const char *label;
 	unsigned char base[3], spread[3];
-} classes[CLASS_COUNT] = {
-    [CLASS_NATIVE] = {"native", {210, 40, 20}, {45, 110, 30}},
-    [CLASS_PYTHON] = {"Python", {60, 170, 60}, {60, 60, 40}},
-    [CLASS_KERNEL] = {"kernel", {225, 190, 60}, {30, 40, 40}},
-    [CLASS_GPU] = {"GPU kernel", {130, 80, 210}, {50, 40, 40}},
-    [CLASS_OFF_CPU] = {"off-CPU wait", {50, 110, 200}, {40, 50, 50}},
-    [CLASS_GPU_MEMORY] = {"GPU memory", {0, 160, 160}, {40, 50, 50}},
-    [CLASS_NCCL] = {"NCCL", {170, 120, 70}, {40, 40, 40}},
-    [CLASS_PROCESS] = {"process, thread", {160, 160, 160}, {40, 40, 40}},
-    [CLASS_UNKNOWN] = {"no symbol", {200, 120, 120}, {40, 40, 40}},
+} classes[NR_FLAME_CLASSES] = {
+    [FLAME_NATIVE] = {"native", {210, 40, 20}, {45, 110, 30}},
+    [FLAME_PYTHON] = {"Python", {60, 170, 60}, {60, 60, 40}},
+    [FLAME_KERNEL] = {"kernel", {225, 190, 60}, {30, 40, 40}},
+    [FLAME_GPU] = {"GPU kernel", {130, 80, 210}, {50, 40, 40}},
+    [FLAME_OFF_CPU] = {"off-CPU wait", {50, 110, 200}, {40, 50, 50}},
+    [FLAME_GPU_MEMORY] = {"GPU memory", {0, 160, 160}, {40, 50, 50}},
+    [FLAME_NCCL] = {"NCCL", {170, 120, 70}, {40, 40, 40}},
+    [FLAME_PROCESS] = {"process, thread", {160, 160, 160}, {40, 40, 40}},
+    [FLAME_UNKNOWN] = {"no symbol", {200, 120, 120}, {40, 40, 40}},
 };
-
-static enum svg_class frame_class(const struct frame *f)
-{
-	switch (f->kind) {
-	case FRAME_PYTHON:
-		return CLASS_PYTHON;
-	case FRAME_KERNEL:
-		return CLASS_KERNEL;
-	case FRAME_GPU:
-		return CLASS_GPU;
-	case FRAME_PROCESS:
-	case FRAME_THREAD:
-		return CLASS_PROCESS;
-	case FRAME_UNKNOWN:
-		return CLASS_UNKNOWN;
-	case FRAME_OFF_CPU:
-		return CLASS_OFF_CPU;
-	case FRAME_GPU_MEMORY:
-		return CLASS_GPU_MEMORY;
-	case FRAME_NCCL:
-		return CLASS_NCCL;
-	default:
-		return CLASS_NATIVE;
-	}
-}
 
 /* A function: what a frame of the graph is, frames differing only by line
  * merged.  rank orders functions by name, so that merged sorted stacks give
@@ -92,7 +54,7 @@ struct svg_function {
 	const char *key;  /* folded name, the identity */
 	const char *file;
 	uint32_t line; /* 0 when frames of it disagree or do not know */
-	enum svg_class class;
+	enum flame_class class;
 };
 
 struct svg_graph {
@@ -114,7 +76,7 @@ struct svg_graph {
 	double max_delta;
 	bool inverted;
 	enum profile_unit unit;
-	bool classes_seen[CLASS_COUNT];
+	bool classes_seen[NR_FLAME_CLASSES];
 	/* Filled by the merge. */
 	uint32_t max_depth;
 	uint64_t drawn, omitted;
@@ -150,7 +112,7 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 			function->name = f->name && f->name[0] ? f->name : "[unknown]";
 			function->file = f->file;
 			function->line = f->line;
-			function->class = frame_class(f);
+			function->class = flame_class__of(f);
 			continue;
 		}
 		if (function->line != f->line)
@@ -244,7 +206,7 @@ static void write_frame(FILE *out, const struct svg_graph *g, const struct svg_o
 	if (g->diff) {
 		delta = diff_colour(g, o, rgb, &z);
 	} else {
-		enum svg_class c = f ? f->class : CLASS_PROCESS;
+		enum flame_class c = f ? f->class : FLAME_PROCESS;
 		double v = name_hash(f ? f->key : name);
 
 		for (int i = 0; i < 3; i++)
@@ -519,7 +481,7 @@ static void write_legend(FILE *out, const struct svg_graph *g, double y)
 					  : "by the change of share (no significance test)");
 		return;
 	}
-	for (int c = 0; c < CLASS_COUNT; c++) {
+	for (int c = 0; c < NR_FLAME_CLASSES; c++) {
 		if (!g->classes_seen[c])
 			continue;
 		fprintf(out,
