@@ -431,18 +431,23 @@ static int parse_target_option(int opt, struct profile_env *env)
 	return OPTION_OF_OTHER_GROUP;
 }
 
-/* --mode cpu, off-cpu or wall. */
+/* --mode cpu, off-cpu or wall.  0 or -EINVAL. */
 static int parse_session_mode(const char *text, enum session_mode *mode)
 {
-	if (!strcmp(text, "cpu"))
-		*mode = SESSION_MODE_CPU;
-	else if (!strcmp(text, "off-cpu"))
-		*mode = SESSION_MODE_OFF_CPU;
-	else if (!strcmp(text, "wall"))
-		*mode = SESSION_MODE_WALL;
-	else
-		return -EINVAL;
-	return 0;
+	static const struct {
+		const char *name;
+		enum session_mode mode;
+	} modes[] = {{"cpu", SESSION_MODE_CPU},
+		     {"off-cpu", SESSION_MODE_OFF_CPU},
+		     {"wall", SESSION_MODE_WALL}};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(text, modes[i].name)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static int parse_sampling_option(int opt, struct profile_env *env)
