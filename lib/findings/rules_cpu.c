@@ -544,73 +544,12 @@ out:
 	return err;
 }
 
-/* The CPU stack weights data_loading adds up by loader role. */
-struct loader_weights {
-	uint64_t wait;	      /* training threads waiting on the DataLoader */
-	uint64_t inline_load; /* data loaded in the training process itself */
-	uint64_t worker_busy; /* the workers' loops on the CPU */
-};
-
-/* Gives each CPU stack its loader role in roles[] and adds it up: the
- * workers' code (and inline loading's) by function, the training threads'
- * waits by the call that asked for the batch.  0 or -ENOMEM. */
-static int tally_loader_stacks(const struct analysis *a, enum loader_role *roles,
-			       struct tally *workers, struct tally *waits,
-			       struct loader_weights *weights)
-{
-	const struct profile *p = a->profile;
-	int err = 0;
-
-	for (uint32_t i = 0; i < p->nr_stacks; i++) {
-		char location[512];
-
-		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
-			continue;
-		roles[i] = loader_role(a, i);
-		switch (roles[i]) {
-		case LOADER_WORKER_BUSY:
-			/* The worker's loop only: a spawned worker's start-up
-			 * (imports) is not the data it prepares. */
-			if (!runs_worker_loop(p, i))
-				break;
-			/* By function: a hot loop spreads over its lines. */
-			weights->worker_busy += p->stacks[i].weight;
-			if (!python_place(p, i, -1, false, location, sizeof(location)))
-				snprintf(location, sizeof(location), "%s",
-					 analysis__leaf_name(p, i));
-			err = tally__add(workers, location, p->stacks[i].weight);
-			break;
-		case LOADER_WAIT:
-			/* Where the training loop asked for the batch: the
-			 * caller of __next__, not the queue inside it. */
-			weights->wait += p->stacks[i].weight;
-			wait_site(p, i, location, sizeof(location));
-			err = tally__add(waits, location, p->stacks[i].weight);
-			break;
-		case LOADER_INLINE:
-			weights->inline_load += p->stacks[i].weight;
-			err = tally__add(workers,
-					 location_or(p, i, -1, location, sizeof(location),
-						     analysis__leaf_name(p, i)),
-					 p->stacks[i].weight);
-			break;
-		default:
-			break;
-		}
-		if (err)
-			return err;
-	}
-	tally__sort(workers);
-	tally__sort(waits);
-	return 0;
-}
-
 static int data_loading(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
 	struct tally workers = {0}, waits = {0};
 	struct loader_threads threads = {0};
-	struct loader_weights weights = {0};
+	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
 	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0, loop_runnable = 0;
 	size_t trainers = 0, loops = 0;
 	enum loader_role *roles = NULL;
@@ -627,9 +566,47 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	roles = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*roles));
 	if (!roles)
 		return -ENOMEM;
-	err = tally_loader_stacks(a, roles, &workers, &waits, &weights);
-	if (err)
-		goto cleanup;
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		roles[i] = loader_role(a, i);
+		switch (roles[i]) {
+		case LOADER_WORKER_BUSY:
+			/* The worker's loop only: a spawned worker's start-up
+			 * (imports) is not the data it prepares. */
+			if (!runs_worker_loop(p, i))
+				break;
+			/* By function: a hot loop spreads over its lines. */
+			worker_busy += p->stacks[i].weight;
+			if (!python_place(p, i, -1, false, location, sizeof(location)))
+				snprintf(location, sizeof(location), "%s",
+					 analysis__leaf_name(p, i));
+			err = tally__add(&workers, location, p->stacks[i].weight);
+			break;
+		case LOADER_WAIT:
+			/* Where the training loop asked for the batch: the
+			 * caller of __next__, not the queue inside it. */
+			wait += p->stacks[i].weight;
+			wait_site(p, i, location, sizeof(location));
+			err = tally__add(&waits, location, p->stacks[i].weight);
+			break;
+		case LOADER_INLINE:
+			inline_load += p->stacks[i].weight;
+			err = tally__add(&workers,
+					 location_or(p, i, -1, location, sizeof(location),
+						     analysis__leaf_name(p, i)),
+					 p->stacks[i].weight);
+			break;
+		default:
+			break;
+		}
+		if (err)
+			goto cleanup;
+	}
+	tally__sort(&workers);
+	tally__sort(&waits);
 	err = loader_threads__fill(&threads, a, roles);
 	if (err)
 		goto cleanup;
@@ -647,10 +624,10 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			loop_runnable += t->runnable;
 		}
 	}
-	err = loop_waits(a, roles, &waits, &weights.wait, &trainer_wall, &site);
+	err = loop_waits(a, roles, &waits, &wait, &trainer_wall, &site);
 	if (err)
 		goto cleanup;
-	share = trainer_wall ? (double)weights.wait / trainer_wall : 0;
+	share = trainer_wall ? (double)wait / trainer_wall : 0;
 	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE) {
 		const char *of = site < 0 ? (trainers > 1 ? "the training threads' wall time"
 							  : "the training thread's wall time")
@@ -686,7 +663,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			goto cleanup;
 		if (workers.nr &&
 		    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
-		     finding__evidence_from_tally(f, &workers, weights.worker_busy, 3)))
+		     finding__evidence_from_tally(f, &workers, worker_busy, 3)))
 			goto cleanup;
 		advice = (struct loader_advice){
 		    .workers = loops,
@@ -702,13 +679,13 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		err = loader_advice__suggest(f, &advice);
 		goto cleanup;
 	}
-	share = analysis__cpu_share(a, weights.inline_load);
+	share = analysis__cpu_share(a, inline_load);
 	if (a->has_off_cpu)
 		err = outcome__note(o,
 				    "%.1f%% of the training %s wall time waiting on the "
 				    "DataLoader (fires at %.0f%%), %.1f%% of %s loading data in "
 				    "the training process (fires at %.0f%%)",
-				    trainer_wall ? 100.0 * weights.wait / trainer_wall : 0,
+				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
 				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
 				    100 * share, analysis__cpu_share_of(a),
 				    100 * DATA_INLINE_MIN_SHARE);
