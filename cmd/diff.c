@@ -137,15 +137,10 @@ int do_diff(int argc, char **argv)
 						   "us or ns)",
 						   optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
 			if (profile_input__read_option(c, optarg, &read_options))
 				break;
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return profile_input__other_option("diff", c, argv, usage);
 		}
 	}
 	if (argc - optind != 2)

@@ -58,6 +58,7 @@ struct profile_env {
 	struct profile_output_options output;
 	pid_t more_pids[MAX_PIDS]; /* attach -p A,B,...: all but the first */
 	bool no_children;
+	bool view_given; /* --view: --gpu-memory does not pick the view */
 };
 
 enum {
@@ -379,13 +380,302 @@ static int check_options(int argc, char **argv, struct profile_env *env, bool vi
 	return -1;
 }
 
-static int parse_options(int argc, char **argv, struct profile_env *env)
+/*
+ * The options come in groups, a parser each, as the env struct holds them:
+ * what is profiled (the target), how it is sampled, which probe families
+ * record beside the samples, and how the profile is written.  A group's
+ * parser returns OPTION_TAKEN to go on, OPTION_OF_OTHER_GROUP for an option
+ * it does not hold, else the exit status.
+ */
+enum {
+	OPTION_OF_OTHER_GROUP = -2,
+	OPTION_TAKEN = -1,
+};
+
+static int parse_target_option(int opt, struct profile_env *env)
+{
+	switch (opt) {
+	case 'p':
+		if (env->mode != MODE_ATTACH) {
+			status__error("-p is for 'llmprof attach'; record runs a command");
+			return EXIT_USAGE;
+		}
+		if (parse_pids(optarg, env)) {
+			status__error("invalid PID list '%s' for -p: expected positive "
+				      "numbers separated by commas (at most %d)",
+				      optarg, MAX_PIDS);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case OPT_RUN_AS: {
+		static struct run_as user;
+		int err;
+
+		if (env->mode != MODE_RECORD) {
+			status__error("--run-as is for 'llmprof record'; attach profiles "
+				      "a process as it runs");
+			return EXIT_USAGE;
+		}
+		err = run_as__resolve(optarg, &user);
+		if (err) {
+			status__error("invalid user '%s' for --run-as: %s", optarg,
+				      err == -ENOMEM ? strerror(ENOMEM) : "no such user");
+			return EXIT_USAGE;
+		}
+		env->recording.run_as = &user;
+		return OPTION_TAKEN;
+	}
+	case 'C':
+		env->recording.sampling.children = true;
+		env->no_children = false;
+		return OPTION_TAKEN;
+	case OPT_NO_CHILDREN:
+		env->recording.sampling.children = false;
+		env->no_children = true;
+		return OPTION_TAKEN;
+	}
+	return OPTION_OF_OTHER_GROUP;
+}
+
+/* --mode cpu, off-cpu or wall.  0 or -EINVAL. */
+static int parse_session_mode(const char *text, enum session_mode *mode)
+{
+	static const struct {
+		const char *name;
+		enum session_mode mode;
+	} modes[] = {{"cpu", SESSION_MODE_CPU},
+		     {"off-cpu", SESSION_MODE_OFF_CPU},
+		     {"wall", SESSION_MODE_WALL}};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (!strcmp(text, modes[i].name)) {
+			*mode = modes[i].mode;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* --max-overhead PCT: 0 to 100, "%" allowed. */
+static int parse_max_overhead(const char *text, struct session_options *sampling)
+{
+	char *end;
+	double pct = strtod(text, &end);
+
+	if (end == text || (*end && strcmp(end, "%")) || !(pct >= 0 && pct <= 100)) {
+		status__error("invalid share '%s' for --max-overhead: expected 0 to 100 (percent "
+			      "of the target's CPU time; 0: off)",
+			      text);
+		return EXIT_USAGE;
+	}
+	sampling->max_overhead = pct / 100;
+	return OPTION_TAKEN;
+}
+
+static int parse_sampling_option(int opt, struct profile_env *env)
+{
+	struct session_options *sampling = &env->recording.sampling;
+	long value, limit;
+
+	switch (opt) {
+	case 'd':
+		if (parse_seconds(optarg, &sampling->duration)) {
+			status__error("invalid duration '%s' for -d: expected a positive "
+				      "number of seconds, at most %d (a year)",
+				      optarg, MAX_DURATION_S);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case 'F':
+		limit = frequency_limit();
+		if (parse_long(optarg, 1, limit, &value)) {
+			status__error("invalid frequency '%s' for -F: expected 1 to %ld Hz "
+				      "(higher rates stall the machine; "
+				      "kernel.perf_event_max_sample_rate is %ld)",
+				      optarg, limit, kernel_max_sample_rate());
+			return EXIT_USAGE;
+		}
+		sampling->frequency = value;
+		return OPTION_TAKEN;
+	case OPT_SAMPLING:
+		if (!strcmp(optarg, "random")) {
+			sampling->fixed_intervals = false;
+		} else if (!strcmp(optarg, "fixed")) {
+			sampling->fixed_intervals = true;
+		} else {
+			status__error("invalid sampling '%s' for --sampling: expected "
+				      "random or fixed",
+				      optarg);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case OPT_NO_KERNEL:
+		sampling->kernel_stacks = false;
+		return OPTION_TAKEN;
+	case OPT_PER_THREAD:
+		sampling->per_thread = true;
+		return OPTION_TAKEN;
+	case OPT_PER_PROCESS:
+		sampling->per_process = true;
+		return OPTION_TAKEN;
+	case OPT_NO_PYTHON:
+		sampling->python = false;
+		return OPTION_TAKEN;
+	case OPT_UNWIND:
+		if (parse_unwind(optarg, sampling)) {
+			status__error("invalid unwind mode '%s' for --unwind: expected auto, "
+				      "ehframe, fp, dwarf or compare, the last two optionally "
+				      "with ,BYTES of stack (%d to %d)",
+				      optarg, MIN_STACK_COPY, MAX_STACK_COPY);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case OPT_MODE:
+		if (parse_session_mode(optarg, &sampling->mode)) {
+			status__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
+				      "or wall",
+				      optarg);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case OPT_OFF_CPU:
+		sampling->mode = SESSION_MODE_OFF_CPU;
+		return OPTION_TAKEN;
+	case OPT_OFF_CPU_MIN:
+		if (parse_long(optarg, 0, 10000000, &value)) {
+			status__error("invalid time '%s' for --off-cpu-min: expected 0 to "
+				      "10000000 microseconds",
+				      optarg);
+			return EXIT_USAGE;
+		}
+		sampling->off_cpu_min_ns = value * 1000ULL;
+		return OPTION_TAKEN;
+	case OPT_MAX_OVERHEAD:
+		return parse_max_overhead(optarg, sampling);
+	}
+	return OPTION_OF_OTHER_GROUP;
+}
+
+static int parse_family_option(int opt, struct profile_env *env)
+{
+	long value;
+
+	switch (opt) {
+	case OPT_NO_GPU:
+		env->recording.families.gpu = false;
+		return OPTION_TAKEN;
+	case OPT_GPU_MEMORY:
+		env->recording.families.gpu_memory = true;
+		return OPTION_TAKEN;
+	case OPT_NO_NCCL:
+		env->recording.families.nccl = false;
+		return OPTION_TAKEN;
+	case OPT_LAUNCH_STACK_RATE:
+		if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
+			status__error("invalid rate '%s' for --launch-stack-rate: expected 0 "
+				      "to %d per second",
+				      optarg, MAX_LAUNCH_STACK_RATE);
+			return EXIT_USAGE;
+		}
+		env->recording.sampling.launch_stack_rate = value;
+		return OPTION_TAKEN;
+	}
+	return OPTION_OF_OTHER_GROUP;
+}
+
+/* --view: a view of the CPU profile, or a family's view (which --gpu-memory
+ * would otherwise pick). */
+static int parse_view(const char *text, struct profile_env *env)
 {
 	enum gpu_memory_view memory_view;
-	bool view_given = false;
-	long value;
-	int opt;
 
+	env->view_given = true;
+	env->recording.families.view = NULL;
+	if (!strcmp(text, "nccl")) {
+		env->recording.families.view = text;
+	} else if (!strcmp(text, "all")) {
+		env->output.view = VIEW_ALL;
+	} else if (!strcmp(text, "cpu")) {
+		env->output.view = VIEW_CPU;
+	} else if (!strcmp(text, "gpu")) {
+		env->output.view = VIEW_GPU;
+	} else if (!gpu_memory__parse_view(text, &memory_view)) {
+		env->recording.families.gpu_memory = true;
+		env->recording.families.view = text;
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_output_option(int opt, struct profile_env *env)
+{
+	char formats[256];
+
+	switch (opt) {
+	case 'f':
+		if (format__parse(optarg, FORMAT_WRITABLE, 0, &env->output.format)) {
+			format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ", "",
+				     false, NR_PROFILE_FORMATS);
+			status__error("invalid format '%s' for -f: expected %s", optarg, formats);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case 'o':
+		if (!optarg[0]) {
+			status__error("empty file name for -o");
+			return EXIT_USAGE;
+		}
+		env->output.path = optarg;
+		if (!output_pattern__valid(optarg)) {
+			status__error("invalid -o name '%s': %% is followed by p (PID), r "
+				      "(rank), h (host name) or %%",
+				      optarg);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	case OPT_LINES:
+		env->output.python_lines = true;
+		return OPTION_TAKEN;
+	case OPT_INVERTED:
+		env->output.inverted = true;
+		return OPTION_TAKEN;
+	case OPT_VIEW:
+		if (parse_view(optarg, env)) {
+			status__error("invalid view '%s' for --view: expected cpu, gpu, all, "
+				      "memory-peak, memory-leaks, memory-alloc or nccl",
+				      optarg);
+			return EXIT_USAGE;
+		}
+		return OPTION_TAKEN;
+	}
+	return OPTION_OF_OTHER_GROUP;
+}
+
+/* -v, -h and --version, which every command has. */
+static int parse_common_option(int opt, struct profile_env *env)
+{
+	switch (opt) {
+	case 'v':
+		status__set_level(STATUS_VERBOSE);
+		return OPTION_TAKEN;
+	case 'h':
+		usage(env->mode, stdout);
+		return EXIT_OK;
+	case OPT_VERSION:
+		printf("llmprof %s\n", LLMPROF_VERSION);
+		return EXIT_OK;
+	}
+	return OPTION_OF_OTHER_GROUP;
+}
+
+static int (*const option_groups[])(int opt, struct profile_env *env) = {
+    parse_target_option, parse_sampling_option, parse_family_option,
+    parse_output_option, parse_common_option,
+};
+
+static void set_defaults(struct profile_env *env)
+{
 	env->recording.sampling.frequency = 99;
 	env->recording.sampling.off_cpu_min_ns = DEFAULT_OFF_CPU_MIN_US * 1000ULL;
 	env->recording.sampling.launch_stack_rate = DEFAULT_LAUNCH_STACK_RATE;
@@ -394,232 +684,32 @@ static int parse_options(int argc, char **argv, struct profile_env *env)
 	env->output.format = FORMAT_FOLDED;
 	env->recording.families.gpu = true;
 	env->recording.families.nccl = true;
+}
+
+static int parse_options(int argc, char **argv, struct profile_env *env)
+{
+	int opt;
+
+	set_defaults(env);
 	/* '+': stop at the first non-option, so the command's own options are
 	 * not taken for ours. */
 	while ((opt = getopt_long(argc, argv,
 				  env->mode == MODE_ATTACH ? "+p:Cd:F:f:o:vh" : "+Cd:F:f:o:vh",
 				  long_options, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (env->mode != MODE_ATTACH) {
-				status__error("-p is for 'llmprof attach'; record runs a command");
-				return EXIT_USAGE;
-			}
-			if (parse_pids(optarg, env)) {
-				status__error("invalid PID list '%s' for -p: expected positive "
-					      "numbers separated by commas (at most %d)",
-					      optarg, MAX_PIDS);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &env->recording.sampling.duration)) {
-				status__error("invalid duration '%s' for -d: expected a positive "
-					      "number of seconds, at most %d (a year)",
-					      optarg, MAX_DURATION_S);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'F': {
-			long limit = frequency_limit();
+		int status = OPTION_OF_OTHER_GROUP;
 
-			if (parse_long(optarg, 1, limit, &value)) {
-				status__error("invalid frequency '%s' for -F: expected 1 to %ld Hz "
-					      "(higher rates stall the machine; "
-					      "kernel.perf_event_max_sample_rate is %ld)",
-					      optarg, limit, kernel_max_sample_rate());
-				return EXIT_USAGE;
-			}
-			env->recording.sampling.frequency = value;
-			break;
-		case OPT_SAMPLING:
-			if (!strcmp(optarg, "random")) {
-				env->recording.sampling.fixed_intervals = false;
-			} else if (!strcmp(optarg, "fixed")) {
-				env->recording.sampling.fixed_intervals = true;
-			} else {
-				status__error("invalid sampling '%s' for --sampling: expected "
-					      "random or fixed",
-					      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		}
-		case 'f':
-			if (format__parse(optarg, FORMAT_WRITABLE, 0, &env->output.format)) {
-				char formats[256];
-
-				format__list(formats, sizeof(formats), FORMAT_WRITABLE, 0, " or ",
-					     "", false, NR_PROFILE_FORMATS);
-				status__error("invalid format '%s' for -f: expected %s", optarg,
-					      formats);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			if (!optarg[0]) {
-				status__error("empty file name for -o");
-				return EXIT_USAGE;
-			}
-			env->output.path = optarg;
-			if (!output_pattern__valid(optarg)) {
-				status__error("invalid -o name '%s': %% is followed by p (PID), r "
-					      "(rank), h (host name) or %%",
-					      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_NO_KERNEL:
-			env->recording.sampling.kernel_stacks = false;
-			break;
-		case OPT_PER_THREAD:
-			env->recording.sampling.per_thread = true;
-			break;
-		case OPT_NO_PYTHON:
-			env->recording.sampling.python = false;
-			break;
-		case OPT_LINES:
-			env->output.python_lines = true;
-			break;
-		case OPT_RUN_AS: {
-			static struct run_as user;
-			int err;
-
-			if (env->mode != MODE_RECORD) {
-				status__error("--run-as is for 'llmprof record'; attach profiles "
-					      "a process as it runs");
-				return EXIT_USAGE;
-			}
-			err = run_as__resolve(optarg, &user);
-			if (err) {
-				status__error("invalid user '%s' for --run-as: %s", optarg,
-					      err == -ENOMEM ? strerror(ENOMEM) : "no such user");
-				return EXIT_USAGE;
-			}
-			env->recording.run_as = &user;
-			break;
-		}
-		case OPT_INVERTED:
-			env->output.inverted = true;
-			break;
-		case OPT_VIEW:
-			view_given = true;
-			env->recording.families.view = NULL;
-			if (!strcmp(optarg, "nccl")) {
-				env->recording.families.view = optarg;
-			} else if (!strcmp(optarg, "all")) {
-				env->output.view = VIEW_ALL;
-			} else if (!strcmp(optarg, "cpu")) {
-				env->output.view = VIEW_CPU;
-			} else if (!strcmp(optarg, "gpu")) {
-				env->output.view = VIEW_GPU;
-			} else if (!gpu_memory__parse_view(optarg, &memory_view)) {
-				env->recording.families.gpu_memory = true;
-				env->recording.families.view = optarg;
-			} else {
-				status__error(
-				    "invalid view '%s' for --view: expected cpu, gpu, all, "
-				    "memory-peak, memory-leaks, memory-alloc or nccl",
-				    optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_NO_GPU:
-			env->recording.families.gpu = false;
-			break;
-		case OPT_GPU_MEMORY:
-			env->recording.families.gpu_memory = true;
-			break;
-		case OPT_NO_NCCL:
-			env->recording.families.nccl = false;
-			break;
-		case OPT_UNWIND:
-			if (parse_unwind(optarg, &env->recording.sampling)) {
-				status__error(
-				    "invalid unwind mode '%s' for --unwind: expected auto, "
-				    "ehframe, fp, dwarf or compare, the last two optionally "
-				    "with ,BYTES of stack (%d to %d)",
-				    optarg, MIN_STACK_COPY, MAX_STACK_COPY);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "cpu")) {
-				env->recording.sampling.mode = SESSION_MODE_CPU;
-			} else if (!strcmp(optarg, "off-cpu")) {
-				env->recording.sampling.mode = SESSION_MODE_OFF_CPU;
-			} else if (!strcmp(optarg, "wall")) {
-				env->recording.sampling.mode = SESSION_MODE_WALL;
-			} else {
-				status__error("invalid mode '%s' for --mode: expected cpu, off-cpu "
-					      "or wall",
-					      optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'C':
-			env->recording.sampling.children = true;
-			env->no_children = false;
-			break;
-		case OPT_NO_CHILDREN:
-			env->recording.sampling.children = false;
-			env->no_children = true;
-			break;
-		case OPT_PER_PROCESS:
-			env->recording.sampling.per_process = true;
-			break;
-		case OPT_OFF_CPU:
-			env->recording.sampling.mode = SESSION_MODE_OFF_CPU;
-			break;
-		case OPT_OFF_CPU_MIN:
-			if (parse_long(optarg, 0, 10000000, &value)) {
-				status__error("invalid time '%s' for --off-cpu-min: expected 0 to "
-					      "10000000 microseconds",
-					      optarg);
-				return EXIT_USAGE;
-			}
-			env->recording.sampling.off_cpu_min_ns = value * 1000ULL;
-			break;
-		case OPT_MAX_OVERHEAD: {
-			char *end;
-			double pct = strtod(optarg, &end);
-
-			if (end == optarg || (*end && strcmp(end, "%")) ||
-			    !(pct >= 0 && pct <= 100)) {
-				status__error(
-				    "invalid share '%s' for --max-overhead: expected 0 to "
-				    "100 (percent of the target's CPU time; 0: off)",
-				    optarg);
-				return EXIT_USAGE;
-			}
-			env->recording.sampling.max_overhead = pct / 100;
-			break;
-		}
-		case OPT_LAUNCH_STACK_RATE:
-			if (parse_long(optarg, 0, MAX_LAUNCH_STACK_RATE, &value)) {
-				status__error(
-				    "invalid rate '%s' for --launch-stack-rate: expected 0 "
-				    "to %d per second",
-				    optarg, MAX_LAUNCH_STACK_RATE);
-				return EXIT_USAGE;
-			}
-			env->recording.sampling.launch_stack_rate = value;
-			break;
-		case 'v':
-			status__set_level(STATUS_VERBOSE);
-			break;
-		case 'h':
-			usage(env->mode, stdout);
-			return EXIT_OK;
-		case OPT_VERSION:
-			printf("llmprof %s\n", LLMPROF_VERSION);
-			return EXIT_OK;
-		default:
+		for (size_t i = 0; i < sizeof(option_groups) / sizeof(option_groups[0]) &&
+				   status == OPTION_OF_OTHER_GROUP;
+		     i++)
+			status = option_groups[i](opt, env);
+		if (status == OPTION_OF_OTHER_GROUP) {
 			fprintf(stderr, "Try 'llmprof %s --help'.\n", argv[0]);
 			return EXIT_USAGE;
 		}
+		if (status != OPTION_TAKEN)
+			return status;
 	}
-	return check_options(argc, argv, env, view_given);
+	return check_options(argc, argv, env, env->view_given);
 }
 
 static volatile sig_atomic_t stop_requested;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Loading input profiles for diff, convert and report. */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,4 +152,15 @@ int command_usage_error(const char *command, const char *fmt, const char *arg)
 	snprintf(message, sizeof(message), fmt, arg);
 	status__error("%s: %s (try 'llmprof %s --help')", command, message, command);
 	return EXIT_USAGE;
+}
+
+int profile_input__other_option(const char *command, int c, char **argv, void (*usage)(FILE *out))
+{
+	if (c == 'h') {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	return command_usage_error(command,
+				   c == ':' ? "option '%s' needs a value" : "unknown option '%s'",
+				   argv[optind - 1]);
 }

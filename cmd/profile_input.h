@@ -64,6 +64,12 @@ void help_option(FILE *out, const char *option, const char *text);
  * being fmt with arg; returns EXIT_USAGE. */
 int command_usage_error(const char *command, const char *fmt, const char *arg);
 
+/* The options every command that reads profiles ends its option switch
+ * with, once profile_input__read_option() has not taken c: -h (usage on
+ * stdout), an option lacking its value, an unknown option.  Returns the exit
+ * status. */
+int profile_input__other_option(const char *command, int c, char **argv, void (*usage)(FILE *out));
+
 /*
  * The unit a --unit option gives folded input, whose lines carry a number and
  * no unit: "samples", "us" or "ns".  Returns 0 or -EINVAL.

@@ -17,56 +17,17 @@
 
 #include "array.h"
 #include "findings/html_page.h"
+#include "profile/flame_class.h"
+#include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/text_output.h"
 
 /* A tenth of a pixel of the page's 1180 px graph. */
 #define HTML_MIN_SHARE (0.1 / 1180)
 
-/* The page script's frame classes (html_script.c's classes[]). */
-enum html_class {
-	HTML_NATIVE = 0,
-	HTML_PYTHON,
-	HTML_KERNEL,
-	HTML_GPU,
-	HTML_OFF_CPU,
-	HTML_GPU_MEMORY,
-	HTML_NCCL,
-	HTML_PROCESS,
-	HTML_UNKNOWN,
-};
-
-static enum html_class frame_class(const struct frame *f)
-{
-	switch (f->kind) {
-	case FRAME_PYTHON:
-		return HTML_PYTHON;
-	case FRAME_KERNEL:
-		return HTML_KERNEL;
-	case FRAME_GPU:
-		return HTML_GPU;
-	case FRAME_PROCESS:
-	case FRAME_THREAD:
-		return HTML_PROCESS;
-	case FRAME_UNKNOWN:
-		return HTML_UNKNOWN;
-	case FRAME_OFF_CPU:
-		return HTML_OFF_CPU;
-	case FRAME_GPU_MEMORY:
-		return HTML_GPU_MEMORY;
-	case FRAME_NCCL:
-		return HTML_NCCL;
-	default:
-		return HTML_NATIVE;
-	}
-}
-
 struct flame {
 	const struct profile *p;
-	char **keys;	       /* per frame: its folded name, the function's identity */
-	uint32_t *rank;	       /* per frame: its function, ranked by folded name */
-	uint32_t *first_frame; /* per function: a frame of it */
-	uint32_t nr_functions;
+	struct function_rank functions;
 	uint32_t *order; /* the view's stacks, in merge order */
 	size_t nr_order;
 	uint32_t *kept; /* per stack in order[]: how many of its frames are nodes */
@@ -75,65 +36,6 @@ struct flame {
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
 };
 
-static int compare_frame_keys(const void *a, const void *b, void *context)
-{
-	char **keys = context;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	int c = strcmp(keys[x], keys[y]);
-
-	return c ? c : (x < y ? -1 : x > y);
-}
-
-/* Ranks the frames by folded name: frames differing only by line are one
- * function.  0 or -ENOMEM. */
-static int rank_functions(struct flame *g)
-{
-	const struct profile *p = g->p;
-	size_t n = p->nr_frames ? p->nr_frames : 1;
-	uint32_t *sorted = malloc(n * sizeof(*sorted));
-
-	g->keys = calloc(n, sizeof(*g->keys));
-	g->rank = calloc(n, sizeof(*g->rank));
-	g->first_frame = calloc(n, sizeof(*g->first_frame));
-	if (!sorted || !g->keys || !g->rank || !g->first_frame)
-		goto fail;
-	for (size_t i = 0; i < p->nr_frames; i++) {
-		g->keys[i] = frame__folded_name(&p->frames[i]);
-		if (!g->keys[i])
-			goto fail;
-		sorted[i] = i;
-	}
-	qsort_r(sorted, p->nr_frames, sizeof(*sorted), compare_frame_keys, g->keys);
-	for (size_t i = 0; i < p->nr_frames; i++) {
-		if (!i || strcmp(g->keys[sorted[i]], g->keys[sorted[i - 1]]))
-			g->first_frame[g->nr_functions++] = sorted[i];
-		g->rank[sorted[i]] = g->nr_functions - 1;
-	}
-	free(sorted);
-	return 0;
-fail:
-	free(sorted);
-	return -ENOMEM;
-}
-
-static int compare_stacks(const void *a, const void *b, void *context)
-{
-	const struct flame *g = context;
-	const struct stack *x = &g->p->stacks[*(const uint32_t *)a];
-	const struct stack *y = &g->p->stacks[*(const uint32_t *)b];
-	uint32_t depth = x->depth < y->depth ? x->depth : y->depth;
-
-	for (uint32_t d = 0; d < depth; d++) {
-		uint32_t fx = g->rank[x->frames[d]], fy = g->rank[y->frames[d]];
-
-		if (fx != fy)
-			return fx < fy ? -1 : 1;
-	}
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
 /* How many leading frames two stacks share, as functions. */
 static uint32_t common_prefix(const struct flame *g, const struct stack *a, const struct stack *b,
 			      uint32_t limit)
@@ -141,7 +43,7 @@ static uint32_t common_prefix(const struct flame *g, const struct stack *a, cons
 	uint32_t d = 0;
 
 	while (d < limit && d < a->depth && d < b->depth &&
-	       g->rank[a->frames[d]] == g->rank[b->frames[d]])
+	       g->functions.rank[a->frames[d]] == g->functions.rank[b->frames[d]])
 		d++;
 	return d;
 }
@@ -273,9 +175,9 @@ out:
 static int write_nodes(struct flame *g, FILE *out)
 {
 	const struct profile *p = g->p;
-	uint32_t *function_index =
-	    malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
-	uint32_t *used = malloc((g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	size_t n = g->functions.nr_functions ? g->functions.nr_functions : 1;
+	uint32_t *function_index = malloc(n * sizeof(uint32_t));
+	uint32_t *used = malloc(n * sizeof(uint32_t));
 	uint32_t *path = NULL, nr_used = 0, nodes = 0, depth = 0, cap = 0;
 	char *functions = NULL;
 	size_t functions_len = 0;
@@ -284,7 +186,7 @@ static int write_nodes(struct flame *g, FILE *out)
 
 	if (!function_index || !used)
 		goto out;
-	memset(function_index, 0xff, (g->nr_functions ? g->nr_functions : 1) * sizeof(uint32_t));
+	memset(function_index, 0xff, n * sizeof(uint32_t));
 	fn_out = open_memstream(&functions, &functions_len);
 	if (!fn_out)
 		goto out;
@@ -304,7 +206,7 @@ static int write_nodes(struct flame *g, FILE *out)
 			cap = kept + 16;
 		}
 		for (depth = common; depth < kept; depth++) {
-			uint32_t f = g->rank[s->frames[depth]];
+			uint32_t f = g->functions.rank[s->frames[depth]];
 
 			if (function_index[f] == UINT32_MAX) {
 				function_index[f] = nr_used;
@@ -324,7 +226,7 @@ static int write_nodes(struct flame *g, FILE *out)
 	fwrite(functions, 1, functions_len, out);
 	fputs("],\"names\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++) {
-		const struct frame *f = &p->frames[g->first_frame[used[i]]];
+		const struct frame *f = &p->frames[g->functions.first_frame[used[i]]];
 
 		if (i)
 			fputc(',', out);
@@ -333,10 +235,10 @@ static int write_nodes(struct flame *g, FILE *out)
 	fputs("],\"classes\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++)
 		fprintf(out, "%s%d", i ? "," : "",
-			frame_class(&p->frames[g->first_frame[used[i]]]));
+			flame_class__of(&p->frames[g->functions.first_frame[used[i]]]));
 	fputs("],\"files\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++) {
-		const struct frame *f = &p->frames[g->first_frame[used[i]]];
+		const struct frame *f = &p->frames[g->functions.first_frame[used[i]]];
 
 		if (i)
 			fputc(',', out);
@@ -373,7 +275,7 @@ int html_flame__write(const struct html_view *view, FILE *out)
 	g.root_total = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*g.root_total));
 	if (!g.order || !g.kept || !g.leaf || !g.root_total)
 		goto out;
-	err = rank_functions(&g);
+	err = function_rank__init(&g.functions, p);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
@@ -389,7 +291,7 @@ int html_flame__write(const struct html_view *view, FILE *out)
 		total += s->weight;
 	}
 	if (g.nr_order > 1)
-		qsort_r(g.order, g.nr_order, sizeof(*g.order), compare_stacks, &g);
+		function_rank__sort_stacks(&g.functions, g.order, g.nr_order);
 	err = keep_nodes(&g);
 	if (err)
 		goto out;
@@ -411,12 +313,7 @@ int html_flame__write(const struct html_view *view, FILE *out)
 	fputs("]}", out);
 	err = ferror(out) ? -EIO : 0;
 out:
-	if (g.keys)
-		for (size_t i = 0; i < p->nr_frames; i++)
-			free(g.keys[i]);
-	free(g.keys);
-	free(g.rank);
-	free(g.first_frame);
+	function_rank__free(&g.functions);
 	free(g.order);
 	free(g.kept);
 	free(g.leaf);

@@ -335,50 +335,47 @@ static int injection__on_thread(struct injection *injection, struct tracee *trac
 	return err;
 }
 
-static int injection__run(struct injection *injection)
+/*
+ * What is learnt before a thread is stopped: whether the image and the
+ * process can take the injection at all (not traced, stopped, exiting, in
+ * seccomp strict mode or ignoring SIGSEGV; page 0 unmapped), its maps, the
+ * functions to call, and an image already loaded for reuse.  0 or -errno,
+ * the reason in the result.
+ */
+static int injection__prepare(struct injection *injection, struct proc_status *status)
 {
 	const struct inject_request *request = injection->request;
 	struct inject_result *result = injection->result;
-	unsigned long long deadline_ns, quiet_until_ns, start_ns = clock__monotonic_ns();
-	struct proc_status status;
-	struct candidate *list = NULL;
-	struct tracee tracee;
-	size_t count = 0, i;
-	char path[64];
-	int mem_fd = -1, err, timeout_ms;
-
-	timeout_ms = request->timeout_ms > 0 ? request->timeout_ms : INJECT_DEFAULT_TIMEOUT_MS;
-	deadline_ns = start_ns + (unsigned long long)timeout_ms * 1000000ULL;
-	quiet_until_ns = start_ns + QUIET_WINDOW_MS * 1000000ULL;
+	int err;
 
 	err = inject_image__check(request, result, &injection->start_offset);
 	if (err)
 		return err;
-	err = target_status__read(injection->pid, 0, &status);
+	err = target_status__read(injection->pid, 0, status);
 	if (err)
 		return err;
-	if (status.tracer_pid) {
+	if (status->tracer_pid) {
 		inject_result__say(result, "process %d is already traced by %d", injection->pid,
-				   status.tracer_pid);
+				   status->tracer_pid);
 		return -EBUSY;
 	}
-	if (status.state == 'T' || status.state == 't') {
+	if (status->state == 'T' || status->state == 't') {
 		inject_result__say(result, "process %d is stopped", injection->pid);
 		return -EBUSY;
 	}
-	if (status.state == 'X')
+	if (status->state == 'X')
 		return -ESRCH;
-	if (status.state == 'Z') {
+	if (status->state == 'Z') {
 		inject_result__say(result, "the main thread of process %d has exited",
 				   injection->pid);
 		return -ENOTSUP;
 	}
-	if (status.seccomp == 1) {
+	if (status->seccomp == 1) {
 		inject_result__say(result, "process %d runs in seccomp strict mode",
 				   injection->pid);
 		return -ENOTSUP;
 	}
-	if (status.ignored & SIGNAL_BIT(SIGSEGV)) {
+	if (status->ignored & SIGNAL_BIT(SIGSEGV)) {
 		inject_result__say(result, "process %d ignores SIGSEGV", injection->pid);
 		return -ENOTSUP;
 	}
@@ -403,6 +400,28 @@ static int injection__run(struct injection *injection)
 			result->image_inode = inode;
 		}
 	}
+	return 0;
+}
+
+static int injection__run(struct injection *injection)
+{
+	const struct inject_request *request = injection->request;
+	struct inject_result *result = injection->result;
+	unsigned long long deadline_ns, quiet_until_ns, start_ns = clock__monotonic_ns();
+	struct proc_status status;
+	struct candidate *list = NULL;
+	struct tracee tracee;
+	size_t count = 0, i;
+	char path[64];
+	int mem_fd = -1, err, timeout_ms;
+
+	timeout_ms = request->timeout_ms > 0 ? request->timeout_ms : INJECT_DEFAULT_TIMEOUT_MS;
+	deadline_ns = start_ns + (unsigned long long)timeout_ms * 1000000ULL;
+	quiet_until_ns = start_ns + QUIET_WINDOW_MS * 1000000ULL;
+
+	err = injection__prepare(injection, &status);
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mem", injection->pid);
 	mem_fd = open(path, O_RDWR | O_CLOEXEC);
 	if (mem_fd < 0)

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/flame_class.h"
+#include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/profile_diff.h"
 #include "profile/significance.h"
@@ -28,76 +30,37 @@
 #define SVG_CHAR_WIDTH 7.0 /* of the 12 px label font, on average */
 #define SVG_MATCH_FILL "rgb(230,0,230)"
 
-/* What a frame is, for its colour and the legend. */
-enum svg_class {
-	CLASS_NATIVE = 0,
-	CLASS_PYTHON,
-	CLASS_KERNEL,
-	CLASS_GPU,
-	CLASS_OFF_CPU,
-	CLASS_GPU_MEMORY,
-	CLASS_NCCL,
-	CLASS_PROCESS,
-	CLASS_UNKNOWN,
-	CLASS_COUNT,
-};
-
 /* Base colour and the range a frame's name hash spreads it over. */
 static const struct {
 	const char *label;
 	unsigned char base[3], spread[3];
-} classes[CLASS_COUNT] = {
-    [CLASS_NATIVE] = {"native", {210, 40, 20}, {45, 110, 30}},
-    [CLASS_PYTHON] = {"Python", {60, 170, 60}, {60, 60, 40}},
-    [CLASS_KERNEL] = {"kernel", {225, 190, 60}, {30, 40, 40}},
-    [CLASS_GPU] = {"GPU kernel", {130, 80, 210}, {50, 40, 40}},
-    [CLASS_OFF_CPU] = {"off-CPU wait", {50, 110, 200}, {40, 50, 50}},
-    [CLASS_GPU_MEMORY] = {"GPU memory", {0, 160, 160}, {40, 50, 50}},
-    [CLASS_NCCL] = {"NCCL", {170, 120, 70}, {40, 40, 40}},
-    [CLASS_PROCESS] = {"process, thread", {160, 160, 160}, {40, 40, 40}},
-    [CLASS_UNKNOWN] = {"no symbol", {200, 120, 120}, {40, 40, 40}},
+} classes[NR_FLAME_CLASSES] = {
+    [FLAME_NATIVE] = {"native", {210, 40, 20}, {45, 110, 30}},
+    [FLAME_PYTHON] = {"Python", {60, 170, 60}, {60, 60, 40}},
+    [FLAME_KERNEL] = {"kernel", {225, 190, 60}, {30, 40, 40}},
+    [FLAME_GPU] = {"GPU kernel", {130, 80, 210}, {50, 40, 40}},
+    [FLAME_OFF_CPU] = {"off-CPU wait", {50, 110, 200}, {40, 50, 50}},
+    [FLAME_GPU_MEMORY] = {"GPU memory", {0, 160, 160}, {40, 50, 50}},
+    [FLAME_NCCL] = {"NCCL", {170, 120, 70}, {40, 40, 40}},
+    [FLAME_PROCESS] = {"process, thread", {160, 160, 160}, {40, 40, 40}},
+    [FLAME_UNKNOWN] = {"no symbol", {200, 120, 120}, {40, 40, 40}},
 };
-
-static enum svg_class frame_class(const struct frame *f)
-{
-	switch (f->kind) {
-	case FRAME_PYTHON:
-		return CLASS_PYTHON;
-	case FRAME_KERNEL:
-		return CLASS_KERNEL;
-	case FRAME_GPU:
-		return CLASS_GPU;
-	case FRAME_PROCESS:
-	case FRAME_THREAD:
-		return CLASS_PROCESS;
-	case FRAME_UNKNOWN:
-		return CLASS_UNKNOWN;
-	case FRAME_OFF_CPU:
-		return CLASS_OFF_CPU;
-	case FRAME_GPU_MEMORY:
-		return CLASS_GPU_MEMORY;
-	case FRAME_NCCL:
-		return CLASS_NCCL;
-	default:
-		return CLASS_NATIVE;
-	}
-}
 
 /* A function: what a frame of the graph is, frames differing only by line
  * merged.  rank orders functions by name, so that merged sorted stacks give
  * every frame's children in name order. */
 struct svg_function {
 	const char *name; /* shown */
-	char *key;	  /* folded name, the identity */
+	const char *key;  /* folded name, the identity */
 	const char *file;
 	uint32_t line; /* 0 when frames of it disagree or do not know */
-	enum svg_class class;
+	enum flame_class class;
 };
 
 struct svg_graph {
 	struct svg_function *functions;
 	uint32_t nr_functions;
-	uint32_t *rank; /* per profile frame: its function */
+	struct function_rank ranked; /* per profile frame: its function */
 	/* The stacks drawn, in merge order, and their weights: [0] gives the
 	 * widths, [1] (a diff's base) the colours. */
 	const struct profile *profile;
@@ -113,7 +76,7 @@ struct svg_graph {
 	double max_delta;
 	bool inverted;
 	enum profile_unit unit;
-	bool classes_seen[CLASS_COUNT];
+	bool classes_seen[NR_FLAME_CLASSES];
 	/* Filled by the merge. */
 	uint32_t max_depth;
 	uint64_t drawn, omitted;
@@ -126,91 +89,45 @@ struct svg_open {
 	uint64_t weight[2]; /* of every stack through it */
 };
 
-static int compare_key(const void *a, const void *b)
-{
-	return strcmp((*(struct svg_function *const *)a)->key,
-		      (*(struct svg_function *const *)b)->key);
-}
-
-/* Gives each frame its function, ranked by folded name.  0 or -ENOMEM. */
+/* Gives each frame its function, ranked by folded name: the first frame of
+ * a function names it, the others add a file it lacks and clear a line
+ * they disagree on.  0 or -ENOMEM. */
 static int graph_functions(struct svg_graph *g, const struct profile *p)
 {
-	size_t n = p->nr_frames;
-	struct svg_function *all = calloc(n ? n : 1, sizeof(*all));
-	struct svg_function **sorted = calloc(n ? n : 1, sizeof(*sorted));
-	uint32_t *by_frame = calloc(n ? n : 1, sizeof(*by_frame));
-	int err = -ENOMEM;
+	int err = function_rank__init(&g->ranked, p);
 
-	g->rank = calloc(n ? n : 1, sizeof(*g->rank));
-	g->functions = calloc(n ? n : 1, sizeof(*g->functions));
-	if (!all || !sorted || !by_frame || !g->rank || !g->functions)
-		goto cleanup;
-	for (size_t i = 0; i < n; i++) {
+	if (err)
+		return err;
+	g->nr_functions = g->ranked.nr_functions;
+	g->functions = calloc(g->nr_functions ? g->nr_functions : 1, sizeof(*g->functions));
+	if (!g->functions)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_frames; i++) {
 		const struct frame *f = &p->frames[i];
+		uint32_t rank = g->ranked.rank[i];
+		struct svg_function *function = &g->functions[rank];
 
-		all[i].key = frame__folded_name(f);
-		if (!all[i].key)
-			goto cleanup;
-		all[i].name = f->name && f->name[0] ? f->name : "[unknown]";
-		all[i].file = f->file;
-		all[i].line = f->line;
-		all[i].class = frame_class(f);
-		sorted[i] = &all[i];
-	}
-	qsort(sorted, n, sizeof(*sorted), compare_key);
-	for (size_t i = 0; i < n; i++) {
-		struct svg_function *f = sorted[i];
-		struct svg_function *last =
-		    g->nr_functions ? &g->functions[g->nr_functions - 1] : NULL;
-
-		if (last && !strcmp(last->key, f->key)) {
-			if (last->line != f->line)
-				last->line = 0;
-			if (!last->file)
-				last->file = f->file;
-			free(f->key);
-		} else {
-			g->functions[g->nr_functions++] = *f;
+		if (g->ranked.first_frame[rank] == i) {
+			function->key = g->ranked.keys[i];
+			function->name = f->name && f->name[0] ? f->name : "[unknown]";
+			function->file = f->file;
+			function->line = f->line;
+			function->class = flame_class__of(f);
+			continue;
 		}
-		f->key = NULL;
-		g->rank[f - all] = g->nr_functions - 1;
+		if (function->line != f->line)
+			function->line = 0;
+		if (!function->file)
+			function->file = f->file;
 	}
-	err = 0;
-cleanup:
-	if (err && all)
-		for (size_t i = 0; i < n; i++)
-			free(all[i].key);
-	free(all);
-	free(sorted);
-	free(by_frame);
-	return err;
+	return 0;
 }
 
 static void graph_free(struct svg_graph *g)
 {
-	for (uint32_t i = 0; i < g->nr_functions; i++)
-		free(g->functions[i].key);
+	function_rank__free(&g->ranked);
 	free(g->functions);
-	free(g->rank);
 	free(g->order);
-}
-
-static int compare_stacks(const void *a, const void *b, void *context)
-{
-	const struct svg_graph *g = context;
-	const struct stack *x = &g->profile->stacks[*(const uint32_t *)a];
-	const struct stack *y = &g->profile->stacks[*(const uint32_t *)b];
-	uint32_t depth = x->depth < y->depth ? x->depth : y->depth;
-
-	for (uint32_t d = 0; d < depth; d++) {
-		uint32_t fx = g->rank[x->frames[d]], fy = g->rank[y->frames[d]];
-
-		if (fx != fy)
-			return fx < fy ? -1 : 1;
-	}
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
 static double scale_of(const struct svg_graph *g)
@@ -289,7 +206,7 @@ static void write_frame(FILE *out, const struct svg_graph *g, const struct svg_o
 	if (g->diff) {
 		delta = diff_colour(g, o, rgb, &z);
 	} else {
-		enum svg_class c = f ? f->class : CLASS_PROCESS;
+		enum flame_class c = f ? f->class : FLAME_PROCESS;
 		double v = name_hash(f ? f->key : name);
 
 		for (int i = 0; i < 3; i++)
@@ -360,7 +277,7 @@ static int graph_merge(struct svg_graph *g, FILE *out)
 		uint32_t common = 0, sdepth = s ? s->depth : 0;
 
 		while (s && common < depth && common < sdepth &&
-		       path[common + 1].function == g->rank[s->frames[common]])
+		       path[common + 1].function == g->ranked.rank[s->frames[common]])
 			common++;
 		for (; depth > common; depth--)
 			close_frame(out, g, &path[depth], depth);
@@ -380,7 +297,7 @@ static int graph_merge(struct svg_graph *g, FILE *out)
 		}
 		for (; depth < sdepth; depth++) {
 			path[depth + 1] = (struct svg_open){
-			    .function = g->rank[s->frames[depth]],
+			    .function = g->ranked.rank[s->frames[depth]],
 			    .start = position,
 			};
 		}
@@ -564,7 +481,7 @@ static void write_legend(FILE *out, const struct svg_graph *g, double y)
 					  : "by the change of share (no significance test)");
 		return;
 	}
-	for (int c = 0; c < CLASS_COUNT; c++) {
+	for (int c = 0; c < NR_FLAME_CLASSES; c++) {
 		if (!g->classes_seen[c])
 			continue;
 		fprintf(out,
@@ -583,7 +500,7 @@ static int graph_write(FILE *out, struct svg_graph *g, const char *title, const 
 	int err;
 
 	if (g->nr_order > 1)
-		qsort_r(g->order, g->nr_order, sizeof(*g->order), compare_stacks, g);
+		function_rank__sort_stacks(&g->ranked, g->order, g->nr_order);
 	err = graph_merge(g, NULL);
 	if (err)
 		return err;
