@@ -16,6 +16,7 @@
 
 #include "profile/output.h"
 #include "profile/profile_diff.h"
+#include "profile/python_frame.h"
 #include "profile/significance.h"
 #include "profile/svg_writer.h"
 #include "profile/text_output.h"
@@ -89,6 +90,7 @@ static enum svg_class frame_class(const struct frame *f)
 struct svg_function {
 	const char *name; /* shown */
 	char *key;	  /* folded name, the identity */
+	char *text;	  /* a Python frame's shown text (name and file), owned */
 	const char *file;
 	uint32_t line; /* 0 when frames of it disagree or do not know */
 	enum svg_class class;
@@ -151,7 +153,11 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 		all[i].key = frame__folded_name(f);
 		if (!all[i].key)
 			goto cleanup;
+		if (f->kind == FRAME_PYTHON && !(all[i].text = python_frame__text_dup(f)))
+			goto cleanup;
 		all[i].name = f->name && f->name[0] ? f->name : "[unknown]";
+		if (all[i].text)
+			all[i].name = all[i].text;
 		all[i].file = f->file;
 		all[i].line = f->line;
 		all[i].class = frame_class(f);
@@ -169,17 +175,21 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 			if (!last->file)
 				last->file = f->file;
 			free(f->key);
+			free(f->text);
 		} else {
 			g->functions[g->nr_functions++] = *f;
 		}
 		f->key = NULL;
+		f->text = NULL;
 		g->rank[f - all] = g->nr_functions - 1;
 	}
 	err = 0;
 cleanup:
 	if (err && all)
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			free(all[i].key);
+			free(all[i].text);
+		}
 	free(all);
 	free(sorted);
 	free(by_frame);
@@ -188,8 +198,10 @@ cleanup:
 
 static void graph_free(struct svg_graph *g)
 {
-	for (uint32_t i = 0; i < g->nr_functions; i++)
+	for (uint32_t i = 0; i < g->nr_functions; i++) {
 		free(g->functions[i].key);
+		free(g->functions[i].text);
+	}
 	free(g->functions);
 	free(g->rank);
 	free(g->order);
