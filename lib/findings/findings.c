@@ -9,6 +9,7 @@
 #include "array.h"
 #include "findings/analysis.h"
 #include "profile/ml_waits.h"
+#include "profile/python_frame.h"
 #include "status.h"
 
 bool analysis__name_matches(const char *name, const char *const *patterns)
@@ -66,18 +67,10 @@ bool analysis__python_location(const struct profile *p, uint32_t stack, int belo
 
 	for (int i = start; i >= 0; i--) {
 		const struct frame *f = &p->frames[s->frames[i]];
-		const char *file;
 
 		if (f->kind != FRAME_PYTHON)
 			continue;
-		/* Read back from folded text the file is part of the name. */
-		file = f->file;
-		if (file && f->line)
-			snprintf(buf, size, "%s (%s:%u)", f->name, file, f->line);
-		else if (file)
-			snprintf(buf, size, "%s (%s)", f->name, file);
-		else
-			snprintf(buf, size, "%s", f->name);
+		python_frame__location(f, true, buf, size);
 		return true;
 	}
 	return false;

@@ -227,10 +227,12 @@ static int write_nodes(struct flame *g, FILE *out)
 	fputs("],\"names\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++) {
 		const struct frame *f = &p->frames[g->functions.first_frame[used[i]]];
+		char text[512];
+		const char *name = frame__text(f, text, sizeof(text));
 
 		if (i)
 			fputc(',', out);
-		text_output__json_string(out, f->name && f->name[0] ? f->name : "[unknown]");
+		text_output__json_string(out, name && name[0] ? name : "[unknown]");
 	}
 	fputs("],\"classes\":[", out);
 	for (uint32_t i = 0; i < nr_used; i++)

@@ -34,16 +34,16 @@ static const char *backend_of(const struct profile *p)
 /* The job's own call of a collective: the innermost Python frame outside
  * torch (the loop's all_reduce, a DDP communication hook; train where
  * DDP's reducer runs it under backward()). */
-static const char *collective_caller(const struct profile *p, uint32_t stack)
+static const char *collective_caller(const struct profile *p, uint32_t stack, char *buf,
+				     size_t size)
 {
 	const struct stack *s = &p->stacks[stack];
 
 	for (uint32_t k = s->depth; k-- > 0;) {
 		const struct frame *f = &p->frames[s->frames[k]];
-		const char *file = f->file ? f->file : strrchr(f->name, '(');
 
-		if (f->kind == FRAME_PYTHON && file && !strstr(file, "torch/"))
-			return f->name;
+		if (f->kind == FRAME_PYTHON && f->file && !strstr(f->file, "torch/"))
+			return frame__text(f, buf, size);
 	}
 	return analysis__leaf_name(p, stack);
 }
@@ -58,6 +58,7 @@ int communication_waits(struct analysis *a, struct rule_outcome *o)
 	struct tally callers = {0};
 	struct straggler found;
 	struct finding *f;
+	char caller[512];
 	double share;
 	int err;
 
@@ -92,7 +93,8 @@ int communication_waits(struct analysis *a, struct rule_outcome *o)
 		if (a->is_gpu_stack[i] || !p->stacks[i].weight ||
 		    !profile__stack_waits_for_collective(p, i))
 			continue;
-		err = tally__add(&callers, collective_caller(p, i), p->stacks[i].weight);
+		err = tally__add(&callers, collective_caller(p, i, caller, sizeof(caller)),
+				 p->stacks[i].weight);
 		called += p->stacks[i].weight;
 	}
 	if (err)

@@ -13,6 +13,7 @@
 #include "findings/analysis.h"
 #include "profile/ml_waits.h"
 #include "profile/process_report.h"
+#include "profile/python_frame.h"
 
 #define HOST_SYNC_MIN_SHARE 0.05
 #define DATA_WAIT_MIN_SHARE 0.10
@@ -55,41 +56,18 @@ static const char *const interpreter_functions[] = {
     "binary_op*",    NULL,
 };
 
-/* Read back from folded text a Python frame is "function (file)", with
- * no file of its own: the file is the part in parentheses. */
-static const char *python_file(const struct frame *f)
-{
-	const char *open;
-
-	if (f->kind != FRAME_PYTHON || !f->name)
-		return NULL;
-	if (f->file)
-		return f->file;
-	open = strrchr(f->name, '(');
-	return open && open > f->name && open[-1] == ' ' ? open + 1 : NULL;
-}
-
 static bool frame_file_contains(const struct frame *f, const char *part)
 {
-	const char *file = python_file(f);
-
-	return file && strstr(file, part);
+	return f->kind == FRAME_PYTHON && f->file && strstr(f->file, part);
 }
 
-/* The function's name ends in suffix (the " (file)" that names read back
- * from folded or speedscope text hold aside). */
+/* The Python function's name ends in suffix. */
 static bool python_function_ends_with(const struct frame *f, const char *suffix)
 {
-	size_t len, suffix_len = strlen(suffix);
-	const char *open;
+	size_t len = strlen(f->name), suffix_len = strlen(suffix);
 
-	if (f->kind != FRAME_PYTHON || !f->name)
-		return false;
-	len = strlen(f->name);
-	open = strrchr(f->name, '(');
-	if (open && open > f->name && open[-1] == ' ' && f->name[len - 1] == ')')
-		len = (size_t)(open - 1 - f->name);
-	return len >= suffix_len && !strncmp(f->name + len - suffix_len, suffix, suffix_len);
+	return f->kind == FRAME_PYTHON && len >= suffix_len &&
+	       !strcmp(f->name + len - suffix_len, suffix);
 }
 
 /* The deepest Python frame of the stack in a file whose path contains one
@@ -259,28 +237,10 @@ static bool python_place(const struct profile *p, uint32_t stack, int below, boo
 
 	for (int i = below < 0 ? (int)s->depth - 1 : below - 1; i >= 0; i--) {
 		const struct frame *f = &p->frames[s->frames[i]];
-		const char *open, *file = f->file;
-		size_t name_len, file_len;
 
-		if (f->kind != FRAME_PYTHON || !f->name)
+		if (f->kind != FRAME_PYTHON)
 			continue;
-		name_len = strlen(f->name);
-		open = strrchr(f->name, '(');
-		if (open && open > f->name && open[-1] == ' ' && f->name[name_len - 1] == ')') {
-			file = open + 1;
-			file_len = (size_t)(f->name + name_len - 1 - file);
-			name_len = (size_t)(open - 1 - f->name);
-		} else {
-			file_len = file ? strlen(file) : 0;
-		}
-		if (!file)
-			snprintf(buf, size, "%.*s", (int)name_len, f->name);
-		else if (with_line && f->line)
-			snprintf(buf, size, "%.*s (%.*s:%u)", (int)name_len, f->name, (int)file_len,
-				 file, f->line);
-		else
-			snprintf(buf, size, "%.*s (%.*s)", (int)name_len, f->name, (int)file_len,
-				 file);
+		python_frame__location(f, with_line, buf, size);
 		return true;
 	}
 	return false;
@@ -728,7 +688,7 @@ static int tally_bare_gil_waits(struct analysis *a, struct tally *where, uint64_
 
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
-		char location[512];
+		char location[512], text[512];
 		int err;
 
 		if (!a->is_off_cpu_stack[i] || !s->weight || stack_find_wait(p, i, GIL_WAITS) >= 0)
@@ -738,7 +698,8 @@ static int tally_bare_gil_waits(struct analysis *a, struct tally *where, uint64_
 
 			if (f->kind != FRAME_PYTHON ||
 			    strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13) ||
-			    strstr(f->name, "threading.py") || strstr(f->name, "queue"))
+			    strstr(frame__text(f, text, sizeof(text)), "threading.py") ||
+			    strstr(text, "queue"))
 				continue;
 			*weight += s->weight;
 			location_or(p, i, k + 1, location, sizeof(location), "(no Python frame)");

@@ -14,6 +14,7 @@
 #include "array.h"
 #include "gpu/gpu_memory_internal.h"
 #include "gpu/library_probe.h"
+#include "profile/python_frame.h"
 
 /* Sites of each kind a profile keeps: the largest. */
 #define FACTS_MAX_SITES 8
@@ -65,12 +66,7 @@ static bool python_location(const struct profile *p, const uint32_t *frames, siz
 
 		if (f->kind != FRAME_PYTHON)
 			continue;
-		if (f->file && f->line)
-			snprintf(buf, size, "%s (%s:%u)", f->name, f->file, f->line);
-		else if (f->file)
-			snprintf(buf, size, "%s (%s)", f->name, f->file);
-		else
-			snprintf(buf, size, "%s", f->name);
+		python_frame__location(f, true, buf, size);
 		return true;
 	}
 	return false;

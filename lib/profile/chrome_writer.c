@@ -113,10 +113,11 @@ static void open_slice(struct chrome_writer *w, const struct thread *t, uint32_t
 		       uint64_t at_ns)
 {
 	const struct frame *f = &w->profile->frames[frame];
+	char text[512];
 
 	begin_event(w, 'B', t->pid, t->tid, at_ns);
 	fputs(",\"name\":", w->out);
-	write_string(w->out, f->name);
+	write_string(w->out, frame__text(f, text, sizeof(text)));
 	fprintf(w->out, ",\"cat\":\"%s\"",
 		is_off_cpu_frame(f) ? "off-cpu" : kind_category(f->kind));
 	if (f->file) {

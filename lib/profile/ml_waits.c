@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "profile/ml_waits.h"
+#include "profile/python_frame.h"
 
 /* Table order matters where several entries match: the first names it. */
 const struct ml_wait ml_waits[] = {
@@ -83,13 +84,17 @@ bool frame_name__matches(const char *name, const char *pattern)
 
 const struct ml_wait *ml_wait__find(const struct frame *f, unsigned int kinds)
 {
+	char python[512];
+
+	if (f->kind == FRAME_PYTHON)
+		python_frame__text(f, python, sizeof(python));
 	for (size_t i = 0; i < nr_ml_waits; i++) {
 		const struct ml_wait *w = &ml_waits[i];
 
 		if (!(kinds & ML_WAIT_MASK(w->kind)))
 			continue;
 		/* A qualified Python name ends with the method. */
-		if (f->kind == FRAME_PYTHON ? f->name && strstr(f->name, w->frame)
+		if (f->kind == FRAME_PYTHON ? strstr(python, w->frame) != NULL
 					    : frame_name__matches(f->name, w->frame))
 			return w;
 	}

@@ -334,6 +334,12 @@ static int64_t function_frame(struct pprof_parser *pp, const struct line_entry *
 		free(file);
 		return id;
 	}
+	if (kind == FRAME_PYTHON) {
+		id = python_frame__intern_text(pp->profile, name + start, len, file,
+					       line->line > UINT32_MAX ? 0 : line->line);
+		free(file);
+		return id;
+	}
 	if (inlined && kind == FRAME_NATIVE)
 		kind = FRAME_INLINE;
 	name[start + len] = '\0';

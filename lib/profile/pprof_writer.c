@@ -173,9 +173,9 @@ struct entry {
 struct pprof_writer {
 	const struct profile *profile;
 	char **names; /* folded name of each frame */
-	/* What each frame's Function says: the folded name and the frame's
-	 * file, but a Python frame's function name and Python file. */
-	char **function_names, **function_files;
+	/* What each frame's Function names besides the frame's file: the
+	 * folded name, but a Python frame's function name alone. */
+	char **function_names;
 	uint32_t *rank; /* stack id -> output position, NOT_WRITTEN */
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
@@ -330,7 +330,9 @@ static int64_t function_id(struct pprof_writer *w, const struct frame *f, uint32
 	int64_t id;
 
 	key[0] = string_id(w, w->function_names[frame]);
-	key[1] = string_id(w, w->function_files[frame] ? w->function_files[frame] : f->file);
+	/* A Python frame named by its marked text holds its file there. */
+	key[1] = string_id(
+	    w, f->kind == FRAME_PYTHON && !python_frame__has_python_file(f) ? NULL : f->file);
 	if (key[0] < 0 || key[1] < 0)
 		return -ENOMEM;
 	id = intern(&w->functions, key, sizeof(key), &added);
@@ -698,14 +700,11 @@ int pprof__write(const struct profile *p, enum output_view view, FILE *out)
 
 	w.names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.names));
 	w.function_names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.function_names));
-	w.function_files = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*w.function_files));
 	w.rank = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*w.rank));
-	if (!w.names || !w.function_names || !w.function_files || !w.rank)
+	if (!w.names || !w.function_names || !w.rank)
 		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++) {
 		const struct frame *f = &p->frames[i];
-		size_t name_len, file_len;
-		const char *file;
 
 		w.names[i] = frame__folded_name(f);
 		if (!w.names[i])
@@ -714,12 +713,11 @@ int pprof__write(const struct profile *p, enum output_view view, FILE *out)
 			/* An inline line of its caller's location says so;
 			 * the function is named as it is, as pprof shows it. */
 			w.function_names[i] = strdup(f->name[0] ? f->name : "[unknown]");
-		} else if (!python_frame__split(f, &name_len, &file, &file_len)) {
+		} else if (!python_frame__has_python_file(f)) {
 			w.function_names[i] = strdup(w.names[i]);
 		} else {
-			w.function_names[i] = strndup(f->name, name_len);
-			if (file != f->file && !(w.function_files[i] = strndup(file, file_len)))
-				goto cleanup;
+			/* A Python frame is its function, with its file. */
+			w.function_names[i] = strdup(f->name);
 		}
 		if (!w.function_names[i])
 			goto cleanup;
@@ -737,11 +735,8 @@ cleanup:
 			free(w.names[i]);
 	for (size_t i = 0; w.function_names && i < p->nr_frames; i++)
 		free(w.function_names[i]);
-	for (size_t i = 0; w.function_files && i < p->nr_frames; i++)
-		free(w.function_files[i]);
 	free(w.names);
 	free(w.function_names);
-	free(w.function_files);
 	free(w.rank);
 	free(w.entries);
 	free(w.location_ids);

@@ -434,6 +434,7 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 		fputs("{\"processes\":[", out);
 		for (size_t i = 0; i < nr; i++) {
 			const struct process_row *r = &rows[i];
+			char text[512];
 
 			fputs(i ? ",{\"process\":" : "{\"process\":", out);
 			text_output__json_string(out, r->label);
@@ -448,7 +449,9 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 			if (r->top == UINT32_MAX)
 				fputs("null", out);
 			else
-				text_output__json_string(out, r->profile->frames[r->top].name);
+				text_output__json_string(
+				    out,
+				    frame__text(&r->profile->frames[r->top], text, sizeof(text)));
 			if (i < nr_loads)
 				fprintf(out, ",\"busy\":%llu,\"collective_wait\":%llu,\"rank\":%s",
 					(unsigned long long)loads[i].busy,
@@ -477,9 +480,11 @@ int process_report__write(struct profile *const *profiles, const char *const *na
 			"process", "file", "weight", "share", "GPU", "top function");
 		for (size_t i = 0; i < nr; i++) {
 			const struct process_row *r = &rows[i];
+			char weight[32], gpu[32], text[512];
 			const char *top =
-			    r->top == UINT32_MAX ? "-" : r->profile->frames[r->top].name;
-			char weight[32], gpu[32];
+			    r->top == UINT32_MAX
+				? "-"
+				: frame__text(&r->profile->frames[r->top], text, sizeof(text));
 
 			snprintf(weight, sizeof(weight), "%llu %s", (unsigned long long)r->cpu,
 				 unit_word(r->profile));

@@ -9,6 +9,7 @@
 #include "array.h"
 #include "base/hash_index.h"
 #include "profile/profile.h"
+#include "profile/python_frame.h"
 
 /* The frame ids of every stack, packed into large blocks that never move: a
  * malloc per stack costs its header and rounding, as much again as a short
@@ -391,11 +392,16 @@ char *frame__folded_name(const struct frame *f)
 {
 	const char *prefix = f->kind == FRAME_GPU ? "[gpu] " : "";
 	const char *suffix = kind_suffix[f->kind] ? kind_suffix[f->kind] : "";
-	const char *name = f->name && f->name[0] ? f->name : "[unknown]";
+	/* A Python frame's text is made of its name and file. */
+	char *python = f->kind == FRAME_PYTHON ? python_frame__text_dup(f) : NULL;
+	const char *name = python ? python : f->name && f->name[0] ? f->name : "[unknown]";
 	size_t name_len = strlen(name), digits = name_len;
 	const char *guard = "";
 	size_t len;
 	char *out;
+
+	if (f->kind == FRAME_PYTHON && !python)
+		return NULL;
 
 	/* A name ending in blanks and digits, last in its line, would read as
 	 * the count (or, to flamegraph.pl, as a differential's two). */
@@ -411,9 +417,11 @@ char *frame__folded_name(const struct frame *f)
 		guard = "_";
 	len = strlen(prefix) + name_len + strlen(guard) + strlen(suffix) + 1;
 	out = malloc(len);
+	if (out)
+		snprintf(out, len, "%s%s%s%s", prefix, name, guard, suffix);
+	free(python);
 	if (!out)
 		return NULL;
-	snprintf(out, len, "%s%s%s%s", prefix, name, guard, suffix);
 	/* ';' separates frames and a newline ends the line; a trailing space
 	 * followed by digits would read as the count, so tabs become spaces. */
 	for (char *c = out; *c; c++) {
@@ -423,6 +431,14 @@ char *frame__folded_name(const struct frame *f)
 			*c = ' ';
 	}
 	return out;
+}
+
+const char *frame__text(const struct frame *f, char *buf, size_t size)
+{
+	if (f->kind != FRAME_PYTHON)
+		return f->name;
+	python_frame__text(f, buf, size);
+	return buf;
 }
 
 struct named_share {

@@ -23,8 +23,8 @@ enum frame_kind {
 	FRAME_INLINE,	  /* function inlined into its caller: "_[i]" */
 	FRAME_KERNEL,	  /* kernel function: "_[k]" */
 	FRAME_JIT,	  /* from the target's perf map: "_[j]" */
-	FRAME_PYTHON,	  /* Python function: "name (file.py)" + "_[p]"; with a file
-			   * field (speedscope, pprof) "name", file (python_frame.h) */
+	FRAME_PYTHON,	  /* Python function: name and file; its text "name (file.py)"
+			   * + "_[p]" comes from them (python_frame.h) */
 	FRAME_GPU,	  /* GPU kernel, memcpy or memset: "[gpu] " prefix */
 	FRAME_PROCESS,	  /* root frame naming the process */
 	FRAME_THREAD,	  /* thread frame under the process (--per-thread) */
@@ -336,6 +336,11 @@ int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */
 char *frame__folded_name(const struct frame *frame);
+
+/* The frame as reports show it, without marks: its name, but a Python
+ * frame's text made of its name and file ("step (model.py)"), written into
+ * buf.  Returns the name or buf. */
+const char *frame__text(const struct frame *frame, char *buf, size_t size);
 
 /* Per-function totals for summaries, reports and diffs. */
 struct function_share {

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Python frames with a file field: the function name and file the speedscope
- * and pprof writers write, and the frame their readers make of them again;
- * see python_frame.h.
+ * Python frames as name and file: their text made from the two and read
+ * back into them; see python_frame.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,66 +55,95 @@ bool python_file__is_python(const char *file)
 	return file && is_python_file(file, strlen(file));
 }
 
-bool python_frame__split(const struct frame *f, size_t *name_len, const char **file,
-			 size_t *file_len)
+/* The file as the frame's text shows it: a full path shortened, any other
+ * file (the short one folded text carries, "?") as it is. */
+static const char *shown_file(const char *file)
 {
-	const char *name = f->name, *open;
-	size_t len, inner;
+	return file[0] == '/' ? python_file__short(file) : file;
+}
 
-	if (f->kind != FRAME_PYTHON || !name)
-		return false;
-	if (!strcmp(name, PYTHON_UNKNOWN_FRAME)) {
-		*name_len = strlen("[unknown]");
-		*file = PYTHON_UNKNOWN_FILE;
-		*file_len = strlen(PYTHON_UNKNOWN_FILE);
-		return true;
-	}
-	len = strlen(name);
-	/* "qualname (short/file.py)": the last " (" opens the file, as a
-	 * qualname may hold brackets of its own ("<lambda>", "<genexpr>"). */
-	if (len < 4 || name[len - 1] != ')')
-		return false;
-	for (open = name + len - 2; open > name && !(open[0] == '(' && open[-1] == ' '); open--)
-		;
-	if (open <= name + 1)
-		return false;
-	inner = name + len - 1 - (open + 1);
-	/* A full path in the name would be shortened when read back. */
-	if (!is_python_file(open + 1, inner) || open[1] == '/' || memchr(open + 1, '\n', inner))
-		return false;
-	*name_len = open - 1 - name;
-	/* The frame's own file where it is a full path to the one its name
-	 * carries, else the short file from the name: a reader shortens a
-	 * full path as the name did and takes any other file as it is. */
-	if (f->file && f->file[0] == '/' && is_python_file(f->file, strlen(f->file))) {
-		const char *short_file = python_file__short(f->file);
+static bool is_unknown(const char *name, const char *file)
+{
+	return !strcmp(name, PYTHON_UNKNOWN_NAME) && !strcmp(file, PYTHON_UNKNOWN_FILE);
+}
 
-		if (strlen(short_file) == inner && !memcmp(short_file, open + 1, inner)) {
-			*file = f->file;
-			*file_len = strlen(f->file);
-			return true;
-		}
-	}
-	*file = open + 1;
-	*file_len = inner;
-	return true;
+int python_frame__text(const struct frame *f, char *buf, size_t size)
+{
+	const char *name = f->name && f->name[0] ? f->name : "[unknown]";
+
+	if (!f->file)
+		return snprintf(buf, size, "%s", name);
+	if (is_unknown(name, f->file))
+		return snprintf(buf, size, "%s", PYTHON_UNKNOWN_TEXT);
+	return snprintf(buf, size, "%s (%s)", name, shown_file(f->file));
+}
+
+char *python_frame__text_dup(const struct frame *f)
+{
+	int len = python_frame__text(f, NULL, 0);
+	char *text = len >= 0 ? malloc(len + 1) : NULL;
+
+	if (text)
+		python_frame__text(f, text, len + 1);
+	return text;
+}
+
+int python_frame__location(const struct frame *f, bool with_line, char *buf, size_t size)
+{
+	if (f->file && with_line && f->line && !is_unknown(f->name, f->file))
+		return snprintf(buf, size, "%s (%s:%u)", f->name, shown_file(f->file), f->line);
+	return python_frame__text(f, buf, size);
+}
+
+bool python_frame__has_python_file(const struct frame *f)
+{
+	return f->kind == FRAME_PYTHON && f->name && f->name[0] && f->file &&
+	       python_file__is_python(f->file) && !strchr(f->file, '\n');
 }
 
 int64_t python_frame__intern(struct profile *p, const char *name, const char *file, uint32_t line)
 {
-	const char *short_file = file[0] == '/' ? python_file__short(file) : file;
-	size_t len;
-	char *full;
+	return profile__intern_frame(p, name, file, line, FRAME_PYTHON);
+}
+
+int64_t python_frame__intern_text(struct profile *p, const char *text, size_t len,
+				  const char *file_field, uint32_t line)
+{
+	const char *open = NULL, *file;
+	size_t file_len;
+	char *name;
 	int64_t id;
 
-	if (!strcmp(file, PYTHON_UNKNOWN_FILE) && !strcmp(name, "[unknown]"))
-		return profile__intern_frame(p, PYTHON_UNKNOWN_FRAME, NULL, line, FRAME_PYTHON);
-	len = strlen(name) + strlen(short_file) + 4;
-	full = malloc(len);
-	if (!full)
+	/* The last " (" opens the file, as a qualname may hold brackets of
+	 * its own ("<lambda>", "f (x) (y.py)"). */
+	if (len >= 4 && text[len - 1] == ')')
+		for (open = text + len - 2; open > text && !(open[0] == '(' && open[-1] == ' ');
+		     open--)
+			;
+	/* A full path would come back shortened: such text is a name. */
+	if (!open || open <= text + 1 || open + 2 == text + len || open[1] == '/') {
+		name = strndup(text, len);
+		id = name ? profile__intern_frame(p, name, NULL, line, FRAME_PYTHON) : -ENOMEM;
+		free(name);
+		return id;
+	}
+	file = open + 1;
+	file_len = text + len - 1 - file;
+	name = strndup(text, open - 1 - text);
+	if (!name)
 		return -ENOMEM;
-	snprintf(full, len, "%s (%s)", name, short_file);
-	id = profile__intern_frame(p, full, file, line, FRAME_PYTHON);
-	free(full);
+	if (!strcmp(name, PYTHON_UNKNOWN_NAME) && file_len == strlen("python") &&
+	    !memcmp(file, "python", file_len)) {
+		id = profile__intern_frame(p, name, PYTHON_UNKNOWN_FILE, line, FRAME_PYTHON);
+	} else if (file_field && strlen(shown_file(file_field)) == file_len &&
+		   !memcmp(shown_file(file_field), file, file_len)) {
+		id = profile__intern_frame(p, name, file_field, line, FRAME_PYTHON);
+	} else {
+		char *own = strndup(file, file_len);
+
+		id = own ? profile__intern_frame(p, name, own, line, FRAME_PYTHON) : -ENOMEM;
+		free(own);
+	}
+	free(name);
 	return id;
 }

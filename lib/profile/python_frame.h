@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Python frames in the formats that have a file field (speedscope, pprof):
- * there the name is the function alone ("Model.forward") and the file says
- * it is Python, where the folded form needs "Model.forward (mm.py)_[p]".
- * Both sides of that mapping live here so the writers and readers agree.
+ * Python frames as name and file: the one place their text ("Model.forward
+ * (mm.py)", folded adds "_[p]") is made from the two and read back into
+ * them, so that every reader, writer and report agrees.
  */
 #ifndef LLMPROF_PYTHON_FRAME_H
 #define LLMPROF_PYTHON_FRAME_H
@@ -13,15 +12,16 @@
 
 #include "profile/profile.h"
 
-/* The frame of a code object that could not be read; with a file field it
- * is "[unknown]" in the pseudo-file "<unknown>" (Python's own name for
- * code of no file). */
-#define PYTHON_UNKNOWN_FRAME "[unknown] (python)"
+/* The frame of a code object that could not be read: "[unknown]" in the
+ * pseudo-file "<unknown>" (Python's own name for code of no file), whose
+ * text is "[unknown] (python)". */
+#define PYTHON_UNKNOWN_NAME "[unknown]"
 #define PYTHON_UNKNOWN_FILE "<unknown>"
+#define PYTHON_UNKNOWN_TEXT "[unknown] (python)"
 
 /* "torch/nn/modules/linear.py" for site-packages, "json/decoder.py" for the
  * standard library, the base name otherwise: what py-spy shows, and what a
- * Python frame's name carries in brackets.  Points into path. */
+ * Python frame's text carries in brackets.  Points into path. */
 const char *python_file__short(const char *path);
 
 /* A file only Python code has: "*.py", "*.pyw", "<frozen ...>", "<string>",
@@ -29,19 +29,48 @@ const char *python_file__short(const char *path);
 bool python_file__is_python(const char *file);
 
 /*
- * A Python frame as the formats with a file field write it: the function's
- * name (name[0, *name_len)) and its file (the frame's own where that is a
- * full path, else the short file its name carries).  False where that form would not read back as
- * the same frame (a name without its file, a file that does not look like
- * Python's): the writer then keeps the folded form.
+ * A Python frame is its function's name (struct frame's name, "Model.forward")
+ * and its file (file: a full path from a live session, the short file that
+ * folded text carries, "?" where the code object had none).  The text the
+ * folded form and every report show is derived from the two here alone:
+ * "Model.forward (mm.py)", a full path shortened by python_file__short().
  */
-bool python_frame__split(const struct frame *frame, size_t *name_len, const char **file,
-			 size_t *file_len);
 
-/* The frame a reader makes of a function name and a Python file: "name
- * (short file)", a full path shortened by python_file__short(), any other
- * file as it is.  Returns a frame id or -ENOMEM. */
+/* That text, without the "_[p]" mark, into buf (snprintf's return value:
+ * its length, which may be past size). */
+int python_frame__text(const struct frame *frame, char *buf, size_t size);
+
+/* The same text, malloc'd; NULL without memory. */
+char *python_frame__text_dup(const struct frame *frame);
+
+/* Where a report points at the code: "name (short/file.py:LINE)", without
+ * ":LINE" unless with_line and the frame has one, "name" without a file. */
+int python_frame__location(const struct frame *frame, bool with_line, char *buf, size_t size);
+
+/*
+ * Whether the formats with a file field (speedscope, pprof) can write the
+ * frame as its name and file, unmarked: a file that looks like Python's, so
+ * that their readers know it again.  Otherwise they write the folded text.
+ */
+bool python_frame__has_python_file(const struct frame *frame);
+
+/*
+ * The frame a reader makes of a function name and a Python file (speedscope's
+ * and pprof's name and file fields), interned as they are.  Returns a frame
+ * id or -ENOMEM.
+ */
 int64_t python_frame__intern(struct profile *profile, const char *name, const char *file,
 			     uint32_t line);
+
+/*
+ * The frame a reader makes of Python frame text without its mark,
+ * text[0, len): "name (file)" split at the last " (", which gives the text
+ * back; file_field, where the format has one and the text's file is its
+ * short form, is kept as the frame's file.  Text that does not split (no
+ * file, a full path, which the text would shorten) is the name alone.
+ * Returns a frame id or -ENOMEM.
+ */
+int64_t python_frame__intern_text(struct profile *profile, const char *text, size_t len,
+				  const char *file_field, uint32_t line);
 
 #endif /* LLMPROF_PYTHON_FRAME_H */

@@ -91,6 +91,8 @@ int64_t reader__intern_folded_frame(struct profile *p, char *text, size_t len, c
 	char saved = text[start + name_len];
 	int64_t id;
 
+	if (kind == FRAME_PYTHON)
+		return python_frame__intern_text(p, text + start, name_len, file, line);
 	/* A name without marks in a Python file: a Python function, as
 	 * llmprof's speedscope (and py-spy's) name them. */
 	if (kind == FRAME_NATIVE && python_file__is_python(file)) {

@@ -99,28 +99,15 @@ static int write_shared_frames(struct speedscope_writer *w)
 {
 	for (size_t i = 0; i < w->nr_shared; i++) {
 		const struct frame *f = &w->profile->frames[w->frame_order[i]];
-		const char *file = f->file;
-		char *name, *own_file = NULL;
-		size_t name_len, file_len;
+		bool python = python_frame__has_python_file(f);
 		bool merged = f->kind == FRAME_PYTHON && !w->python_lines;
+		/* A Python frame is its function, with its file: no marks; in
+		 * any other file its text, marked, holds the file. */
+		const char *file = f->kind == FRAME_PYTHON && !python ? NULL : f->file;
+		char *name = python ? strdup(f->name) : frame__folded_name(f);
 
-		/* A Python frame is its function, with its file: no marks. */
-		if (python_frame__split(f, &name_len, &file, &file_len)) {
-			name = strndup(f->name, name_len);
-			if (file != f->file) {
-				file = own_file = strndup(file, file_len);
-				if (!own_file) {
-					free(name);
-					return -ENOMEM;
-				}
-			}
-		} else {
-			name = frame__folded_name(f);
-		}
-		if (!name) {
-			free(own_file);
+		if (!name)
 			return -ENOMEM;
-		}
 		fputs(i ? ",{\"name\":" : "{\"name\":", w->out);
 		write_text(w->out, name);
 		free(name);
@@ -128,7 +115,6 @@ static int write_shared_frames(struct speedscope_writer *w)
 			fputs(",\"file\":", w->out);
 			write_text(w->out, file);
 		}
-		free(own_file);
 		/* A function's frame stands for all its lines: it has none. */
 		if (f->line && !merged) {
 			fputs(",\"line\":", w->out);

@@ -20,6 +20,7 @@ static const struct ml_wait *named_wait(const struct profile *p, const struct st
 {
 	const struct frame *f = &p->frames[s->frames[k]];
 	const struct ml_wait *w = ml_wait__find(f, ML_WAIT_ANY);
+	char text[512];
 
 	/* A gloo wait only where the thread blocks; an idle one only where
 	 * the frame waits itself. */
@@ -32,7 +33,7 @@ static const struct ml_wait *named_wait(const struct profile *p, const struct st
 		return w;
 	if (f->kind == FRAME_PYTHON && k + 1 < s->depth &&
 	    !strncmp(p->frames[s->frames[k + 1]].name, "pthread_cond_", 13) &&
-	    !strstr(f->name, "(threading.py)") && !strstr(f->name, "queue"))
+	    !strstr(frame__text(f, text, sizeof(text)), "(threading.py)") && !strstr(text, "queue"))
 		return &bare_gil_wait;
 	return NULL;
 }
@@ -112,6 +113,7 @@ static void print_waits(const struct profile *p, uint64_t total)
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
 		struct wait_row row = {.named = NULL};
+		char text[512], caller[512];
 		size_t k;
 
 		if (!s->weight || !profile__stack_is_off_cpu(p, i))
@@ -132,7 +134,8 @@ static void print_waits(const struct profile *p, uint64_t total)
 		row.weight = working ? working[i] : s->weight;
 		for (k = 0; k < nr_rows; k++)
 			if (rows[k].leaf == row.leaf && rows[k].named == row.named &&
-			    !strcmp(p->frames[rows[k].caller].name, p->frames[row.caller].name))
+			    !strcmp(frame__text(&p->frames[rows[k].caller], text, sizeof(text)),
+				    frame__text(&p->frames[row.caller], caller, sizeof(caller))))
 				break;
 		if (k < nr_rows) {
 			rows[k].weight += row.weight;
@@ -160,11 +163,12 @@ static void print_waits(const struct profile *p, uint64_t total)
 		const struct frame *caller = &p->frames[rows[i].caller];
 		const char *reason = frame__off_cpu_reason(&p->frames[rows[i].leaf]);
 		const struct ml_wait *named = rows[i].named;
+		char caller_text[512];
+		const char *under = frame__text(caller, caller_text, sizeof(caller_text));
 
 		if (named == &bare_gil_wait) {
 			status__text("  %6.2f%%  %s (%s) under %s\n",
-				     100.0 * rows[i].weight / total, named->meaning, reason,
-				     caller->name);
+				     100.0 * rows[i].weight / total, named->meaning, reason, under);
 		} else if (named) {
 			/* The table's text without its stars. */
 			const char *text = named->frame + (named->frame[0] == '*');
@@ -173,10 +177,10 @@ static void print_waits(const struct profile *p, uint64_t total)
 			len -= len && text[len - 1] == '*';
 			status__text("  %6.2f%%  %s (%.*s, %s) under %s\n",
 				     100.0 * rows[i].weight / total, named->meaning, len, text,
-				     reason, caller->name);
+				     reason, under);
 		} else
 			status__text("  %6.2f%%  %s under %s\n", 100.0 * rows[i].weight / total,
-				     reason, caller->name);
+				     reason, under);
 	}
 	free(rows);
 	free(working);
@@ -294,10 +298,12 @@ void summary__print(const struct profile *p, pid_t pid, const char *output_path,
 						     : "top functions by self time (wall clock):");
 		for (int64_t i = 0; i < n && shown < SUMMARY_TOP_FUNCTIONS; i++) {
 			const struct frame *f = &p->frames[shares[i].frame];
+			char text[512];
 
 			if (!shares[i].self || f->kind == FRAME_GPU)
 				continue;
-			status__text("  %6.2f%%  %s\n", 100.0 * shares[i].self / total, f->name);
+			status__text("  %6.2f%%  %s\n", 100.0 * shares[i].self / total,
+				     frame__text(f, text, sizeof(text)));
 			shown++;
 		}
 	} else if (!total) {

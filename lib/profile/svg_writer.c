@@ -18,6 +18,7 @@
 #include "profile/function_rank.h"
 #include "profile/output.h"
 #include "profile/profile_diff.h"
+#include "profile/python_frame.h"
 #include "profile/significance.h"
 #include "profile/svg_writer.h"
 #include "profile/text_output.h"
@@ -52,6 +53,7 @@ static const struct {
 struct svg_function {
 	const char *name; /* shown */
 	const char *key;  /* folded name, the identity */
+	char *text;	  /* a Python frame's shown text (name and file), owned */
 	const char *file;
 	uint32_t line; /* 0 when frames of it disagree or do not know */
 	enum flame_class class;
@@ -109,7 +111,12 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 
 		if (g->ranked.first_frame[rank] == i) {
 			function->key = g->ranked.keys[i];
-			function->name = f->name && f->name[0] ? f->name : "[unknown]";
+			if (f->kind == FRAME_PYTHON &&
+			    !(function->text = python_frame__text_dup(f)))
+				return -ENOMEM;
+			function->name = function->text		 ? function->text
+					 : f->name && f->name[0] ? f->name
+								 : "[unknown]";
 			function->file = f->file;
 			function->line = f->line;
 			function->class = flame_class__of(f);
@@ -126,6 +133,8 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 static void graph_free(struct svg_graph *g)
 {
 	function_rank__free(&g->ranked);
+	for (uint32_t i = 0; g->functions && i < g->nr_functions; i++)
+		free(g->functions[i].text);
 	free(g->functions);
 	free(g->order);
 }

@@ -209,7 +209,7 @@ void process_table__mark_stack(struct tracked_process *p, const struct profile *
 		 * runs no collective by it. */
 		if (f->kind == FRAME_PYTHON && f->file && strstr(f->file, "importlib._bootstrap"))
 			importing = true;
-		/* Live Python frames are "function (short file)". */
+		/* A Python frame's name is the function alone. */
 		if (f->kind == FRAME_PYTHON && !strncmp(f->name, "_worker_loop", 12) && f->file &&
 		    strstr(f->file, "torch/utils/data/_utils/worker.py"))
 			p->ran_loader_worker = true;

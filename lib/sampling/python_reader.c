@@ -33,8 +33,8 @@ struct python_code {
 	uint64_t addr;
 	int32_t stamp;
 	int32_t first_line;
-	char *name; /* "qualname (short/file.py)" */
-	char *file; /* co_filename as is, or NULL */
+	char *name; /* the qualname */
+	char *file; /* co_filename as is, or "?" */
 	struct line_range *lines;
 	size_t nr_lines;
 };
@@ -663,7 +663,7 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 	uint64_t type, name_addr, file_addr, table_addr;
 	char *name = NULL, *file = NULL;
 	uint8_t *table = NULL;
-	size_t table_len = 0, len;
+	size_t table_len = 0;
 	int err;
 
 	if (read_target(r, code->addr, header, sizeof(header)))
@@ -686,14 +686,15 @@ static int resolve_code(const struct python_reader *r, struct python_code *code)
 		err = -ESTALE;
 		goto cleanup;
 	}
-	len = strlen(name) + (file ? strlen(python_file__short(file)) : 1) + 4;
-	code->name = malloc(len);
-	if (!code->name) {
+	/* The frame is the name and file; its text is made of them
+	 * (python_frame.h). */
+	code->file = file ? file : strdup("?");
+	if (!code->file) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	snprintf(code->name, len, "%s (%s)", name, file ? python_file__short(file) : "?");
-	code->file = file;
+	code->name = name;
+	name = NULL;
 	file = NULL;
 	err = 0;
 	if (read_bytes(r, table_addr, &table, &table_len) == 0) {
@@ -774,9 +775,13 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 		memset(code, 0, sizeof(*code));
 		code->addr = addr;
 		code->stamp = stamp;
-		code->name = strdup(PYTHON_UNKNOWN_FRAME);
-		if (!code->name)
+		code->name = strdup(PYTHON_UNKNOWN_NAME);
+		code->file = strdup(PYTHON_UNKNOWN_FILE);
+		if (!code->name || !code->file) {
+			free(code->name);
+			free(code->file);
 			return -ENOMEM;
+		}
 		r->stale_codes++;
 	}
 	r->code_slots[pos] = ++r->nr_codes;
@@ -848,7 +853,7 @@ static int64_t python_frame_id(struct python_reader *r, struct profile *p, uint6
 {
 	const struct python_code *code = &r->codes[KEY_CODE(key)];
 
-	return profile__intern_frame(p, code->name, code->file, KEY_LINE(key), FRAME_PYTHON);
+	return python_frame__intern(p, code->name, code->file, KEY_LINE(key));
 }
 
 /* Appends the Python frames of keys[from..to) (root-first order indexes

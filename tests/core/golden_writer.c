@@ -99,17 +99,15 @@ static int write_python(enum profile_format format, bool lines)
 	p->frequency = 100;
 	p->duration_ns = 90000000;
 	proc = frame(p, "python3", NULL, 0, FRAME_PROCESS);
-	module = frame(p, "<module> (train.py)", "/src/train.py", 3, FRAME_PYTHON);
+	module = frame(p, "<module>", "/src/train.py", 3, FRAME_PYTHON);
 	for (uint32_t i = 0; i < 3; i++)
-		forward[i] = frame(p, "Model.forward (mm.py)", "/src/mm.py", 10 + i, FRAME_PYTHON);
-	lambda =
-	    frame(p, "Model.forward.<locals>.<lambda> (mm.py)", "/src/mm.py", 20, FRAME_PYTHON);
-	frozen = frame(p, "_find_and_load (<frozen importlib._bootstrap>)",
-		       "<frozen importlib._bootstrap>", 1165, FRAME_PYTHON);
-	sgd = frame(p, "SGD.step (torch/optim/sgd.py)",
-		    "/usr/lib/python3/dist-packages/torch/optim/sgd.py", 5, FRAME_PYTHON);
-	unknown = frame(p, "[unknown] (python)", NULL, 0, FRAME_PYTHON);
-	load = frame(p, "load (data.py)", NULL, 0, FRAME_PYTHON);
+		forward[i] = frame(p, "Model.forward", "/src/mm.py", 10 + i, FRAME_PYTHON);
+	lambda = frame(p, "Model.forward.<locals>.<lambda>", "/src/mm.py", 20, FRAME_PYTHON);
+	frozen = frame(p, "_find_and_load", "<frozen importlib._bootstrap>", 1165, FRAME_PYTHON);
+	sgd = frame(p, "SGD.step", "/usr/lib/python3/dist-packages/torch/optim/sgd.py", 5,
+		    FRAME_PYTHON);
+	unknown = frame(p, "[unknown]", "<unknown>", 0, FRAME_PYTHON);
+	load = frame(p, "load", "data.py", 0, FRAME_PYTHON);
 	gemm_call = frame(p, "at::addmm", "/src/addmm.cpp", 40, FRAME_NATIVE);
 	thread = profile__add_thread(p, 200, 200, "MainThread");
 	if (thread < 0)
@@ -171,7 +169,7 @@ int main(int argc, char **argv)
 	inl = frame(p, "ns::mix", "/src/mix.h", 7, FRAME_INLINE);
 	kern = frame(p, "ksys_write", NULL, 0, FRAME_KERNEL);
 	jit = frame(p, "jitted_loop", NULL, 0, FRAME_JIT);
-	py = frame(p, "train_step (train.py)", "train.py", 12, FRAME_PYTHON);
+	py = frame(p, "train_step", "train.py", 12, FRAME_PYTHON);
 	unk = frame(p, "[libfoo.so+0x1a2b]", NULL, 0, FRAME_UNKNOWN);
 	semi = frame(p, "operator;weird\tname", NULL, 0, FRAME_NATIVE);
 	gemm = frame(p, "gemm_kernel", NULL, 0, FRAME_GPU);
