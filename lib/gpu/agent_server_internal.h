@@ -64,8 +64,7 @@ struct gpu_fold {
 struct fold_table {
 	struct gpu_fold *folds;
 	size_t nr, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nr_slots;
+	struct hash_index index;
 };
 
 struct agent_server {

@@ -46,25 +46,11 @@ static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
 	return (h ^ (h >> 29)) + !r->correlation;
 }
 
-static int fold_table__grow(struct fold_table *t)
+static uint64_t fold_rehash(const void *ctx, uint32_t id)
 {
-	size_t nr_slots = t->nr_slots ? 2 * t->nr_slots : 256;
-	uint32_t *slots = calloc(nr_slots, sizeof(*slots));
+	const struct fold_table *t = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->nr; i++) {
-		const struct gpu_fold *f = &t->folds[i];
-		size_t at = fold_hash(&f->record, f->launch.tid) & (nr_slots - 1);
-
-		while (slots[at])
-			at = (at + 1) & (nr_slots - 1);
-		slots[at] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nr_slots = nr_slots;
-	return 0;
+	return fold_hash(&t->folds[id].record, t->folds[id].launch.tid);
 }
 
 /*
@@ -75,29 +61,26 @@ static int fold_table__grow(struct fold_table *t)
 int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 {
 	struct fold_table *t = &gs->folds;
+	struct hash_index *index = &t->index;
 	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 	uint32_t tid = l ? l->tid : 0;
 	struct gpu_fold *f = NULL;
 	size_t at;
-	int err;
 
-	if (2 * (t->nr + 1) > t->nr_slots) {
-		err = fold_table__grow(t);
-		if (err)
-			return err;
-	}
-	for (at = fold_hash(r, tid) & (t->nr_slots - 1); t->slots[at];
-	     at = (at + 1) & (t->nr_slots - 1)) {
-		if (same_fold(&t->folds[t->slots[at] - 1], r, tid)) {
-			f = &t->folds[t->slots[at] - 1];
+	if (hash_index__reserve(index, 256, fold_rehash, t))
+		return -ENOMEM;
+	for (at = hash_index__first(index, fold_hash(r, tid)); !hash_index__empty(index, at);
+	     at = hash_index__next(index, at)) {
+		if (same_fold(&t->folds[hash_index__id(index, at)], r, tid)) {
+			f = &t->folds[hash_index__id(index, at)];
 			break;
 		}
 	}
 	if (!f) {
 		if (array__grow_zeroed((void **)&t->folds, &t->cap, t->nr + 1, sizeof(*f)))
 			return -ENOMEM;
+		hash_index__set(index, at, t->nr);
 		f = &t->folds[t->nr++];
-		t->slots[at] = t->nr;
 	}
 	if (!f->count ||
 	    (l && (l->flags & GPU_LAUNCH_PROBED) && !(f->launch.flags & GPU_LAUNCH_PROBED))) {
@@ -114,7 +97,7 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 void fold_table__free(struct fold_table *t)
 {
 	free(t->folds);
-	free(t->slots);
+	hash_index__free(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "base/hash_index.h"
 #include "profile/reader_input.h"
 
 struct segment {
@@ -21,16 +22,17 @@ struct segment {
 
 /* Frame ids by folded text, ahead of profile__intern_frame(): one hash of
  * the bytes as they are, no marker stripping, no string copies. */
-struct frame_cache_slot {
+struct frame_cache_entry {
 	uint64_t hash;
-	char *text; /* NULL: empty slot */
+	char *text;
 	size_t len;
 	uint32_t frame;
 };
 
 struct frame_cache {
-	struct frame_cache_slot *slots;
-	size_t cap, used; /* cap is a power of two */
+	struct frame_cache_entry *entries;
+	size_t nr, cap;
+	struct hash_index index;
 };
 
 struct folded_parser {
@@ -94,34 +96,19 @@ static uint64_t text_hash(const char *text, size_t len)
 	return h ^ h >> 29;
 }
 
-static int frame_cache_grow(struct frame_cache *cache)
+static uint64_t frame_cache_rehash(const void *ctx, uint32_t id)
 {
-	size_t cap = cache->cap ? cache->cap * 2 : 4096;
-	struct frame_cache_slot *slots = calloc(cap, sizeof(*slots));
+	const struct frame_cache *cache = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < cache->cap; i++) {
-		size_t pos;
-
-		if (!cache->slots[i].text)
-			continue;
-		for (pos = cache->slots[i].hash & (cap - 1); slots[pos].text;
-		     pos = (pos + 1) & (cap - 1))
-			;
-		slots[pos] = cache->slots[i];
-	}
-	free(cache->slots);
-	cache->slots = slots;
-	cache->cap = cap;
-	return 0;
+	return cache->entries[id].hash;
 }
 
 static void frame_cache_free(struct frame_cache *cache)
 {
-	for (size_t i = 0; i < cache->cap; i++)
-		free(cache->slots[i].text);
-	free(cache->slots);
+	for (size_t i = 0; i < cache->nr; i++)
+		free(cache->entries[i].text);
+	free(cache->entries);
+	hash_index__free(&cache->index);
 }
 
 /* Interns the frame whose folded text is text[0, len) (text[len] writable);
@@ -129,30 +116,34 @@ static void frame_cache_free(struct frame_cache *cache)
 static int64_t folded_frame(struct folded_parser *fp, char *text, size_t len)
 {
 	struct frame_cache *cache = &fp->cache;
+	struct hash_index *index = &cache->index;
 	uint64_t hash = text_hash(text, len);
-	struct frame_cache_slot *slot;
+	struct frame_cache_entry *entry;
 	int64_t id;
 	size_t pos;
 
-	if ((cache->used + 1) * 2 > cache->cap && frame_cache_grow(cache))
+	if (hash_index__reserve(index, 4096, frame_cache_rehash, cache))
 		return -ENOMEM;
-	for (pos = hash & (cache->cap - 1); cache->slots[pos].text;
-	     pos = (pos + 1) & (cache->cap - 1)) {
-		slot = &cache->slots[pos];
-		if (slot->hash == hash && slot->len == len && !memcmp(slot->text, text, len))
-			return slot->frame;
+	for (pos = hash_index__first(index, hash); !hash_index__empty(index, pos);
+	     pos = hash_index__next(index, pos)) {
+		entry = &cache->entries[hash_index__id(index, pos)];
+		if (entry->hash == hash && entry->len == len && !memcmp(entry->text, text, len))
+			return entry->frame;
 	}
 	id = reader__intern_folded_frame(fp->profile, text, len, NULL, 0);
 	if (id < 0)
 		return id;
-	slot = &cache->slots[pos];
-	slot->text = strndup(text, len);
-	if (!slot->text)
+	if (array__grow((void **)&cache->entries, &cache->cap, cache->nr + 1,
+			sizeof(*cache->entries)))
 		return -ENOMEM;
-	slot->hash = hash;
-	slot->len = len;
-	slot->frame = id;
-	cache->used++;
+	entry = &cache->entries[cache->nr];
+	entry->text = strndup(text, len);
+	if (!entry->text)
+		return -ENOMEM;
+	entry->hash = hash;
+	entry->len = len;
+	entry->frame = id;
+	hash_index__set(index, pos, cache->nr++);
 	return id;
 }
 

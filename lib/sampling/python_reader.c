@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/hash_index.h"
 #include "base/procfs.h"
 #include "profile/python_frame.h"
 #include "sampling/proc_files.h"
@@ -82,8 +83,7 @@ struct python_reader {
 
 	struct python_code *codes;
 	size_t nr_codes, cap_codes;
-	uint32_t *code_slots; /* open addressing: code index + 1 */
-	size_t cap_code_slots;
+	struct hash_index code_index; /* by address and stamp */
 
 	struct python_thread_table threads; /* Python's thread names */
 
@@ -146,7 +146,7 @@ void python_reader__free(struct python_reader *r)
 	}
 	python_thread_table__free(&r->threads);
 	free(r->codes);
-	free(r->code_slots);
+	hash_index__free(&r->code_index);
 	free(r->examined);
 	free(r->module_path);
 	free(r->scratch);
@@ -722,41 +722,29 @@ static uint64_t code_hash(uint64_t addr, int32_t stamp)
 	return (addr ^ (uint64_t)(uint32_t)stamp << 40) * 0x9e3779b97f4a7c15ULL >> 16;
 }
 
-static int code_slots_grow(struct python_reader *r)
+static uint64_t code_rehash(const void *ctx, uint32_t id)
 {
-	size_t cap = r->cap_code_slots ? r->cap_code_slots * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
+	const struct python_reader *r = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nr_codes; i++) {
-		size_t pos = code_hash(r->codes[i].addr, r->codes[i].stamp) & (cap - 1);
-
-		while (slots[pos])
-			pos = (pos + 1) & (cap - 1);
-		slots[pos] = i + 1;
-	}
-	free(r->code_slots);
-	r->code_slots = slots;
-	r->cap_code_slots = cap;
-	return 0;
+	return code_hash(r->codes[id].addr, r->codes[id].stamp);
 }
 
 /* The index of the code object at addr with this stamp, resolved the first
  * time it is seen.  One that cannot be read keeps a placeholder name. */
 static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 {
+	struct hash_index *index = &r->code_index;
 	struct python_code *code;
 	size_t pos;
 	int err;
 
-	if ((r->nr_codes + 1) * 2 > r->cap_code_slots && code_slots_grow(r))
+	if (hash_index__reserve(index, 1024, code_rehash, r))
 		return -ENOMEM;
-	for (pos = code_hash(addr, stamp) & (r->cap_code_slots - 1); r->code_slots[pos];
-	     pos = (pos + 1) & (r->cap_code_slots - 1)) {
-		code = &r->codes[r->code_slots[pos] - 1];
+	for (pos = hash_index__first(index, code_hash(addr, stamp)); !hash_index__empty(index, pos);
+	     pos = hash_index__next(index, pos)) {
+		code = &r->codes[hash_index__id(index, pos)];
 		if (code->addr == addr && code->stamp == stamp)
-			return r->code_slots[pos] - 1;
+			return hash_index__id(index, pos);
 	}
 	if (r->nr_codes >= 0x7fffffff ||
 	    array__grow((void **)&r->codes, &r->cap_codes, r->nr_codes + 1, sizeof(*r->codes)))
@@ -784,8 +772,8 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 		}
 		r->stale_codes++;
 	}
-	r->code_slots[pos] = ++r->nr_codes;
-	return r->nr_codes - 1;
+	hash_index__set(index, pos, r->nr_codes);
+	return r->nr_codes++;
 }
 
 static uint32_t code_line(const struct python_code *code, int32_t instr)

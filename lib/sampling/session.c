@@ -449,36 +449,30 @@ fail:
 	return err;
 }
 
+static uint64_t raw_stack_rehash(const void *ctx, uint32_t id)
+{
+	const struct session *s = ctx;
+
+	return s->raw_stacks[id].hash;
+}
+
 static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *addrs,
 			  uint16_t nr_user, uint16_t nr_kernel, uint16_t nr_python, uint64_t hash,
 			  uint32_t *index)
 {
 	size_t n = nr_user + nr_kernel + nr_python, pos;
+	struct hash_index *raw_index = &s->raw_index;
 	struct raw_stack *r;
 
-	if ((s->nr_raw_stacks + 1) * 2 > s->raw_index_cap) {
-		size_t cap = s->raw_index_cap ? s->raw_index_cap * 2 : 4096;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->nr_raw_stacks; i++) {
-			pos = s->raw_stacks[i].hash & (cap - 1);
-			while (slots[pos])
-				pos = (pos + 1) & (cap - 1);
-			slots[pos] = i + 1;
-		}
-		free(s->raw_index);
-		s->raw_index = slots;
-		s->raw_index_cap = cap;
-	}
-	for (pos = hash & (s->raw_index_cap - 1); s->raw_index[pos];
-	     pos = (pos + 1) & (s->raw_index_cap - 1)) {
-		r = &s->raw_stacks[s->raw_index[pos] - 1];
+	if (hash_index__reserve(raw_index, 4096, raw_stack_rehash, s))
+		return -ENOMEM;
+	for (pos = hash_index__first(raw_index, hash); !hash_index__empty(raw_index, pos);
+	     pos = hash_index__next(raw_index, pos)) {
+		r = &s->raw_stacks[hash_index__id(raw_index, pos)];
 		if (r->hash == hash && r->process == process && r->nr_user == nr_user &&
 		    r->nr_kernel == nr_kernel && r->nr_python == nr_python &&
 		    !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
-			*index = s->raw_index[pos] - 1;
+			*index = hash_index__id(raw_index, pos);
 			return 0;
 		}
 	}
@@ -496,8 +490,8 @@ static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *a
 	r->process = process;
 	r->hash = hash;
 	r->symbolized = -1;
-	s->raw_index[pos] = ++s->nr_raw_stacks;
-	*index = s->nr_raw_stacks - 1;
+	hash_index__set(raw_index, pos, s->nr_raw_stacks);
+	*index = s->nr_raw_stacks++;
 	return 0;
 }
 
@@ -975,7 +969,7 @@ void session__close(struct session *s)
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
 		free(s->raw_stacks[i].addrs);
 	free(s->raw_stacks);
-	free(s->raw_index);
+	hash_index__free(&s->raw_index);
 	free(s->samples);
 	free(s->threads);
 	free(s->launches);

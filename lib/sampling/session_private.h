@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/hash_index.h"
 #include "sampler.h"
 #include "sampling/process_table.h"
 #include "sampling/governor.h"
@@ -102,8 +103,7 @@ struct session {
 
 	struct raw_stack *raw_stacks;
 	size_t nr_raw_stacks, cap_raw_stacks;
-	uint32_t *raw_index; /* open addressing: raw stack index + 1 */
-	size_t raw_index_cap;
+	struct hash_index raw_index; /* raw stacks by hash, process and addresses */
 	struct raw_sample *samples;
 	size_t nr_samples, cap_samples;
 	struct raw_thread *threads;

@@ -17,6 +17,7 @@
 
 #include <demangle.h>
 
+#include "base/hash_index.h"
 #include "base/procfs.h"
 #include "status.h"
 #include "sampling/kernel_symbols.h"
@@ -25,17 +26,6 @@
 #include "sampling/symbolizer.h"
 
 #define MAX_INLINE_DEPTH 32
-
-/* Open addressing from an address to a run of frame ids in the pool. */
-struct address_entry {
-	uint64_t addr; /* lookup address + 1; 0 is empty */
-	uint32_t first, count;
-};
-
-struct address_cache {
-	struct address_entry *slots;
-	size_t cap, used;
-};
 
 struct jit_symbol {
 	uint64_t start, end;
@@ -56,7 +46,9 @@ struct symbolizer {
 	struct jit_symbol *jit_symbols;
 	size_t nr_jit_symbols;
 
-	struct address_cache user_cache, kernel_cache;
+	/* Lookup address to its frames: a run in the pool, first << 32 |
+	 * count, for user code; the frame id for the kernel's. */
+	struct u64_map user_cache, kernel_cache;
 	uint32_t *pool;
 	size_t nr_pool, cap_pool;
 };
@@ -141,8 +133,8 @@ void symbolizer__free(struct symbolizer *s)
 	free(s->jit_symbols);
 	free(s->modules);
 	free(s->mappings);
-	free(s->user_cache.slots);
-	free(s->kernel_cache.slots);
+	u64_map__free(&s->user_cache);
+	u64_map__free(&s->kernel_cache);
 	free(s->pool);
 	free(s);
 }
@@ -570,43 +562,6 @@ int symbolizer__dwfl(struct symbolizer *s, struct Dwfl **dwfl)
 	return 0;
 }
 
-static int cache_grow(struct address_cache *cache)
-{
-	size_t cap = cache->cap ? cache->cap * 2 : 4096;
-	struct address_entry *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < cache->cap; i++) {
-		size_t pos;
-
-		if (!cache->slots[i].addr)
-			continue;
-		pos = (cache->slots[i].addr * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
-		while (slots[pos].addr)
-			pos = (pos + 1) & (cap - 1);
-		slots[pos] = cache->slots[i];
-	}
-	free(cache->slots);
-	cache->slots = slots;
-	cache->cap = cap;
-	return 0;
-}
-
-/* Finds addr's slot; *found says whether it is filled. */
-static struct address_entry *cache_slot(struct address_cache *cache, uint64_t addr, bool *found)
-{
-	size_t pos;
-
-	if ((cache->used + 1) * 2 > cache->cap && cache_grow(cache))
-		return NULL;
-	pos = ((addr + 1) * 0x9e3779b97f4a7c15ULL >> 20) & (cache->cap - 1);
-	while (cache->slots[pos].addr && cache->slots[pos].addr != addr + 1)
-		pos = (pos + 1) & (cache->cap - 1);
-	*found = cache->slots[pos].addr == addr + 1;
-	return &cache->slots[pos];
-}
-
 static int pool_append(struct symbolizer *s, const uint32_t *frames, size_t n)
 {
 	if (s->nr_pool + n > s->cap_pool) {
@@ -859,14 +814,10 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 {
 	uint64_t pc = return_address && addr ? addr - 1 : addr;
 	uint32_t leaf_first[MAX_INLINE_DEPTH];
-	struct address_entry *entry;
-	bool found;
+	uint64_t run;
 	int n, err;
 
-	entry = cache_slot(&s->user_cache, pc, &found);
-	if (!entry)
-		return -ENOMEM;
-	if (!found) {
+	if (!u64_map__get(&s->user_cache, pc, &run)) {
 		n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
 		if (n < 0)
 			return n;
@@ -877,21 +828,15 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 			leaf_first[i] = leaf_first[n - 1 - i];
 			leaf_first[n - 1 - i] = t;
 		}
-		/* The slot pointer is only stable until the next insert: look
-		 * it up again. */
-		entry = cache_slot(&s->user_cache, pc, &found);
-		if (!entry)
-			return -ENOMEM;
-		entry->addr = pc + 1;
-		entry->first = s->nr_pool;
-		entry->count = n;
-		s->user_cache.used++;
+		run = (uint64_t)s->nr_pool << 32 | n;
 		err = pool_append(s, leaf_first, n);
+		if (!err)
+			err = u64_map__put(&s->user_cache, pc, run);
 		if (err)
 			return err;
 	}
-	n = entry->count < max ? entry->count : max;
-	memcpy(frames, s->pool + entry->first, n * sizeof(*frames));
+	n = (uint32_t)run < max ? (uint32_t)run : max;
+	memcpy(frames, s->pool + (run >> 32), n * sizeof(*frames));
 	return n;
 }
 
@@ -952,16 +897,12 @@ int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, 
 				 bool return_address)
 {
 	uint64_t pc = return_address && addr ? addr - 1 : addr;
-	struct address_entry *entry;
 	const char *name;
+	uint64_t cached;
 	int64_t id;
-	bool found;
 
-	entry = cache_slot(&s->kernel_cache, pc, &found);
-	if (!entry)
-		return -ENOMEM;
-	if (found)
-		return entry->first;
+	if (u64_map__get(&s->kernel_cache, pc, &cached))
+		return cached;
 	name = kernel_symbols__name(pc);
 	if (name) {
 		id = profile__intern_frame(profile, name, NULL, 0, FRAME_KERNEL);
@@ -973,12 +914,7 @@ int64_t symbolizer__kernel_frame(struct symbolizer *s, struct profile *profile, 
 	}
 	if (id < 0)
 		return id;
-	entry = cache_slot(&s->kernel_cache, pc, &found);
-	if (!entry)
+	if (u64_map__put(&s->kernel_cache, pc, id))
 		return -ENOMEM;
-	entry->addr = pc + 1;
-	entry->first = id;
-	entry->count = 1;
-	s->kernel_cache.used++;
 	return id;
 }
