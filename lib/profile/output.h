@@ -36,6 +36,9 @@ int folded__write(const struct profile *profile, enum output_view view, FILE *ou
  * reader reads them back by. */
 #define SPEEDSCOPE_VIEW_SEPARATOR " \u2014 "
 #define SPEEDSCOPE_VIEW_MEMBER "llmprofView"
+/* Beside it, on a thread's timeline of a value that counts samples (in
+ * microseconds, as every timeline): the sampling rate in Hz. */
+#define SPEEDSCOPE_FREQUENCY_MEMBER "llmprofFrequency"
 int speedscope__write(const struct profile *profile, enum output_view view, FILE *out);
 int speedscope__write_with(const struct profile *profile, const struct writer_options *options,
 			   FILE *out);

@@ -64,6 +64,9 @@ struct raw_profile {
 	double scale;
 	enum unit_class unit_class;
 	bool bytes; /* its unit is "bytes" */
+	/* SPEEDSCOPE_FREQUENCY_MEMBER: a view's samples counted on a timeline,
+	 * in Hz; 0 when not */
+	double frequency;
 	double start, end;
 	bool has_start, has_end, has_weights;
 	uint32_t *samples; /* raw stack ids */
@@ -91,6 +94,7 @@ struct speedscope_parser {
 	size_t nr_profiles;
 	enum unit_class unit_class; /* of the first value's profiles */
 	bool bytes;		    /* a profile of the first value is in "bytes" */
+	uint32_t frequency;	    /* the first value's counted samples' rate */
 	/* Of each value named by SPEEDSCOPE_VIEW_MEMBER: its unit class. */
 	enum unit_class *value_class;
 	size_t cap_value_class;
@@ -282,6 +286,9 @@ static int profile_member(struct json_reader *r, const char *key, void *ctx)
 	}
 	if (!strcmp(key, "name") && j->r.token == JSON_STRING)
 		return json__take_string(&j->r, "a profile's \"name\"", &rp->name);
+	if (!strcmp(key, SPEEDSCOPE_FREQUENCY_MEMBER) && j->r.token == JSON_NUMBER)
+		return json__take_number(&j->r, "\"" SPEEDSCOPE_FREQUENCY_MEMBER "\"",
+					 &rp->frequency);
 	if (!strcmp(key, SPEEDSCOPE_VIEW_MEMBER) && j->r.token == JSON_STRING && !rp->view)
 		return json__take_string(&j->r, "a profile's \"" SPEEDSCOPE_VIEW_MEMBER "\"",
 					 &rp->view);
@@ -429,7 +436,8 @@ static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
 				   j->nr_profiles, rp->nr_samples, rp->nr_weights);
 	for (size_t i = 0; i < rp->nr_samples; i++) {
 		double weight = rp->has_weights ? rp->weights[i] : 1;
-		int64_t from, to;
+		int64_t from, to, count;
+		bool counted;
 
 		if (!(weight >= 0))
 			return json__error(&j->r, "profile %zu: weight %zu is negative",
@@ -439,13 +447,18 @@ static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
 		cursor += weight;
 		if (!err)
 			err = scale_value(j, cursor, rp->scale, &to);
+		/* Samples counted on the timeline are counted back, each
+		 * sample's weight rounded: a whole number of samples. */
+		count = to - from;
+		if (!err && rp->frequency)
+			err = scale_value(j, weight, rp->scale * rp->frequency / 1e9, &count);
 		/* Counts are samples already; in time units each entry is one.
 		 * What the samples counted is the first value's. */
+		counted = rp->unit_class == UNIT_CLASS_COUNT || rp->frequency;
 		if (!err && j->raw->stacks[rp->samples[i]].depth && !target->value)
-			j->profile->samples_taken +=
-			    rp->unit_class == UNIT_CLASS_COUNT ? (uint64_t)(to - from) : 1;
+			j->profile->samples_taken += counted ? (uint64_t)count : 1;
 		if (!err)
-			err = add_span(j, target, rp->samples[i], from, to - from);
+			err = add_span(j, target, rp->samples[i], from, count);
 		if (err)
 			return err;
 	}
@@ -523,9 +536,10 @@ static int view_value(struct speedscope_parser *j, const struct raw_profile *rp)
 	    [UNIT_BYTES] = "bytes",
 	};
 	struct profile *p = j->profile;
-	enum profile_unit unit = rp->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
-				 : rp->bytes			   ? UNIT_BYTES
-								   : UNIT_SAMPLES;
+	enum profile_unit unit = rp->frequency			     ? UNIT_SAMPLES
+				 : rp->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
+				 : rp->bytes			     ? UNIT_BYTES
+								     : UNIT_SAMPLES;
 	int index, err;
 
 	if (p->nr_value_types) {
@@ -548,8 +562,10 @@ static int view_value(struct speedscope_parser *j, const struct raw_profile *rp)
 	j->value_class[index] = rp->unit_class;
 known:
 	if (j->value_class[index] != rp->unit_class)
-		return json__error(&j->r, "profile %zu: the profiles of '%s' mix units of time "
-				   "with counts", j->nr_profiles, rp->view);
+		return json__error(&j->r,
+				   "profile %zu: the profiles of '%s' mix units of time "
+				   "with counts",
+				   j->nr_profiles, rp->view);
 	return index;
 }
 
@@ -568,6 +584,10 @@ static int finish_profile(struct speedscope_parser *j)
 		rp->unit_class = UNIT_CLASS_COUNT;
 		rp->scale = 1;
 	}
+	/* Samples counted on a timeline: a view's thread, in a unit of time. */
+	if (!rp->view || rp->type != TYPE_SAMPLED || rp->unit_class != UNIT_CLASS_TIME ||
+	    !(rp->frequency >= 1 && rp->frequency <= 1e9))
+		rp->frequency = 0;
 	if (rp->view) {
 		value = view_value(j, rp);
 		if (value < 0)
@@ -580,6 +600,8 @@ static int finish_profile(struct speedscope_parser *j)
 					   j->nr_profiles);
 		j->unit_class = rp->unit_class;
 		j->bytes |= rp->bytes;
+		if (rp->frequency && !j->frequency)
+			j->frequency = llround(rp->frequency);
 	}
 	err = span_target_for(j, rp, value, &target);
 	if (err)
@@ -617,6 +639,7 @@ static int profile_element(struct json_reader *r, size_t index, void *ctx)
 	free(rp->view);
 	rp->name = rp->view = NULL;
 	rp->bytes = false;
+	rp->frequency = 0;
 	rp->type = TYPE_UNSET;
 	rp->unit_class = UNIT_CLASS_UNSET;
 	rp->scale = 1;
@@ -923,6 +946,10 @@ static int resolve_profiles(struct speedscope_parser *j)
 	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
 		  : j->bytes			   ? UNIT_BYTES
 						   : UNIT_SAMPLES;
+	if (j->frequency) {
+		p->unit = UNIT_SAMPLES;
+		p->frequency = j->frequency;
+	}
 	if (p->nr_value_types)
 		p->value_types[0].unit = p->unit;
 	err = 0;

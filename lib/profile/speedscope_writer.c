@@ -39,7 +39,7 @@ struct speedscope_writer {
 	uint32_t *function_of;
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
-	size_t nr_profiles;		       /* profiles written, for the commas */
+	size_t nr_profiles; /* profiles written, for the commas */
 	/* The value being written (profile__nr_values()), and whether there
 	 * are several: then every profile's name says which. */
 	size_t value;
@@ -360,6 +360,12 @@ static void write_thread(struct speedscope_writer *w, uint32_t thread)
 	snprintf(name, sizeof(name), "%s%s%s (pid %u, tid %u)", process ? process : "",
 		 process ? ": " : "", t->name, t->pid, t->tid);
 	write_profile_start(w, "sampled", name, "microseconds", end);
+	/* A value that counts samples is on the timeline in time: the
+	 * reader counts them back by the rate. */
+	if (w->views && w->profile->unit == UNIT_SAMPLES && w->profile->frequency) {
+		fputs(",\"" SPEEDSCOPE_FREQUENCY_MEMBER "\":", w->out);
+		write_integer(w->out, w->profile->frequency);
+	}
 	fputs(",\"samples\":[", w->out);
 	walk_thread(w, thread, WALK_SAMPLES, &end);
 	fputs("],\"weights\":[", w->out);

@@ -237,12 +237,48 @@ static void test_round_trips(const struct profile *p, const char *dir)
 	profile__free(q);
 }
 
+/* A weight that counts samples at a rate: speedscope's timeline is in
+ * microseconds, and reading it back counts the samples again. */
+static void test_counted_timeline(void)
+{
+	struct profile *p = profile__new(), *q;
+	int64_t f_main, f_work, f_alloc, work, alloc, thread;
+
+	p->unit = UNIT_SAMPLES;
+	p->frequency = 999;
+	p->duration_ns = 100000000;
+	f_main = profile__intern_frame(p, "main", NULL, 0, FRAME_NATIVE);
+	f_work = profile__intern_frame(p, "work", NULL, 0, FRAME_NATIVE);
+	f_alloc = profile__intern_frame(p, "alloc", NULL, 0, FRAME_NATIVE);
+	work = profile__intern_stack(p, (uint32_t[]){f_main, f_work}, 2);
+	alloc = profile__intern_stack(p, (uint32_t[]){f_main, f_alloc}, 2);
+	thread = profile__add_thread(p, 7, 8, "worker");
+	EXPECT(work >= 0 && alloc >= 0 && thread >= 0);
+	/* Samples with gaps between them, so positions are not whole counts. */
+	for (int i = 0; i < 50; i++)
+		EXPECT(!profile__add_sample(p, thread, i % 3 ? work : alloc, i * 1337017ULL, 1));
+	EXPECT(!profile__add_sample(p, thread, work, 90000000, 2));
+	EXPECT(profile__add_value_type(p, "memory-peak", "bytes", UNIT_BYTES) == 1);
+	EXPECT(!profile__add_stack_value(p, alloc, 1, 4096));
+	q = round_trip(p, FORMAT_SPEEDSCOPE, true, NULL);
+	EXPECT(q && q->unit == UNIT_SAMPLES && q->frequency == 999);
+	EXPECT(q && profile__value_index(q, "samples") == 0);
+	EXPECT(q && !strcmp(profile__value_type(q, 0).unit_name, "count"));
+	EXPECT(q && value_of(q, "samples", main_work, 2) == 35);
+	EXPECT(q && value_of(q, "samples", main_alloc, 2) == 17);
+	EXPECT(q && value_of(q, "memory-peak", main_alloc, 2) == 4096);
+	EXPECT(q && q->nr_samples == 51 && q->samples_taken == 52);
+	profile__free(q);
+	profile__free(p);
+}
+
 int main(int argc, char **argv)
 {
 	struct profile *p = build();
 
 	EXPECT(p);
 	test_types();
+	test_counted_timeline();
 	if (p) {
 		test_select(p);
 		test_round_trips(p, argc > 1 ? argv[1] : NULL);
