@@ -44,6 +44,7 @@ struct speedscope_writer {
 	 * are several: then every profile's name says which. */
 	size_t value;
 	bool views;
+	const char *weight_name;	       /* value 0's, as pprof names it */
 	const struct gpu_activity **gpu_order; /* by process, device, stream, time */
 	/* Sample indices grouped by thread, in time order within each:
 	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
@@ -253,7 +254,8 @@ static void write_item_real(FILE *out, size_t item, double value)
 static void write_profile_start(struct speedscope_writer *w, const char *type, const char *name,
 				const char *unit, double end)
 {
-	const char *view = profile__value_type(w->profile, w->value).name;
+	const char *view =
+	    w->value ? profile__value_type(w->profile, w->value).name : w->weight_name;
 	FILE *out = w->out;
 	char named[1024];
 
@@ -581,6 +583,15 @@ static void write_first_value(struct speedscope_writer *w, const uint32_t *threa
 		write_gpu_streams(w, number);
 }
 
+/* Whether GPU activity weighs in the first value: it is then wall time. */
+static bool has_gpu_weight(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		if (p->stacks[i].weight && profile__stack_is_gpu(p, i))
+			return true;
+	return false;
+}
+
 /* Every profile in file order: the first value's, then each further
  * value's one profile of its stacks (the timeline is the first value's).
  * number: only number the frames. */
@@ -626,6 +637,7 @@ int speedscope__write_with(const struct profile *p, const struct writer_options 
 	err = merge_functions(&w);
 	if (err)
 		goto cleanup;
+	w.weight_name = profile__weight_name(p, view != VIEW_CPU && has_gpu_weight(p));
 	err = -ENOMEM;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		w.frame_index[i] = -1;

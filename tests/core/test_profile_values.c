@@ -119,6 +119,36 @@ static void test_types(void)
 	profile__free(p);
 }
 
+static struct profile *round_trip(const struct profile *p, enum profile_format format,
+				  bool keep_timeline, const char *keep_as);
+
+/* With GPU activity in the weight, both writers name it wall time. */
+static void test_wall_name(void)
+{
+	struct profile *p = profile__new(), *q;
+	int64_t f_main, f_kernel, cpu, gpu;
+
+	p->unit = UNIT_NANOSECONDS;
+	f_main = profile__intern_frame(p, "main", NULL, 0, FRAME_NATIVE);
+	f_kernel = profile__intern_frame(p, "gemm", NULL, 0, FRAME_GPU);
+	cpu = profile__intern_stack(p, (uint32_t[]){f_main}, 1);
+	gpu = profile__intern_stack(p, (uint32_t[]){f_main, f_kernel}, 2);
+	EXPECT(cpu >= 0 && gpu >= 0);
+	profile__add_weight(p, cpu, 1000);
+	profile__add_weight(p, gpu, 5000);
+	EXPECT(!strcmp(profile__weight_name(p, true), "wall"));
+	EXPECT(profile__add_value_type(p, "nccl", "bytes", UNIT_BYTES) == 1);
+	EXPECT(!profile__add_stack_value(p, cpu, 1, 4096));
+	for (int format = FORMAT_SPEEDSCOPE; format <= FORMAT_PPROF; format++) {
+		q = round_trip(p, format, false, NULL);
+		EXPECT(q && profile__value_index(q, "wall") == 0);
+		EXPECT(q && profile__value_index(q, "nccl") == 1);
+		EXPECT(q && value_of(q, "nccl", (const char *const[]){"main"}, 1) == 4096);
+		profile__free(q);
+	}
+	profile__free(p);
+}
+
 static void test_select(const struct profile *p)
 {
 	struct profile *q = NULL;
@@ -279,6 +309,7 @@ int main(int argc, char **argv)
 	EXPECT(p);
 	test_types();
 	test_counted_timeline();
+	test_wall_name();
 	if (p) {
 		test_select(p);
 		test_round_trips(p, argc > 1 ? argv[1] : NULL);
