@@ -342,7 +342,7 @@ static int check_options(int argc, char **argv, struct profile_env *env, bool vi
 	/* --gpu-memory writes the peak unless a view was asked for. */
 	if (env->recording.families.gpu_memory && !view_given)
 		env->recording.families.view = "memory-peak";
-	env->recording.families.all_views = env->output.format == FORMAT_PPROF;
+	env->recording.families.all_views = format__flags(env->output.format) & FORMAT_VALUES;
 	env->recording.sampling.bursts = env->recording.families.gpu_memory;
 	if ((format__flags(env->output.format) & FORMAT_NEEDS_TIMELINE) &&
 	    env->recording.families.view) {
@@ -872,7 +872,8 @@ static int run_profile(struct profile_env *env)
 	if (recording__finish(recording, &result))
 		goto cleanup;
 	written = result.view ? result.view : result.profile;
-	/* pprof holds every view: the written one first, pprof's default. */
+	/* pprof and speedscope hold every view: the written one first (pprof's
+	 * default, speedscope's first profiles). */
 	if (write_profile(env, pid, &output, result.all_values ? result.all_values : written,
 			  result.view, result.profile))
 		goto cleanup;

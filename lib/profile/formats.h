@@ -35,6 +35,7 @@ enum format_flags {
 	FORMAT_DIFF = 1 << 4,		/* llmprof diff writes a differential one */
 	FORMAT_BINARY = 1 << 5,		/* not text: told apart before any text */
 	FORMAT_VARIANT = 1 << 6,	/* another row's name with an option */
+	FORMAT_VALUES = 1 << 7,		/* several values per stack: every view */
 	/* Not in rows: what a row's reader and writer give it, to select by. */
 	FORMAT_READABLE = 1 << 14,
 	FORMAT_WRITABLE = 1 << 15,

@@ -30,6 +30,15 @@ struct writer_options {
 
 /* Returns 0 or -errno (a write error on out included). */
 int folded__write(const struct profile *profile, enum output_view view, FILE *out);
+/* Of a profile of several values, speedscope__write() ends each profile's
+ * name in the separator and the value's name ("MainThread (pid 7, tid 7) —
+ * memory-peak") and names the value in the member, which the speedscope
+ * reader reads them back by. */
+#define SPEEDSCOPE_VIEW_SEPARATOR " \u2014 "
+#define SPEEDSCOPE_VIEW_MEMBER "llmprofView"
+/* Beside it, on a thread's timeline of a value that counts samples (in
+ * microseconds, as every timeline): the sampling rate in Hz. */
+#define SPEEDSCOPE_FREQUENCY_MEMBER "llmprofFrequency"
 int speedscope__write(const struct profile *profile, enum output_view view, FILE *out);
 int speedscope__write_with(const struct profile *profile, const struct writer_options *options,
 			   FILE *out);

@@ -532,11 +532,7 @@ static const char *profile_name(const struct profile *p)
 /* The first sample type the weight is written as. */
 static const char *weight_type_name(const struct profile *p, bool gpu)
 {
-	if (p->unit == UNIT_BYTES)
-		return profile__value_type(p, 0).name;
-	if (p->unit == UNIT_SAMPLES)
-		return "samples";
-	return gpu ? "wall" : "cpu";
+	return profile__weight_name(p, gpu);
 }
 
 /* The profile's further values, each a sample type after the weight's,

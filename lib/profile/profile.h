@@ -305,6 +305,11 @@ int profile__value_index(const struct profile *profile, const char *name);
 /* Names the weight (value 0), as a view or sample type is named; 0 or
  * -ENOMEM. */
 int profile__name_weight(struct profile *profile, const char *name, const char *unit_name);
+/* The name the weight is written under where a format names it (pprof's
+ * first sample type, speedscope's views): value 0's name in bytes,
+ * "samples" for a count, else "wall" where the stacks written hold GPU
+ * activity (gpu), which is not CPU time, and "cpu" where not. */
+const char *profile__weight_name(const struct profile *profile, bool gpu);
 /* Adds a value type after the others; the profile's stacks hold 0 of it.
  * Returns its index (>= 1) or -ENOMEM; -EEXIST where the name is taken. */
 int profile__add_value_type(struct profile *profile, const char *name, const char *unit_name,

@@ -55,6 +55,15 @@ static int set_type(struct profile_value_type *t, const char *name, const char *
 	return 0;
 }
 
+const char *profile__weight_name(const struct profile *p, bool gpu)
+{
+	if (p->unit == UNIT_BYTES)
+		return profile__value_type(p, 0).name;
+	if (p->unit == UNIT_SAMPLES)
+		return "samples";
+	return gpu ? "wall" : "cpu";
+}
+
 int profile__name_weight(struct profile *p, const char *name, const char *unit_name)
 {
 	if (!p->nr_value_types) {

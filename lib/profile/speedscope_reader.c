@@ -3,7 +3,8 @@
  * The speedscope reader: the JSON document's frames, sampled and evented
  * profiles, turned into the profile model token by token (json_reader.c), so
  * that memory grows with distinct frames and stacks, not with the file.
- * Profiles that llmprof wrote give back their threads and GPU streams.
+ * Profiles that llmprof wrote give back their threads and GPU streams, and
+ * those of a profile of several values (SPEEDSCOPE_VIEW_MEMBER) the values.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 
 #include "array.h"
 #include "profile/json_reader.h"
+#include "profile/output.h"
 #include "profile/reader_input.h"
 
 /* Scaled times and weights are int64 nanoseconds (or counts). */
@@ -58,8 +60,13 @@ struct timeline_entry {
 struct raw_profile {
 	enum speedscope_type type;
 	char *name;
+	char *view; /* SPEEDSCOPE_VIEW_MEMBER: the value it holds, or NULL */
 	double scale;
 	enum unit_class unit_class;
+	bool bytes; /* its unit is "bytes" */
+	/* SPEEDSCOPE_FREQUENCY_MEMBER: a view's samples counted on a timeline,
+	 * in Hz; 0 when not */
+	double frequency;
 	double start, end;
 	bool has_start, has_end, has_weights;
 	uint32_t *samples; /* raw stack ids */
@@ -85,8 +92,12 @@ struct speedscope_parser {
 	bool has_frames, has_profiles;
 	struct raw_profile current;
 	size_t nr_profiles;
-	enum unit_class unit_class;
-	bool bytes; /* a profile's unit is "bytes" */
+	enum unit_class unit_class; /* of the first value's profiles */
+	bool bytes;		    /* a profile of the first value is in "bytes" */
+	uint32_t frequency;	    /* the first value's counted samples' rate */
+	/* Of each value named by SPEEDSCOPE_VIEW_MEMBER: its unit class. */
+	enum unit_class *value_class;
+	size_t cap_value_class;
 	struct timeline_entry *timeline;
 	size_t nr_timeline, cap_timeline;
 	int64_t origin; /* earliest scaled start of a profile */
@@ -275,13 +286,18 @@ static int profile_member(struct json_reader *r, const char *key, void *ctx)
 	}
 	if (!strcmp(key, "name") && j->r.token == JSON_STRING)
 		return json__take_string(&j->r, "a profile's \"name\"", &rp->name);
+	if (!strcmp(key, SPEEDSCOPE_FREQUENCY_MEMBER) && j->r.token == JSON_NUMBER)
+		return json__take_number(&j->r, "\"" SPEEDSCOPE_FREQUENCY_MEMBER "\"",
+					 &rp->frequency);
+	if (!strcmp(key, SPEEDSCOPE_VIEW_MEMBER) && j->r.token == JSON_STRING && !rp->view)
+		return json__take_string(&j->r, "a profile's \"" SPEEDSCOPE_VIEW_MEMBER "\"",
+					 &rp->view);
 	if (!strcmp(key, "unit")) {
 		if (j->r.token != JSON_STRING || unit_scale(j->r.text, &rp->scale, &rp->unit_class))
 			return json__error(&j->r,
 					   "unknown \"unit\" (expected none, bytes, nanoseconds, "
 					   "microseconds, milliseconds or seconds)");
-		if (!strcmp(j->r.text, "bytes"))
-			j->bytes = true;
+		rp->bytes = !strcmp(j->r.text, "bytes");
 		return json__next(&j->r);
 	}
 	if (!strcmp(key, "startValue")) {
@@ -325,6 +341,7 @@ struct span_target {
 	bool timeline;
 	bool gpu;
 	uint32_t thread, device, stream;
+	size_t value; /* the profile's value: 0, the weight, has the timeline */
 };
 
 static int add_span(struct speedscope_parser *j, const struct span_target *target, uint32_t stack,
@@ -337,6 +354,8 @@ static int add_span(struct speedscope_parser *j, const struct span_target *targe
 	if (weight > UINT64_MAX - j->total)
 		return json__error(&j->r, "weights add up to more than 2^64");
 	j->total += weight;
+	if (target->value)
+		return profile__add_stack_value(j->raw, stack, target->value, weight);
 	if (!target->timeline) {
 		profile__add_weight(j->raw, stack, weight);
 		return 0;
@@ -356,20 +375,32 @@ static int add_span(struct speedscope_parser *j, const struct span_target *targe
 }
 
 /* A profile llmprof wrote for a thread is named "NAME (pid P, tid T)", one
- * for a GPU stream "GPU D stream S". */
-static int span_target_for(struct speedscope_parser *j, const struct raw_profile *rp,
+ * for a GPU stream "GPU D stream S", either followed by the value's name
+ * where the profile has several (SPEEDSCOPE_VIEW_SEPARATOR). */
+static int span_target_for(struct speedscope_parser *j, struct raw_profile *rp, size_t value,
 			   struct span_target *target)
 {
-	const char *name = rp->name ? rp->name : "";
-	const char *paren = strrchr(name, '(');
+	char *name = rp->name ? rp->name : "";
+	const char *paren;
 	unsigned int pid = 0, tid = j->nr_profiles, a, b;
 	char *thread_name = NULL;
 	int64_t thread;
 	int n = -1;
 
 	memset(target, 0, sizeof(*target));
-	if (!j->options->keep_timeline || rp->unit_class != UNIT_CLASS_TIME)
+	target->value = value;
+	if (value || !j->options->keep_timeline || rp->unit_class != UNIT_CLASS_TIME)
 		return 0;
+	if (rp->view) {
+		size_t len = strlen(name), view_len = strlen(rp->view);
+		size_t suffix = strlen(SPEEDSCOPE_VIEW_SEPARATOR) + view_len;
+
+		if (len >= suffix && !strcmp(name + len - view_len, rp->view) &&
+		    !strncmp(name + len - suffix, SPEEDSCOPE_VIEW_SEPARATOR,
+			     strlen(SPEEDSCOPE_VIEW_SEPARATOR)))
+			name[len - suffix] = '\0';
+	}
+	paren = strrchr(name, '(');
 	target->timeline = true;
 	if (rp->type == TYPE_EVENTED && sscanf(name, "GPU %u stream %u%n", &a, &b, &n) == 2 &&
 	    n == (int)strlen(name)) {
@@ -405,7 +436,8 @@ static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
 				   j->nr_profiles, rp->nr_samples, rp->nr_weights);
 	for (size_t i = 0; i < rp->nr_samples; i++) {
 		double weight = rp->has_weights ? rp->weights[i] : 1;
-		int64_t from, to;
+		int64_t from, to, count;
+		bool counted;
 
 		if (!(weight >= 0))
 			return json__error(&j->r, "profile %zu: weight %zu is negative",
@@ -415,12 +447,18 @@ static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
 		cursor += weight;
 		if (!err)
 			err = scale_value(j, cursor, rp->scale, &to);
-		/* Counts are samples already; in time units each entry is one. */
-		if (!err && j->raw->stacks[rp->samples[i]].depth)
-			j->profile->samples_taken +=
-			    rp->unit_class == UNIT_CLASS_COUNT ? (uint64_t)(to - from) : 1;
+		/* Samples counted on the timeline are counted back, each
+		 * sample's weight rounded: a whole number of samples. */
+		count = to - from;
+		if (!err && rp->frequency)
+			err = scale_value(j, weight, rp->scale * rp->frequency / 1e9, &count);
+		/* Counts are samples already; in time units each entry is one.
+		 * What the samples counted is the first value's. */
+		counted = rp->unit_class == UNIT_CLASS_COUNT || rp->frequency;
+		if (!err && j->raw->stacks[rp->samples[i]].depth && !target->value)
+			j->profile->samples_taken += counted ? (uint64_t)count : 1;
 		if (!err)
-			err = add_span(j, target, rp->samples[i], from, to - from);
+			err = add_span(j, target, rp->samples[i], from, count);
 		if (err)
 			return err;
 	}
@@ -487,12 +525,57 @@ static int finish_evented(struct speedscope_parser *j, struct raw_profile *rp,
 	return err;
 }
 
+/* The value a profile marked with SPEEDSCOPE_VIEW_MEMBER holds, its type
+ * added to the profile (and to the raw one, whose stacks hold it until they
+ * are resolved) where it is new: the first named is the weight. */
+static int view_value(struct speedscope_parser *j, const struct raw_profile *rp)
+{
+	static const char *const unit_names[] = {
+	    [UNIT_SAMPLES] = "count",
+	    [UNIT_NANOSECONDS] = "nanoseconds",
+	    [UNIT_BYTES] = "bytes",
+	};
+	struct profile *p = j->profile;
+	enum profile_unit unit = rp->frequency			     ? UNIT_SAMPLES
+				 : rp->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
+				 : rp->bytes			     ? UNIT_BYTES
+								     : UNIT_SAMPLES;
+	int index, err;
+
+	if (p->nr_value_types) {
+		index = profile__value_index(p, rp->view);
+		if (index >= 0)
+			goto known;
+		index = profile__add_value_type(p, rp->view, unit_names[unit], unit);
+		err = index < 0 ? index : profile__add_value_type(j->raw, rp->view, "", unit);
+	} else {
+		index = 0;
+		err = profile__name_weight(p, rp->view, unit_names[unit]);
+		if (!err)
+			err = profile__name_weight(j->raw, rp->view, "");
+	}
+	if (err)
+		return err;
+	if (array__grow((void **)&j->value_class, &j->cap_value_class, index + 1,
+			sizeof(*j->value_class)))
+		return -ENOMEM;
+	j->value_class[index] = rp->unit_class;
+known:
+	if (j->value_class[index] != rp->unit_class)
+		return json__error(&j->r,
+				   "profile %zu: the profiles of '%s' mix units of time "
+				   "with counts",
+				   j->nr_profiles, rp->view);
+	return index;
+}
+
 static int finish_profile(struct speedscope_parser *j)
 {
 	struct raw_profile *rp = &j->current;
 	struct span_target target;
 	int64_t start, stop;
 	double end = 0;
+	int value = 0;
 	int err;
 
 	if (rp->type == TYPE_UNSET)
@@ -501,11 +584,26 @@ static int finish_profile(struct speedscope_parser *j)
 		rp->unit_class = UNIT_CLASS_COUNT;
 		rp->scale = 1;
 	}
-	if (j->unit_class != UNIT_CLASS_UNSET && j->unit_class != rp->unit_class)
-		return json__error(&j->r, "profile %zu: profiles mix units of time with counts",
-				   j->nr_profiles);
-	j->unit_class = rp->unit_class;
-	err = span_target_for(j, rp, &target);
+	/* Samples counted on a timeline: a view's thread, in a unit of time. */
+	if (!rp->view || rp->type != TYPE_SAMPLED || rp->unit_class != UNIT_CLASS_TIME ||
+	    !(rp->frequency >= 1 && rp->frequency <= 1e9))
+		rp->frequency = 0;
+	if (rp->view) {
+		value = view_value(j, rp);
+		if (value < 0)
+			return value;
+	}
+	if (!value) {
+		if (j->unit_class != UNIT_CLASS_UNSET && j->unit_class != rp->unit_class)
+			return json__error(&j->r,
+					   "profile %zu: profiles mix units of time with counts",
+					   j->nr_profiles);
+		j->unit_class = rp->unit_class;
+		j->bytes |= rp->bytes;
+		if (rp->frequency && !j->frequency)
+			j->frequency = llround(rp->frequency);
+	}
+	err = span_target_for(j, rp, value, &target);
 	if (err)
 		return err;
 	if (rp->type == TYPE_SAMPLED)
@@ -538,7 +636,10 @@ static int profile_element(struct json_reader *r, size_t index, void *ctx)
 	int err;
 
 	free(rp->name);
-	rp->name = NULL;
+	free(rp->view);
+	rp->name = rp->view = NULL;
+	rp->bytes = false;
+	rp->frequency = 0;
 	rp->type = TYPE_UNSET;
 	rp->unit_class = UNIT_CLASS_UNSET;
 	rp->scale = 1;
@@ -806,6 +907,12 @@ static int resolve_profiles(struct speedscope_parser *j)
 		stack_map[s] = id;
 		if (raw->weight)
 			profile__add_weight(p, id, raw->weight);
+		for (size_t v = 1; v < profile__nr_values(j->raw); v++) {
+			uint64_t value = profile__stack_value(j->raw, s, v);
+
+			if (value && profile__add_stack_value(p, id, v, value))
+				goto cleanup;
+		}
 	}
 	for (size_t i = 0; i < j->nr_timeline; i++) {
 		const struct timeline_entry *e = &j->timeline[i];
@@ -839,6 +946,12 @@ static int resolve_profiles(struct speedscope_parser *j)
 	p->unit = j->unit_class == UNIT_CLASS_TIME ? UNIT_NANOSECONDS
 		  : j->bytes			   ? UNIT_BYTES
 						   : UNIT_SAMPLES;
+	if (j->frequency) {
+		p->unit = UNIT_SAMPLES;
+		p->frequency = j->frequency;
+	}
+	if (p->nr_value_types)
+		p->value_types[0].unit = p->unit;
 	err = 0;
 cleanup:
 	free(frame_map);
@@ -884,6 +997,8 @@ cleanup:
 	free(j.stack);
 	free(j.timeline);
 	free(j.current.name);
+	free(j.current.view);
+	free(j.value_class);
 	free(j.current.samples);
 	free(j.current.weights);
 	free(j.current.events);

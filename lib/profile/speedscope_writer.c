@@ -2,7 +2,11 @@
 /*
  * Speedscope JSON: one sampled profile per thread whose samples fill the real
  * timeline (idle gaps become empty samples), and one evented profile per GPU
- * stream, all starting at the profile's start so they line up.
+ * stream, all starting at the profile's start so they line up.  A profile of
+ * several values per stack (a recording's views) writes every value: the
+ * first as above, each other as one sampled profile of its stacks, every
+ * profile named after its value and marked with it (VIEW_MEMBER) for the
+ * reader.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +39,12 @@ struct speedscope_writer {
 	uint32_t *function_of;
 	uint32_t *frame_order; /* shared frame index -> frame id */
 	size_t nr_shared;
-	size_t nr_profiles;		       /* profiles written, for the commas */
+	size_t nr_profiles; /* profiles written, for the commas */
+	/* The value being written (profile__nr_values()), and whether there
+	 * are several: then every profile's name says which. */
+	size_t value;
+	bool views;
+	const char *weight_name;	       /* value 0's, as pprof names it */
 	const struct gpu_activity **gpu_order; /* by process, device, stream, time */
 	/* Sample indices grouped by thread, in time order within each:
 	 * thread t owns by_thread[thread_start[t] .. thread_start[t + 1]). */
@@ -225,20 +234,31 @@ static void write_item_real(FILE *out, size_t item, double value)
 	write_real(out, value);
 }
 
-/* Opens a profile object up to its samples or events. */
+/* Opens a profile object up to its samples or events.  Of a profile of
+ * several values, the name ends in VIEW_SEPARATOR and the value's name, and
+ * VIEW_MEMBER names the value for the reader (speedscope ignores it). */
 static void write_profile_start(struct speedscope_writer *w, const char *type, const char *name,
 				const char *unit, double end)
 {
+	const char *view =
+	    w->value ? profile__value_type(w->profile, w->value).name : w->weight_name;
 	FILE *out = w->out;
+	char named[1024];
 
 	fputs(w->nr_profiles++ ? ",{\"type\":" : "{\"type\":", out);
 	write_text(out, type);
 	fputs(",\"name\":", out);
-	write_text(out, name);
+	if (w->views)
+		snprintf(named, sizeof(named), "%s%s%s", name, SPEEDSCOPE_VIEW_SEPARATOR, view);
+	write_text(out, w->views ? named : name);
 	fputs(",\"unit\":", out);
 	write_text(out, unit);
 	fputs(",\"startValue\":0,\"endValue\":", out);
 	write_real(out, end);
+	if (w->views) {
+		fputs(",\"" SPEEDSCOPE_VIEW_MEMBER "\":", out);
+		write_text(out, view);
+	}
 }
 
 /* One thread's samples in time order; returns how many are written, with
@@ -328,6 +348,12 @@ static void write_thread(struct speedscope_writer *w, uint32_t thread)
 	snprintf(name, sizeof(name), "%s%s%s (pid %u, tid %u)", process ? process : "",
 		 process ? ": " : "", t->name, t->pid, t->tid);
 	write_profile_start(w, "sampled", name, "microseconds", end);
+	/* A value that counts samples is on the timeline in time: the
+	 * reader counts them back by the rate. */
+	if (w->views && w->profile->unit == UNIT_SAMPLES && w->profile->frequency) {
+		fputs(",\"" SPEEDSCOPE_FREQUENCY_MEMBER "\":", w->out);
+		write_integer(w->out, w->profile->frequency);
+	}
 	fputs(",\"samples\":[", w->out);
 	walk_thread(w, thread, WALK_SAMPLES, &end);
 	fputs("],\"weights\":[", w->out);
@@ -344,21 +370,22 @@ static size_t walk_aggregate(struct speedscope_writer *w, enum walk_part part, d
 
 	*total = 0;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const struct stack *s = &p->stacks[i];
+		uint64_t weight = profile__stack_value(p, i, w->value);
 
-		if (!s->weight || !s->depth)
+		if (!weight || !p->stacks[i].depth)
 			continue;
 		if (w->view != VIEW_ALL && profile__stack_is_gpu(p, i) != (w->view == VIEW_GPU))
 			continue;
 		/* As with threads: GPU work with a timeline goes out as GPU
-		 * streams only, so no weight is in two profiles. */
-		if (p->nr_gpu && w->view != VIEW_CPU && profile__stack_is_gpu(p, i))
+		 * streams only, so no weight is in two profiles.  The GPU
+		 * activity is the first value's. */
+		if (p->nr_gpu && !w->value && w->view != VIEW_CPU && profile__stack_is_gpu(p, i))
 			continue;
 		if (part == WALK_WEIGHTS)
-			write_item_real(w->out, written, s->weight);
+			write_item_real(w->out, written, weight);
 		else
 			write_stack(w, i, part == WALK_SAMPLES ? w->out : NULL, !written);
-		*total += s->weight;
+		*total += weight;
 		written++;
 	}
 	return written;
@@ -367,13 +394,16 @@ static size_t walk_aggregate(struct speedscope_writer *w, enum walk_part part, d
 static void write_aggregate(struct speedscope_writer *w)
 {
 	const struct profile *p = w->profile;
+
+	enum profile_unit unit = w->value ? profile__value_type(p, w->value).unit : p->unit;
 	double total;
 
 	/* Nothing but GPU streams: no empty profile before them. */
-	if (!walk_aggregate(w, WALK_NUMBER, &total) && p->nr_gpu && w->view != VIEW_CPU)
+	if (!walk_aggregate(w, WALK_NUMBER, &total) && p->nr_gpu && !w->value &&
+	    w->view != VIEW_CPU)
 		return;
 	write_profile_start(w, "sampled", p->name ? p->name : "profile",
-			    unit__name(p->unit, UNIT_NAME_SPEEDSCOPE_COUNT), total);
+			    unit__name(unit, UNIT_NAME_SPEEDSCOPE_COUNT), total);
 	fputs(",\"samples\":[", w->out);
 	walk_aggregate(w, WALK_SAMPLES, &total);
 	fputs("],\"weights\":[", w->out);
@@ -514,10 +544,10 @@ static void write_memory_facts(FILE *out, const struct memory_facts *m)
 	fputs("]}", out);
 }
 
-/* Every profile in file order: threads by process, then thread (the order a
+/* The first value's profiles: threads by process, then thread (the order a
  * reader of a job of several processes looks for them in), or the one
  * aggregate profile, then the GPU streams.  number: only number the frames. */
-static void write_profiles(struct speedscope_writer *w, const uint32_t *threads, bool number)
+static void write_first_value(struct speedscope_writer *w, const uint32_t *threads, bool number)
 {
 	const struct profile *p = w->profile;
 	double end;
@@ -539,6 +569,33 @@ static void write_profiles(struct speedscope_writer *w, const uint32_t *threads,
 		write_gpu_streams(w, number);
 }
 
+/* Whether GPU activity weighs in the first value: it is then wall time. */
+static bool has_gpu_weight(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_stacks; i++)
+		if (p->stacks[i].weight && profile__stack_is_gpu(p, i))
+			return true;
+	return false;
+}
+
+/* Every profile in file order: the first value's, then each further
+ * value's one profile of its stacks (the timeline is the first value's).
+ * number: only number the frames. */
+static void write_profiles(struct speedscope_writer *w, const uint32_t *threads, bool number)
+{
+	double end;
+
+	w->value = 0;
+	write_first_value(w, threads, number);
+	for (w->value = 1; w->value < profile__nr_values(w->profile); w->value++) {
+		if (number)
+			walk_aggregate(w, WALK_NUMBER, &end);
+		else
+			write_aggregate(w);
+	}
+	w->value = 0;
+}
+
 int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 {
 	return speedscope__write_with(p, &(struct writer_options){.view = view}, out);
@@ -547,8 +604,11 @@ int speedscope__write(const struct profile *p, enum output_view view, FILE *out)
 int speedscope__write_with(const struct profile *p, const struct writer_options *options, FILE *out)
 {
 	enum output_view view = options->view;
-	struct speedscope_writer w = {
-	    .profile = p, .view = view, .out = out, .python_lines = options->python_lines};
+	struct speedscope_writer w = {.profile = p,
+				      .view = view,
+				      .out = out,
+				      .python_lines = options->python_lines,
+				      .views = profile__nr_values(p) > 1};
 	size_t nr_frames = p->nr_frames ? p->nr_frames : 1;
 	uint32_t *threads = NULL;
 	int err = -ENOMEM;
@@ -563,6 +623,7 @@ int speedscope__write_with(const struct profile *p, const struct writer_options 
 	err = merge_functions(&w);
 	if (err)
 		goto cleanup;
+	w.weight_name = profile__weight_name(p, view != VIEW_CPU && has_gpu_weight(p));
 	err = -ENOMEM;
 	for (size_t i = 0; i < p->nr_frames; i++)
 		w.frame_index[i] = -1;

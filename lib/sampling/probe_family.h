@@ -50,7 +50,7 @@ struct probe_family_options {
 	const char *view;
 	/* Every view the families collected kept as a value of one profile
 	 * beside the written one (recording_result.all_values), for outputs
-	 * that hold several values per stack (pprof). */
+	 * that hold several values per stack (pprof, speedscope). */
 	bool all_views;
 };
 

@@ -6,6 +6,7 @@
 # the failing call counted with its stack and not as memory; attach mid-run;
 # process trees (record's children, attach -C, a fork without exec), each
 # process accounted apart at the same addresses;
+# every view in one speedscope file, read back alike by convert --view;
 # and the real libcudart.so.13 probed on a machine without a GPU.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
@@ -110,6 +111,53 @@ record)
 	expect "async" "$(weight ';stream_ordered;\[gpu-mem\] cudaMallocAsync 4\.0 MiB$' "$WORK/extras")" $((4 * MiB))
 	expect "pitch" "$(weight ';pitched;\[gpu-mem\] cudaMallocPitch 100\.0 KiB$' "$WORK/extras")" $((1024 * 100))
 	grep -q "pinned host memory: peak 1.0 MiB" "$WORK/extras.err" || fail "no pinned host peak"
+	;;
+speedscope_views)
+	# One speedscope file holds every view, as pprof does: a profile per
+	# view named after it in its unit, valid by speedscope's schema;
+	# convert --view reads each back as the view's own recording and the
+	# pprof route give it.
+	"$LLMPROF" record --no-gpu --gpu-memory -f speedscope -o "$WORK/all.json" -- "$MEMORY_APP" \
+		>/dev/null 2>"$WORK/ss.err" || fail "record -f speedscope: $(cat "$WORK/ss.err")"
+	if [ -f "$SPEEDSCOPE_SCHEMA" ]; then
+		$CHECK speedscope "$WORK/all.json" --schema "$SPEEDSCOPE_SCHEMA" >/dev/null ||
+			fail "speedscope invalid"
+	else
+		echo "no schema at $SPEEDSCOPE_SCHEMA: not validated"
+	fi
+	python3 - "$WORK/all.json" <<'PY' || fail "speedscope views"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+views = [(p["llmprofView"], p["unit"]) for p in doc["profiles"]]
+assert views == [("memory-peak", "bytes"), ("samples", "none"), ("memory-leaks", "bytes"),
+                 ("memory-alloc", "bytes")], views
+for p in doc["profiles"]:
+    assert p["name"].endswith(" \u2014 " + p["llmprofView"]), p["name"]
+PY
+	"$LLMPROF" record --no-gpu --gpu-memory -f pprof -o "$WORK/all.pb.gz" -- "$MEMORY_APP" \
+		>/dev/null 2>"$WORK/pp.err" || fail "record -f pprof: $(cat "$WORK/pp.err")"
+	# The same recording through both formats: pprof, then speedscope.
+	"$LLMPROF" convert -f speedscope -o "$WORK/via.json" "$WORK/all.pb.gz" ||
+		fail "convert pprof to speedscope"
+	for view in memory-peak samples memory-leaks memory-alloc; do
+		for input in all.json via.json all.pb.gz; do
+			"$LLMPROF" convert --view $view -f folded -o "$WORK/$input.$view" "$WORK/$input" ||
+				fail "convert --view $view $input"
+		done
+		cmp -s <(sort "$WORK/via.json.$view") <(sort "$WORK/all.pb.gz.$view") ||
+			fail "--view $view: speedscope and pprof of one recording differ"
+	done
+	# Memory is exact to the byte, so two recordings agree on it.
+	for view in peak leaks alloc; do
+		cmp -s <(sort "$WORK/all.json.memory-$view") <(sort "$WORK/all.pb.gz.memory-$view") ||
+			fail "--view memory-$view: record -f speedscope and -f pprof differ"
+		cp "$WORK/all.json.memory-$view" "$WORK/v.$view"
+	done
+	cp "$WORK/ss.err" "$WORK/v.err"
+	check_views "$WORK/v"
+	"$LLMPROF" convert --view nope -f folded "$WORK/all.json" >/dev/null 2>"$WORK/nope.err"
+	[ $? = 2 ] && grep -q "it has memory-peak, samples, memory-leaks, memory-alloc" "$WORK/nope.err" ||
+		fail "convert --view of a missing value: $(cat "$WORK/nope.err")"
 	;;
 entry_points)
 	# Allocations through the driver's entry points, as PyTorch's
