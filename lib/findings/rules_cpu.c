@@ -1028,5 +1028,6 @@ const struct rule cpu_rules[] = {
     {"straggler", "one rank busy longer than the others, which wait for it", straggler},
     {"communication", "ranks waiting for each other in collectives on the host",
      communication_waits},
+    {"file-io", "a thread stopped in calls that write and sync files", file_io},
 };
 const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);
