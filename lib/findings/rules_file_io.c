@@ -13,6 +13,9 @@
 #include "findings/analysis.h"
 
 #define FILE_IO_MIN_SHARE 0.10
+/* Of the calls' time, the part in the write path: a long function that
+ * writes now and then (a worker's loop) is not stopped by its writes. */
+#define FILE_IO_MIN_IO_SHARE 0.25
 #define FILE_IO_MAX_CALLS 64
 #define EVIDENCE_TOP 3
 
@@ -23,6 +26,7 @@ enum file_io_kind {
 	FILE_IO_WRITE,	  /* write into a file's pages */
 	FILE_IO_TRUNCATE, /* open(O_TRUNC) or truncate of a file */
 	FILE_IO_KINDS,
+	FILE_IO_MEMORY = FILE_IO_KINDS, /* a frame of a file in memory (tmpfs, /dev/shm) */
 };
 
 static const char *const kind_names[] = {
@@ -41,16 +45,41 @@ static const char *const write_functions[] = {
     "generic_perform_write", "*_file_write_iter", "*_buffered_write_iter", NULL,
 };
 static const char *const truncate_functions[] = {"do_truncate", "do_sys_ftruncate", NULL};
+/* Files in memory: torch's shared memory for a DataLoader's batches is
+ * written and truncated, and no device is waited for. */
+static const char *const memory_functions[] = {"shmem_*", NULL};
 
-static enum file_io_kind file_io_kind(const struct profile *p, uint32_t stack)
+static uint8_t frame_io_kind(const struct frame *f)
 {
-	if (analysis__stack_find(p, stack, sync_functions) >= 0)
+	if (f->kind != FRAME_KERNEL || !f->name)
+		return FILE_IO_NONE;
+	if (analysis__name_matches(f->name, memory_functions))
+		return FILE_IO_MEMORY;
+	if (analysis__name_matches(f->name, sync_functions))
 		return FILE_IO_SYNC;
-	if (analysis__stack_find(p, stack, write_functions) >= 0)
+	if (analysis__name_matches(f->name, write_functions))
 		return FILE_IO_WRITE;
-	if (analysis__stack_find(p, stack, truncate_functions) >= 0)
+	if (analysis__name_matches(f->name, truncate_functions))
 		return FILE_IO_TRUNCATE;
 	return FILE_IO_NONE;
+}
+
+/* The stack's kind, from its frames' (frame_kinds): sync before write
+ * before truncate, none where a file in memory is written. */
+static uint8_t file_io_kind(const struct profile *p, uint32_t stack, const uint8_t *frame_kinds)
+{
+	const struct stack *s = &p->stacks[stack];
+	uint8_t kind = FILE_IO_NONE;
+
+	for (uint32_t k = 0; k < s->depth; k++) {
+		uint8_t this = frame_kinds[s->frames[k]];
+
+		if (this == FILE_IO_MEMORY)
+			return FILE_IO_NONE;
+		if (this != FILE_IO_NONE && (kind == FILE_IO_NONE || this < kind))
+			kind = this;
+	}
+	return kind;
 }
 
 /* The job's call that writes: the innermost Python frame outside torch and
@@ -121,6 +150,7 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 	struct io_thread *threads = NULL;
 	struct tally sites = {0};
 	struct io_calls *found = NULL;
+	uint8_t *frame_kinds = NULL, *stack_kinds = NULL;
 	int *call_of = NULL;
 	struct finding *f;
 	double share;
@@ -134,12 +164,19 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 	found = calloc(1, sizeof(*found));
 	call_of = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*call_of));
 	threads = calloc(p->nr_threads, sizeof(*threads));
-	if (!found || !call_of || !threads)
+	frame_kinds = calloc(p->nr_frames ? p->nr_frames : 1, 1);
+	stack_kinds = calloc(p->nr_stacks ? p->nr_stacks : 1, 1);
+	if (!found || !call_of || !threads || !frame_kinds || !stack_kinds)
 		goto cleanup;
+	for (size_t i = 0; i < p->nr_frames; i++)
+		frame_kinds[i] = frame_io_kind(&p->frames[i]);
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		struct io_call call;
 
-		if (a->is_gpu_stack[i] || !p->stacks[i].weight || !file_io_kind(p, i))
+		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
+			continue;
+		stack_kinds[i] = file_io_kind(p, i, frame_kinds);
+		if (!stack_kinds[i])
 			continue;
 		if (io_call_of(p, i, &call))
 			io_calls__add(found, &call);
@@ -189,7 +226,7 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 		if (at < 0)
 			continue;
 		under += x->weight;
-		kinds[file_io_kind(p, x->stack)] += x->weight;
+		kinds[stack_kinds[x->stack]] += x->weight;
 		snprintf(place, sizeof(place), "%s", p->frames[found->items[at].caller].name);
 		err = tally__add(&sites, place, x->weight);
 		if (err)
@@ -201,9 +238,11 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 	share = wall ? (double)under / wall : 0;
 	err = outcome__note(o,
 			    "%.1f%% of the writing threads' wall time in calls that write files "
+			    "(fires at %.0f%%), %.1f%% of those calls' time in the write path "
 			    "(fires at %.0f%%)",
-			    100 * share, 100 * FILE_IO_MIN_SHARE);
-	if (err || share < FILE_IO_MIN_SHARE || !io)
+			    100 * share, 100 * FILE_IO_MIN_SHARE, under ? 100.0 * io / under : 0,
+			    100 * FILE_IO_MIN_IO_SHARE);
+	if (err || share < FILE_IO_MIN_SHARE || !io || io < FILE_IO_MIN_IO_SHARE * under)
 		goto cleanup;
 	err = -ENOMEM;
 	f = analysis__add_finding(a, o->rule, share, "the writing threads' wall time",
@@ -233,5 +272,7 @@ cleanup:
 	free(found);
 	free(call_of);
 	free(threads);
+	free(frame_kinds);
+	free(stack_kinds);
 	return err;
 }
