@@ -51,6 +51,8 @@ int loader_advice__suggest(struct finding *f, const struct loader_advice *advice
 
 /* The communication rule (rules_communication.c), a row of cpu_rules. */
 int communication_waits(struct analysis *a, struct rule_outcome *outcome);
+/* The file-io rule (rules_file_io.c), a row of cpu_rules. */
+int file_io(struct analysis *a, struct rule_outcome *outcome);
 
 extern const struct rule cpu_rules[];
 extern const size_t nr_cpu_rules;

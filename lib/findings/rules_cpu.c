@@ -184,13 +184,13 @@ cleanup:
 enum loader_role {
 	LOADER_OTHER = 0,
 	LOADER_WAIT,	    /* training process, off the CPU under the DataLoader's __next__ */
-	LOADER_INLINE,	    /* training process, on the CPU fetching data itself */
+	LOADER_INLINE,	    /* training process fetching data itself, on the CPU or not */
 	LOADER_WORKER_BUSY, /* a worker process, on the CPU or runnable */
 	LOADER_WORKER_IDLE, /* a worker process, blocked */
 };
 
 /* Wall time by thread: the training threads are those that wait for
- * batches, the workers' loop threads those that run _worker_loop; the
+ * batches (or fetch them themselves), the workers' loop threads those that run _worker_loop; the
  * shares are of their own wall time, not of every thread (the queues'
  * feeder threads, torch's pools) the processes hold. */
 struct loader_thread {
@@ -270,9 +270,14 @@ static enum loader_role loader_role(const struct analysis *a, uint32_t stack)
 			return LOADER_WORKER_BUSY;
 		return LOADER_WORKER_IDLE;
 	}
+	/* Without workers the loop's batch is fetched under its own
+	 * __next__: the time it is preempted there is loading, as the loop
+	 * sees it, not a wait for workers. */
+	if (find_python_file(p, stack, fetch_files) >= 0)
+		return LOADER_INLINE;
 	if (a->is_off_cpu_stack[stack])
 		return find_loader_next(p, stack) >= 0 ? LOADER_WAIT : LOADER_OTHER;
-	return find_python_file(p, stack, fetch_files) >= 0 ? LOADER_INLINE : LOADER_OTHER;
+	return LOADER_OTHER;
 }
 
 /*
@@ -329,7 +334,7 @@ static void loader_thread__add(struct loader_thread *t, const struct profile *p,
 			       enum loader_role role, uint64_t weight)
 {
 	t->total += weight;
-	if (role == LOADER_WAIT)
+	if (role == LOADER_WAIT || role == LOADER_INLINE)
 		t->waiting += weight;
 	if (role == LOADER_WORKER_BUSY)
 		t->busy += weight;
@@ -398,11 +403,14 @@ static size_t named_ranks(const struct profile *p)
  * The training loop's wait for batches, on a timeline: the call where the
  * training threads wait most often (one wait per step, where a start-up
  * wait for the workers is one long wait elsewhere), and its share of their
- * wall time from their first wait there to their last.  *site is the call's
- * index in waits, or -1 without a timeline (the shares stay as they are).
+ * wall time from their first wait there to their last.  Without workers
+ * the loop fetches its batches at that call itself: *inline is that time.
+ * *site is the call's index in waits, or -1 without a timeline (the shares
+ * stay as they are).
  */
 static int loop_waits(const struct analysis *a, const enum loader_role *roles,
-		      const struct tally *waits, uint64_t *wait, uint64_t *wall, int *site)
+		      const struct tally *waits, uint64_t *wait, uint64_t *inline_load,
+		      uint64_t *wall, int *site)
 {
 	const struct profile *p = a->profile;
 	int *site_of = NULL, *last = NULL;
@@ -427,7 +435,8 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 		char location[512];
 
 		site_of[i] = -1;
-		if (roles[i] != LOADER_WAIT)
+		if (roles[i] != LOADER_WAIT &&
+		    (roles[i] != LOADER_INLINE || find_loader_next(p, i) < 0))
 			continue;
 		wait_site(p, i, location, sizeof(location));
 		for (size_t k = 0; k < waits->nr && site_of[i] < 0; k++)
@@ -481,7 +490,7 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 		else
 			last_ns[t] = thread_end[t];
 	}
-	*wait = *wall = 0;
+	*wait = *inline_load = *wall = 0;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
 
@@ -489,7 +498,11 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 		    x->time_ns < first_ns[x->thread] || x->time_ns > last_ns[x->thread])
 			continue;
 		*wall += x->weight;
-		if (site_of[x->stack] == *site)
+		if (site_of[x->stack] != *site)
+			continue;
+		if (roles[x->stack] == LOADER_INLINE)
+			*inline_load += x->weight;
+		else
 			*wait += x->weight;
 	}
 	err = 0;
@@ -511,9 +524,11 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 	struct loader_threads threads = {0};
 	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
 	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0, loop_runnable = 0;
+	uint64_t loop_inline = 0;
 	size_t trainers = 0, loops = 0;
 	enum loader_role *roles = NULL;
 	struct loader_advice advice;
+	const char *inline_of;
 	int site = -1;
 	struct finding *f;
 	double share;
@@ -558,6 +573,11 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 					 location_or(p, i, -1, location, sizeof(location),
 						     analysis__leaf_name(p, i)),
 					 p->stacks[i].weight);
+			if (err || find_loader_next(p, i) < 0)
+				break;
+			/* The loop's call for the batch it fetches itself. */
+			wait_site(p, i, location, sizeof(location));
+			err = tally__add(&waits, location, p->stacks[i].weight);
 			break;
 		default:
 			break;
@@ -584,7 +604,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			loop_runnable += t->runnable;
 		}
 	}
-	err = loop_waits(a, roles, &waits, &wait, &trainer_wall, &site);
+	err = loop_waits(a, roles, &waits, &wait, &loop_inline, &trainer_wall, &site);
 	if (err)
 		goto cleanup;
 	share = trainer_wall ? (double)wait / trainer_wall : 0;
@@ -639,7 +659,14 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 		err = loader_advice__suggest(f, &advice);
 		goto cleanup;
 	}
-	share = analysis__cpu_share(a, inline_load);
+	/* On a timeline, inline loading is measured as the wait is: over
+	 * the loop, at its call for the batch (on the CPU or preempted
+	 * there); else as a share of every thread's time. */
+	inline_of = site >= 0 ? (trainers > 1 ? "the training loops' wall time"
+					      : "the training loop's wall time")
+			      : analysis__cpu_share_of(a);
+	share = site >= 0 ? (trainer_wall ? (double)loop_inline / trainer_wall : 0)
+			  : analysis__cpu_share(a, inline_load);
 	if (a->has_off_cpu)
 		err = outcome__note(o,
 				    "%.1f%% of the training %s wall time waiting on the "
@@ -647,8 +674,7 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 				    "the training process (fires at %.0f%%)",
 				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
 				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
-				    100 * share, analysis__cpu_share_of(a),
-				    100 * DATA_INLINE_MIN_SHARE);
+				    100 * share, inline_of, 100 * DATA_INLINE_MIN_SHARE);
 	else
 		err = outcome__note(o,
 				    "waits on the DataLoader need off-CPU data (--off-cpu or "
@@ -657,13 +683,20 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 				    100 * share, 100 * DATA_INLINE_MIN_SHARE);
 	if (err || share < DATA_INLINE_MIN_SHARE)
 		goto cleanup;
-	f = analysis__add_finding(a, o->rule, share, analysis__cpu_share_of(a),
+	f = analysis__add_finding(a, o->rule, share, inline_of,
 				  "Data is loaded in the training process itself: %.1f%% of %s",
-				  100 * share, analysis__cpu_share_of(a));
+				  100 * share, inline_of);
 	err = -ENOMEM;
-	if (!f || (workers.nr && finding__locate(f, workers.entries[0].key)))
+	if (!f)
 		goto cleanup;
-	if (finding__evidence_from_tally(f, &workers, a->cpu_weight, EVIDENCE_TOP))
+	if (site >= 0 ? finding__locate(f, waits.entries[site].key)
+		      : workers.nr && finding__locate(f, workers.entries[0].key))
+		goto cleanup;
+	if (site >= 0 &&
+	    finding__evidence(f, "the loop fetches its batch at %s", waits.entries[site].key))
+		goto cleanup;
+	if (finding__evidence(f, "the hottest loading code (share of the loading time):") ||
+	    finding__evidence_from_tally(f, &workers, inline_load, EVIDENCE_TOP))
 		goto cleanup;
 	err = finding__suggest(f, "use DataLoader(num_workers=N) so batches are prepared in "
 				  "worker processes while the step runs");
@@ -956,5 +989,6 @@ const struct rule cpu_rules[] = {
     {"straggler", "one rank busy longer than the others, which wait for it", straggler},
     {"communication", "ranks waiting for each other in collectives on the host",
      communication_waits},
+    {"file-io", "a thread stopped in calls that write and sync files", file_io},
 };
 const size_t nr_cpu_rules = sizeof(cpu_rules) / sizeof(cpu_rules[0]);

@@ -6,7 +6,7 @@ check_job.py LLMPROF PROFILE TRUTH RECORD_STDERR EXPECT
 
 EXPECT is "data" (data-bound: data-loading fires within 0.10 of the
 job's mean data share, at the loop's own call, tokenise named as the
-workers' code; no straggler unless the job measured one rank's slow
+workers' code, or without workers as the loop's own loading code; no straggler unless the job measured one rank's slow
 batches keeping the other waiting), "healthy" (no straggler; data loading
 only where the job measured a wait near the rule's 10%) or "straggler:R"
 (rank R named by the record's summary, report --findings and report
@@ -73,8 +73,14 @@ def main():
         assert loading["location"] == "train (ddp_job.py)", loading["location"]
         hot = [e for e in loading["evidence"] if e.lstrip()[:1].isdigit()]
         assert hot and "tokenise" in hot[0], loading["evidence"]
-        # The suggestion in the job's numbers: its workers per rank.
-        assert f"{per_rank} workers per rank" in loading["suggestion"], loading["suggestion"]
+        if per_rank == 0:
+            # Loaded inline: said so, not a wait for workers there are none of.
+            assert "loaded in the training process" in loading["title"], loading["title"]
+            assert "num_workers" in loading["suggestion"], loading["suggestion"]
+        else:
+            # The suggestion in the job's numbers: its workers per rank.
+            assert (f"{per_rank} workers per rank"
+                    in loading["suggestion"]), loading["suggestion"]
         figures.append("suggestion: " + loading["suggestion"][:160])
     elif loading:
         # A loaded 2-core machine slows even fast workers: a claim holds

@@ -19,6 +19,10 @@
 #                 persistent_workers=True over two epochs: its two workers
 #                 per rank named as such across the epochs, the loop's
 #                 wait within 0.10 of the job's.
+#   env inline    (jobs.sh inline) no workers, the loop loads its batches
+#                 itself: slow tokenising named as loading in the training
+#                 process within 0.10 of the job's data share, at the
+#                 loop's call; fast tokenising: no data-loading finding.
 # check_job.py holds the comparisons and prints the figures.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
@@ -42,6 +46,12 @@ job() { # NAME EXPECT LAUNCH ARGS...
 	echo "$name: $SECONDS s"
 }
 
+if [ "${1:-}" = inline ]; then
+	job env-inline data env --workers 0 --data slow --rounds 800 --steps 16
+	job env-inline-healthy healthy env --workers 0 --steps 20
+	echo PASS
+	exit 0
+fi
 if [ "${1:-}" = loader ]; then
 	job env-persistent data env --data slow --rounds 6000 --steps 20 --persistent
 	echo PASS
