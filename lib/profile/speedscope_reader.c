@@ -436,7 +436,7 @@ static int finish_sampled(struct speedscope_parser *j, struct raw_profile *rp,
 				   j->nr_profiles, rp->nr_samples, rp->nr_weights);
 	for (size_t i = 0; i < rp->nr_samples; i++) {
 		double weight = rp->has_weights ? rp->weights[i] : 1;
-		int64_t from, to, count;
+		int64_t from = 0, to = 0, count;
 		bool counted;
 
 		if (!(weight >= 0))
