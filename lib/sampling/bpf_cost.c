@@ -96,6 +96,19 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 		      bytes / 1024.0);
 }
 
+void bpf_cost__ran(const char *name, struct bpf_program *program)
+{
+	struct bpf_prog_info info = {0};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(program), &info, &len) || !info.run_cnt)
+		return;
+	status__debug("BPF %s program: %llu runs, %.0f ns each, %.1f ms in all "
+		      "(kernel.bpf_stats_enabled)",
+		      name, (unsigned long long)info.run_cnt,
+		      (double)info.run_time_ns / info.run_cnt, info.run_time_ns / 1e6);
+}
+
 uint64_t bpf_cost__map_bytes(void)
 {
 	return total_map_bytes;

@@ -11,12 +11,17 @@
 #include <stdint.h>
 
 struct bpf_object;
+struct bpf_program;
 
 /* CLOCK_MONOTONIC in ns, to time a load. */
 uint64_t bpf_cost__now(void);
 /* Says (status__debug) what the object name (that of its bpf/NAME.bpf.c),
  * loaded in the time since started_ns, costs, and adds its maps' memory to the total. */
 void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t started_ns);
+/* Says (status__debug) what the program name has cost the traced work so
+ * far, where kernel.bpf_stats_enabled=1: its runs, the time of each, and
+ * the time in all.  Nothing when the kernel kept no statistics. */
+void bpf_cost__ran(const char *name, struct bpf_program *program);
 /* The memory of every map bpf_cost__loaded() has seen, in bytes. */
 uint64_t bpf_cost__map_bytes(void);
 /* The run time of every program bpf_cost__loaded() has seen and that is

@@ -82,6 +82,8 @@ void offcpu__detach(struct offcpu *o)
 {
 	if (!o)
 		return;
+	if (o->link)
+		bpf_cost__ran("off-CPU", o->skel->progs.offcpu_switch);
 	bpf_link__destroy(o->link);
 	o->link = NULL;
 }
