@@ -42,7 +42,10 @@ static const char *const sync_functions[] = {
     NULL,
 };
 static const char *const write_functions[] = {
-    "generic_perform_write", "*_file_write_iter", "*_buffered_write_iter", NULL,
+    "generic_perform_write",
+    "*_file_write_iter",
+    "*_buffered_write_iter",
+    NULL,
 };
 static const char *const truncate_functions[] = {"do_truncate", "do_sys_ftruncate", NULL};
 /* Files in memory: torch's shared memory for a DataLoader's batches is
@@ -159,7 +162,8 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 	if (!a->has_python)
 		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
 	if (!a->has_timeline || !p->nr_threads)
-		return outcome__note(o, "%s", "needs a timeline (the profile has only stack weights)");
+		return outcome__note(o, "%s",
+				     "needs a timeline (the profile has only stack weights)");
 	o->ran = true;
 	found = calloc(1, sizeof(*found));
 	call_of = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*call_of));
@@ -245,28 +249,31 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 	if (err || share < FILE_IO_MIN_SHARE || !io || io < FILE_IO_MIN_IO_SHARE * under)
 		goto cleanup;
 	err = -ENOMEM;
-	f = analysis__add_finding(a, o->rule, share, "the writing threads' wall time",
-				  "File I/O: %.1f%% of the writing threads' wall time in calls that "
-				  "write and sync files, at %s",
-				  100 * share, sites.entries[0].key);
+	f = analysis__add_finding(
+	    a, o->rule, share, "the writing threads' wall time",
+	    "File I/O: %.1f%% of the writing threads' wall time in calls that "
+	    "write and sync files, at %s",
+	    100 * share, sites.entries[0].key);
 	if (!f || finding__locate(f, sites.entries[0].key))
 		goto cleanup;
 	if (finding__evidence(f, "%.2f s in those calls, of which:", a->seconds_per_weight * under))
 		goto cleanup;
 	for (int k = FILE_IO_SYNC; k < FILE_IO_KINDS; k++)
-		if (kinds[k] && finding__evidence(f, "%5.1f%%  %s", 100.0 * kinds[k] / under,
-						  kind_names[k]))
+		if (kinds[k] &&
+		    finding__evidence(f, "%5.1f%%  %s", 100.0 * kinds[k] / under, kind_names[k]))
 			goto cleanup;
-	if (finding__evidence(f, "%5.1f%%  the rest of the call (serialising, on the CPU or "
-				 "waiting for it)",
+	if (finding__evidence(f,
+			      "%5.1f%%  the rest of the call (serialising, on the CPU or "
+			      "waiting for it)",
 			      100.0 * (under - io) / under) ||
 	    finding__evidence(f, "where the job calls them (share of their time):") ||
 	    finding__evidence_from_tally(f, &sites, under, EVIDENCE_TOP))
 		goto cleanup;
-	err = finding__suggest(f, "write less often, or off the loop's path: copy the state and save "
-				  "it from a background thread or process "
-				  "(torch.distributed.checkpoint's async_save), and sync once per "
-				  "checkpoint, not per file");
+	err =
+	    finding__suggest(f, "write less often, or off the loop's path: copy the state and save "
+				"it from a background thread or process "
+				"(torch.distributed.checkpoint's async_save), and sync once per "
+				"checkpoint, not per file");
 cleanup:
 	tally__free(&sites);
 	free(found);
