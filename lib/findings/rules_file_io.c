@@ -220,6 +220,7 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 		const struct sample *x = &p->samples[i];
 		const struct io_thread *t = x->thread < p->nr_threads ? &threads[x->thread] : NULL;
 		char place[512];
+		const char *text;
 		int at;
 
 		if (!t || !t->calls || a->is_gpu_stack[x->stack] || x->time_ns < t->first ||
@@ -231,7 +232,10 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 			continue;
 		under += x->weight;
 		kinds[stack_kinds[x->stack]] += x->weight;
-		snprintf(place, sizeof(place), "%s", p->frames[found->items[at].caller].name);
+		/* A Python frame by its text: name and file. */
+		text = frame__text(&p->frames[found->items[at].caller], place, sizeof(place));
+		if (text != place)
+			snprintf(place, sizeof(place), "%s", text ? text : "[unknown]");
 		err = tally__add(&sites, place, x->weight);
 		if (err)
 			goto cleanup;
