@@ -81,10 +81,11 @@ unsigned int governor__tick(struct governor *g, uint64_t now)
 
 	if (g->budget <= 0)
 		return g->divisor;
-	bpf = bpf_cost__run_time_ns();
-	self = process_cpu_ns();
+	/* Read the costs only when a window ends, not at every drain. */
 	if (g->started && now - g->window_ns < GOVERNOR_WINDOW_NS)
 		return g->divisor;
+	bpf = bpf_cost__run_time_ns();
+	self = process_cpu_ns();
 	/* The first window after the start holds the start's one-off work
 	 * (reading the target's files, the first symbols): not judged. */
 	if (!g->started || g->target_ns < MIN_TARGET_NS || !g->warm) {
