@@ -55,7 +55,9 @@ struct svg_function {
 	const char *key;  /* folded name, the identity */
 	char *text;	  /* a Python frame's shown text (name and file), owned */
 	const char *file;
-	uint32_t line; /* 0 when frames of it disagree or do not know */
+	/* The lines its frames give, lowest and highest: a loop's samples and
+	 * its calls fall on several; 0 when none knows. */
+	uint32_t line, last_line;
 	enum flame_class class;
 };
 
@@ -92,8 +94,8 @@ struct svg_open {
 };
 
 /* Gives each frame its function, ranked by folded name: the first frame of
- * a function names it, the others add a file it lacks and clear a line
- * they disagree on.  0 or -ENOMEM. */
+ * a function names it, the others add a file it lacks and widen the range
+ * of its lines.  0 or -ENOMEM. */
 static int graph_functions(struct svg_graph *g, const struct profile *p)
 {
 	int err = function_rank__init(&g->ranked, p);
@@ -118,12 +120,14 @@ static int graph_functions(struct svg_graph *g, const struct profile *p)
 					 : f->name && f->name[0] ? f->name
 								 : "[unknown]";
 			function->file = f->file;
-			function->line = f->line;
+			function->line = function->last_line = f->line;
 			function->class = flame_class__of(f);
 			continue;
 		}
-		if (function->line != f->line)
-			function->line = 0;
+		if (f->line && (!function->line || f->line < function->line))
+			function->line = f->line;
+		if (f->line > function->last_line)
+			function->last_line = f->line;
 		if (!function->file)
 			function->file = f->file;
 	}
@@ -228,6 +232,8 @@ static void write_frame(FILE *out, const struct svg_graph *g, const struct svg_o
 		text_output__xml_text(out, f->file, SIZE_MAX);
 		if (f->line)
 			fprintf(out, ":%u", f->line);
+		if (f->last_line > f->line)
+			fprintf(out, "-%u", f->last_line);
 	}
 	fputc('\n', out);
 	if (g->diff) {

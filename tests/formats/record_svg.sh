@@ -21,7 +21,7 @@ grep -A1 '^<g><title>burn_a$' "$ARTIFACTS/record.svg" | grep -q 'ground_truth.c:
 # Each frame's tooltip: name, file:line, "N samples (S%)".
 awk '/^<g><title>burn_[abc]$/ { name = substr($0, 11); next }
 	name && /^[0-9]+ samples/ { n[name] += $1; name = "" }
-	/^[^ ]*\.c:[0-9]+$/ { next }
+	/^[^ ]*\.c:[0-9]+(-[0-9]+)?$/ { next }
 	{ name = "" }
 	END { for (f in n) total += n[f]
 		for (f in n) printf "%s %.1f\n", f, 100 * n[f] / total }' "$ARTIFACTS/record.svg" >"$WORK/shares"
