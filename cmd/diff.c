@@ -76,50 +76,52 @@ static int usage_error(const char *fmt, const char *arg)
 	return command_usage_error("diff", fmt, arg);
 }
 
-int do_diff(int argc, char **argv)
+/* What the command line asks for. */
+struct diff_env {
+	struct diff_options options;
+	struct profile_read_options read_options;
+	struct diff_labels labels;
+	enum text_format format;
+	enum profile_unit folded_unit;
+	const char *output_path;
+};
+
+/* Parses the options and the two profiles' names into env: DIFF_RUN to go
+ * on, or the status to exit with. */
+#define DIFF_RUN (-1)
+static int parse_diff_options(int argc, char **argv, struct diff_env *env)
 {
-	struct diff_options options = {.threshold = 1.0, .min_share = 0.0, .confidence = 99.0};
-	struct profile_read_options read_options = {0};
-	struct diff_labels labels = {.top = 10};
-	enum text_format format = TEXT_FORMAT_TEXT;
-	enum profile_format base_format, new_format;
-	struct profile *profile = NULL;
-	struct output_file output = {0};
-	struct profile_diff *diff = NULL;
-	enum profile_unit folded_unit = UNIT_SAMPLES;
-	const char *output_path = NULL;
-	size_t regressions;
 	long top;
-	int c, err, status = EXIT_DIFF_ERROR;
+	int c;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (text_format__parse(optarg, &format))
+			if (text_format__parse(optarg, &env->format))
 				return usage_error("unknown format '%s' (expected text, json, "
 						   "markdown, folded or svg)",
 						   optarg);
 			break;
 		case 'o':
-			output_path = optarg;
+			env->output_path = optarg;
 			break;
 		case OPT_THRESHOLD:
-			if (parse_percent(optarg, &options.threshold))
+			if (parse_percent(optarg, &env->options.threshold))
 				return usage_error("--threshold: '%s' is not a number from 0 "
 						   "to 100",
 						   optarg);
 			break;
 		case OPT_MIN_SHARE:
-			if (parse_percent(optarg, &options.min_share))
+			if (parse_percent(optarg, &env->options.min_share))
 				return usage_error("--min-share: '%s' is not a number from 0 "
 						   "to 100",
 						   optarg);
 			break;
 		case OPT_CONFIDENCE:
-			if (parse_percent(optarg, &options.confidence) ||
-			    !(options.confidence > 50 && options.confidence < 100))
+			if (parse_percent(optarg, &env->options.confidence) ||
+			    !(env->options.confidence > 50 && env->options.confidence < 100))
 				return usage_error("--confidence: '%s' is not a percentage over 50 "
 						   "and under 100",
 						   optarg);
@@ -129,16 +131,16 @@ int do_diff(int argc, char **argv)
 				return usage_error("--top: '%s' is not a whole number from 0 to "
 						   "1000000",
 						   optarg);
-			labels.top = top;
+			env->labels.top = top;
 			break;
 		case OPT_UNIT:
-			if (profile_input__parse_unit(optarg, &folded_unit))
+			if (profile_input__parse_unit(optarg, &env->folded_unit))
 				return usage_error("--unit: unknown unit '%s' (expected samples, "
 						   "us or ns)",
 						   optarg);
 			break;
 		default:
-			if (profile_input__read_option(c, optarg, &read_options))
+			if (profile_input__read_option(c, optarg, &env->read_options))
 				break;
 			return profile_input__other_option("diff", c, argv, usage);
 		}
@@ -147,46 +149,95 @@ int do_diff(int argc, char **argv)
 		return usage_error("%s", "expected two profiles, BASE and NEW");
 	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
 		return usage_error("%s", "only one of BASE and NEW can be standard input");
+	return DIFF_RUN;
+}
 
+/* Reads one profile and folds it into the diff as side, then frees it:
+ * one profile in memory at a time.  0, or nonzero once reported. */
+static int diff_add_profile(struct profile_diff *diff, enum diff_side side, const char *path,
+			    const char *name, const struct diff_env *env,
+			    enum profile_format *format)
+{
+	struct profile *profile = NULL;
+	int err;
+
+	if (profile_input__load(path, &env->read_options, &profile, format)) {
+		profile__free(profile);
+		return -EINVAL;
+	}
+	profile_input__set_unit(profile, *format, env->folded_unit);
+	if (!profile__total_weight(profile))
+		status__warn("%s has no samples", name);
+	err = profile_diff__add(diff, side, profile);
+	profile__free(profile);
+	if (err)
+		status__error("cannot compare the profiles: %s", strerror(-err));
+	return err;
+}
+
+/* The text table ends with the verdict; other formats are for machines
+ * and reviewers, so the log gets it on stderr. */
+static void log_verdict(const struct profile_diff *diff, const struct diff_env *env,
+			size_t regressions)
+{
+	const char *noise =
+	    diff->significance == SIGNIFICANCE_TESTED ? " beyond sampling noise" : "";
+
+	if (env->format == TEXT_FORMAT_TEXT && !env->output_path)
+		return;
+	if (regressions)
+		status__info("regression: %zu share%s grew by more than %.2f points%s", regressions,
+			     regressions == 1 ? "" : "s", env->options.threshold, noise);
+	else
+		status__info("no share grew by more than %.2f points%s", env->options.threshold,
+			     noise);
+}
+
+int do_diff(int argc, char **argv)
+{
+	struct diff_env env = {
+	    .options = {.threshold = 1.0, .min_share = 0.0, .confidence = 99.0},
+	    .labels = {.top = 10},
+	    .format = TEXT_FORMAT_TEXT,
+	    .folded_unit = UNIT_SAMPLES,
+	};
+	enum profile_format base_format, new_format;
+	struct output_file output = {0};
+	struct profile_diff *diff = NULL;
+	const char *output_path;
+	size_t regressions;
+	int err, status = EXIT_DIFF_ERROR;
+
+	status = parse_diff_options(argc, argv, &env);
+	if (status != DIFF_RUN)
+		return status;
+	status = EXIT_DIFF_ERROR;
+	output_path = env.output_path;
 	err = output_file__open(&output, output_path);
 	if (err) {
 		status__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_DIFF_ERROR;
 	}
-	labels.base_name = profile_input__display_name(argv[optind]);
-	labels.new_name = profile_input__display_name(argv[optind + 1]);
-	diff = profile_diff__new(&options);
+	env.labels.base_name = profile_input__display_name(argv[optind]);
+	env.labels.new_name = profile_input__display_name(argv[optind + 1]);
+	diff = profile_diff__new(&env.options);
 	if (!diff) {
 		status__error("cannot compare the profiles: %s", strerror(ENOMEM));
 		goto cleanup;
 	}
-	/* One profile in memory at a time: each is folded into the diff and
-	 * freed before the next is read. */
-	if (profile_input__load(argv[optind], &read_options, &profile, &base_format))
+	if (diff_add_profile(diff, DIFF_BASE, argv[optind], env.labels.base_name, &env,
+			     &base_format) ||
+	    diff_add_profile(diff, DIFF_NEW, argv[optind + 1], env.labels.new_name, &env,
+			     &new_format))
 		goto cleanup;
-	profile_input__set_unit(profile, base_format, folded_unit);
-	if (!profile__total_weight(profile))
-		status__warn("%s has no samples", labels.base_name);
-	err = profile_diff__add(diff, DIFF_BASE, profile);
-	profile__free(profile);
-	profile = NULL;
-	if (!err && profile_input__load(argv[optind + 1], &read_options, &profile, &new_format))
-		goto cleanup;
-	if (!err)
-		profile_input__set_unit(profile, new_format, folded_unit);
-	if (!err && !profile__total_weight(profile))
-		status__warn("%s has no samples", labels.new_name);
-	if (!err)
-		err = profile_diff__add(diff, DIFF_NEW, profile);
-	if (!err)
-		err = profile_diff__finish(diff);
+	err = profile_diff__finish(diff);
 	if (err) {
 		status__error("cannot compare the profiles: %s", strerror(-err));
 		goto cleanup;
 	}
-	labels.base_format = profile_format__name(base_format);
-	labels.new_format = profile_format__name(new_format);
-	err = profile_diff__write(diff, format, &labels, output.stream);
+	env.labels.base_format = profile_format__name(base_format);
+	env.labels.new_format = profile_format__name(new_format);
+	err = profile_diff__write(diff, env.format, &env.labels, output.stream);
 	err = output_file__commit(&output, err);
 	if (err) {
 		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
@@ -194,24 +245,10 @@ int do_diff(int argc, char **argv)
 		goto cleanup;
 	}
 	regressions = profile_diff__regressions(diff);
-	/* The text table ends with the verdict; other formats are for
-	 * machines and reviewers, so the log gets it on stderr. */
-	if (format != TEXT_FORMAT_TEXT || output_path) {
-		const char *noise =
-		    diff->significance == SIGNIFICANCE_TESTED ? " beyond sampling noise" : "";
-
-		if (regressions)
-			status__info("regression: %zu share%s grew by more than %.2f points%s",
-				     regressions, regressions == 1 ? "" : "s", options.threshold,
-				     noise);
-		else
-			status__info("no share grew by more than %.2f points%s", options.threshold,
-				     noise);
-	}
+	log_verdict(diff, &env, regressions);
 	status = regressions ? EXIT_REGRESSION : EXIT_OK;
 cleanup:
 	output_file__abort(&output);
 	profile_diff__free(diff);
-	profile__free(profile);
 	return status;
 }

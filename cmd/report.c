@@ -142,65 +142,68 @@ cleanup:
 	return status;
 }
 
-int do_report(int argc, char **argv)
+/* What the command line asks for. */
+struct report_env {
+	struct profile_read_options read_options;
+	struct report_options options;
+	enum text_format format;
+	enum profile_unit folded_unit;
+	const char *output_path;
+	bool findings, verbose, by_process, html, brief;
+};
+
+/* Parses the options into env and checks they go together: REPORT_RUN to
+ * go on, or the status to exit with. */
+#define REPORT_RUN (-1)
+static int parse_report_options(int argc, char **argv, struct report_env *env)
 {
-	struct profile_read_options read_options = {0};
-	struct report_options options = {.top = 10};
-	enum text_format format = TEXT_FORMAT_TEXT;
-	struct profile_read_result read_result;
-	enum profile_format input_format;
-	struct output_file output = {0};
-	const char *output_path = NULL;
-	struct profile *profile = NULL;
-	bool findings = false, verbose = false, by_process = false, html = false, brief = false;
-	enum profile_unit folded_unit = UNIT_SAMPLES;
 	long top;
-	int c, err, status;
+	int c;
 
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:o:hv", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'f':
-			if (text_format__parse(optarg, &format) || format == TEXT_FORMAT_FOLDED ||
-			    format == TEXT_FORMAT_SVG)
+			if (text_format__parse(optarg, &env->format) ||
+			    env->format == TEXT_FORMAT_FOLDED || env->format == TEXT_FORMAT_SVG)
 				return usage_error("unknown format '%s' (expected text, json or "
 						   "markdown)",
 						   optarg);
 			break;
 		case 'o':
-			output_path = optarg;
+			env->output_path = optarg;
 			break;
 		case OPT_TOP:
 			if (parse_long(optarg, 0, 1000000, &top))
 				return usage_error("--top: '%s' is not a whole number from 0 to "
 						   "1000000",
 						   optarg);
-			options.top = top;
+			env->options.top = top;
 			break;
 		case OPT_UNIT:
-			if (profile_input__parse_unit(optarg, &folded_unit))
+			if (profile_input__parse_unit(optarg, &env->folded_unit))
 				return usage_error("--unit: unknown unit '%s' (expected samples, "
 						   "us or ns)",
 						   optarg);
 			break;
 		case OPT_FINDINGS:
-			findings = true;
+			env->findings = true;
 			break;
 		case 'v':
-			verbose = true;
+			env->verbose = true;
 			break;
 		case OPT_BY_PROCESS:
-			by_process = true;
+			env->by_process = true;
 			break;
 		case OPT_HTML:
-			html = true;
+			env->html = true;
 			break;
 		case OPT_BRIEF:
-			brief = true;
+			env->brief = true;
 			break;
 		default:
-			if (profile_input__read_option(c, optarg, &read_options))
+			if (profile_input__read_option(c, optarg, &env->read_options))
 				break;
 			return profile_input__other_option("report", c, argv, usage);
 		}
@@ -208,16 +211,55 @@ int do_report(int argc, char **argv)
 	/* The findings read the timeline too: GPU activity with its times,
 	 * samples by thread; --by-process (and --html's per-process table)
 	 * compares ranks over their training. */
-	read_options.keep_timeline = findings || by_process || html || brief;
-	if (brief && (html || by_process || findings || format != TEXT_FORMAT_TEXT))
+	env->read_options.keep_timeline =
+	    env->findings || env->by_process || env->html || env->brief;
+	if (env->brief &&
+	    (env->html || env->by_process || env->findings || env->format != TEXT_FORMAT_TEXT))
 		return usage_error("%s", "--brief is text with the findings in it: drop -f, "
 					 "--findings, --by-process and --html");
-	if (html && (by_process || findings))
+	if (env->html && (env->by_process || env->findings))
 		return usage_error("%s", "--html holds the findings and the per-process table: "
 					 "drop --findings and --by-process");
-	if (by_process)
-		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
-					 format, output_path);
+	return REPORT_RUN;
+}
+
+/* The report that env asks for, of one profile. */
+static int write_report(const struct profile *profile, const struct report_env *env, FILE *out)
+{
+	const struct report_options *options = &env->options;
+
+	if (env->html)
+		return html_report__write(profile, options, out);
+	if (env->brief)
+		return brief__write(
+		    profile, &(struct brief_options){.name = options->name, .top = options->top},
+		    out);
+	if (env->findings)
+		return write_findings(profile, options, env->verbose, env->format, out);
+	return profile_report__write(profile, options, env->format, out);
+}
+
+int do_report(int argc, char **argv)
+{
+	struct report_env env = {
+	    .options = {.top = 10},
+	    .format = TEXT_FORMAT_TEXT,
+	    .folded_unit = UNIT_SAMPLES,
+	};
+	struct profile_read_result read_result;
+	enum profile_format input_format;
+	struct output_file output = {0};
+	const char *output_path;
+	struct profile *profile = NULL;
+	int err, status;
+
+	status = parse_report_options(argc, argv, &env);
+	if (status != REPORT_RUN)
+		return status;
+	output_path = env.output_path;
+	if (env.by_process)
+		return report_by_process(argc - optind, argv + optind, &env.read_options,
+					 env.folded_unit, env.format, output_path);
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
@@ -226,26 +268,17 @@ int do_report(int argc, char **argv)
 		status__error("cannot create %s: %s", output_path, strerror(-err));
 		return EXIT_RUNTIME;
 	}
-	status = profile_input__load_result(argv[optind], &read_options, &profile, &read_result);
+	status =
+	    profile_input__load_result(argv[optind], &env.read_options, &profile, &read_result);
 	if (status)
 		goto cleanup;
 	input_format = read_result.format;
-	options.events = read_result.events;
-	options.event = read_result.event_read;
-	profile_input__set_unit(profile, input_format, folded_unit);
-	options.name = profile_input__display_name(argv[optind]);
-	options.format = profile_format__name(input_format);
-	if (html)
-		err = html_report__write(profile, &options, output.stream);
-	else if (brief)
-		err = brief__write(
-		    profile, &(struct brief_options){.name = options.name, .top = options.top},
-		    output.stream);
-	else if (findings)
-		err = write_findings(profile, &options, verbose, format, output.stream);
-	else
-		err = profile_report__write(profile, &options, format, output.stream);
-	err = output_file__commit(&output, err);
+	env.options.events = read_result.events;
+	env.options.event = read_result.event_read;
+	profile_input__set_unit(profile, input_format, env.folded_unit);
+	env.options.name = profile_input__display_name(argv[optind]);
+	env.options.format = profile_format__name(input_format);
+	err = output_file__commit(&output, write_report(profile, &env, output.stream));
 	if (err) {
 		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
 			      strerror(-err));

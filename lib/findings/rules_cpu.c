@@ -517,30 +517,24 @@ out:
 	return err;
 }
 
-static int data_loading(struct analysis *a, struct rule_outcome *o)
+/* What the data-loading rule sums over the profile: the weights of the
+ * roles, the threads that wait and the worker loops, and where they are. */
+struct loader_totals {
+	struct tally workers, waits;
+	uint64_t wait, inline_load, worker_busy;
+	uint64_t trainer_wall, loop_wall, loop_busy, loop_runnable, loop_inline;
+	size_t trainers, loops;
+	int site;
+};
+
+/* Gives every stack its loader role and tallies the workers' code and the
+ * places the loop waits for its batch. */
+static int loader_totals__classify(struct loader_totals *s, const struct analysis *a,
+				   enum loader_role *roles)
 {
 	const struct profile *p = a->profile;
-	struct tally workers = {0}, waits = {0};
-	struct loader_threads threads = {0};
-	uint64_t wait = 0, inline_load = 0, worker_busy = 0;
-	uint64_t trainer_wall = 0, loop_wall = 0, loop_busy = 0, loop_runnable = 0;
-	uint64_t loop_inline = 0;
-	size_t trainers = 0, loops = 0;
-	enum loader_role *roles = NULL;
-	struct loader_advice advice;
-	const char *inline_of;
-	int site = -1;
-	struct finding *f;
-	double share;
 	int err = 0;
 
-	if (!a->has_python) {
-		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
-	}
-	o->ran = true;
-	roles = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*roles));
-	if (!roles)
-		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		char location[512];
 
@@ -554,22 +548,22 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 			if (!runs_worker_loop(p, i))
 				break;
 			/* By function: a hot loop spreads over its lines. */
-			worker_busy += p->stacks[i].weight;
+			s->worker_busy += p->stacks[i].weight;
 			if (!python_place(p, i, -1, false, location, sizeof(location)))
 				snprintf(location, sizeof(location), "%s",
 					 analysis__leaf_name(p, i));
-			err = tally__add(&workers, location, p->stacks[i].weight);
+			err = tally__add(&s->workers, location, p->stacks[i].weight);
 			break;
 		case LOADER_WAIT:
 			/* Where the training loop asked for the batch: the
 			 * caller of __next__, not the queue inside it. */
-			wait += p->stacks[i].weight;
+			s->wait += p->stacks[i].weight;
 			wait_site(p, i, location, sizeof(location));
-			err = tally__add(&waits, location, p->stacks[i].weight);
+			err = tally__add(&s->waits, location, p->stacks[i].weight);
 			break;
 		case LOADER_INLINE:
-			inline_load += p->stacks[i].weight;
-			err = tally__add(&workers,
+			s->inline_load += p->stacks[i].weight;
+			err = tally__add(&s->workers,
 					 location_or(p, i, -1, location, sizeof(location),
 						     analysis__leaf_name(p, i)),
 					 p->stacks[i].weight);
@@ -577,103 +571,121 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 				break;
 			/* The loop's call for the batch it fetches itself. */
 			wait_site(p, i, location, sizeof(location));
-			err = tally__add(&waits, location, p->stacks[i].weight);
+			err = tally__add(&s->waits, location, p->stacks[i].weight);
 			break;
 		default:
 			break;
 		}
 		if (err)
-			goto cleanup;
+			return err;
 	}
-	tally__sort(&workers);
-	tally__sort(&waits);
-	err = loader_threads__fill(&threads, a, roles);
-	if (err)
-		goto cleanup;
-	for (size_t i = 0; i < threads.nr; i++) {
-		const struct loader_thread *t = &threads.items[i];
+	return 0;
+}
+
+/* Sums the wall time of the threads that wait for batches and of the
+ * worker loops. */
+static void loader_totals__add_threads(struct loader_totals *s,
+				       const struct loader_threads *threads)
+{
+	for (size_t i = 0; i < threads->nr; i++) {
+		const struct loader_thread *t = &threads->items[i];
 
 		if (t->waiting) {
-			trainers++;
-			trainer_wall += t->total;
+			s->trainers++;
+			s->trainer_wall += t->total;
 		}
 		if (t->worker_loop) {
-			loops++;
-			loop_wall += t->total;
-			loop_busy += t->busy;
-			loop_runnable += t->runnable;
+			s->loops++;
+			s->loop_wall += t->total;
+			s->loop_busy += t->busy;
+			s->loop_runnable += t->runnable;
 		}
 	}
-	err = loop_waits(a, roles, &waits, &wait, &loop_inline, &trainer_wall, &site);
-	if (err)
-		goto cleanup;
-	share = trainer_wall ? (double)wait / trainer_wall : 0;
-	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE) {
-		const char *of = site < 0 ? (trainers > 1 ? "the training threads' wall time"
-							  : "the training thread's wall time")
-					  : (trainers > 1 ? "the training loops' wall time"
-							  : "the training loop's wall time");
-		const char *at = waits.nr ? waits.entries[site < 0 ? 0 : site].key : NULL;
+}
 
-		err = outcome__note(o, "%.1f%% of %s waiting on the DataLoader (fires at %.0f%%)",
-				    100 * share, of, 100 * DATA_WAIT_MIN_SHARE);
-		if (err)
-			goto cleanup;
-		f = analysis__add_finding(a, o->rule, share, of,
-					  "The training loop waits for data: %.1f%% of %s in the "
-					  "DataLoader",
-					  100 * share, of);
-		err = -ENOMEM;
-		if (!f || (at && finding__locate(f, at)))
-			goto cleanup;
-		if (at && finding__evidence(f, "the loop waits for its batch at %s", at))
-			goto cleanup;
-		for (size_t k = 0; site >= 0 && k < waits.nr && k < EVIDENCE_TOP; k++)
-			if ((int)k != site &&
-			    finding__evidence(f, "outside the loop, %.2f s waiting at %s",
-					      a->seconds_per_weight * waits.entries[k].weight,
-					      waits.entries[k].key))
-				goto cleanup;
-		if (loops &&
-		    finding__evidence(f,
-				      "the %zu worker loop%s %s on the CPU or runnable "
-				      "%.1f%% of %s wall time",
-				      loops, loops > 1 ? "s" : "", loops > 1 ? "were" : "was",
-				      100.0 * loop_busy / loop_wall, loops > 1 ? "their" : "its"))
-			goto cleanup;
-		if (workers.nr &&
-		    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
-		     finding__evidence_from_tally(f, &workers, worker_busy, 3)))
-			goto cleanup;
-		advice = (struct loader_advice){
-		    .workers = loops,
-		    .ranks = named_ranks(p) > trainers ? named_ranks(p) : trainers,
-		    .on_cpu = loop_wall ? (double)(loop_busy - loop_runnable) / loop_wall : 0,
-		    .runnable = loop_wall ? (double)loop_runnable / loop_wall : 0,
-		    .data_wait = share,
-		    .cpus_busy = p->duration_ns ? a->seconds_per_weight * a->on_cpu_weight /
-						      (p->duration_ns / 1e9)
-						: 0,
-		    .hottest = workers.nr ? workers.entries[0].key : NULL,
-		};
-		err = loader_advice__suggest(f, &advice);
-		goto cleanup;
-	}
+/* The finding for a training loop that waits on its DataLoader for share
+ * of its wall time: where, what the workers did, and how many to use. */
+static int data_wait_finding(struct analysis *a, struct rule_outcome *o,
+			     const struct loader_totals *s, double share)
+{
+	const struct profile *p = a->profile;
+	const char *of = s->site < 0 ? (s->trainers > 1 ? "the training threads' wall time"
+							: "the training thread's wall time")
+				     : (s->trainers > 1 ? "the training loops' wall time"
+							: "the training loop's wall time");
+	const char *at = s->waits.nr ? s->waits.entries[s->site < 0 ? 0 : s->site].key : NULL;
+	struct loader_advice advice;
+	struct finding *f;
+	int err;
+
+	err = outcome__note(o, "%.1f%% of %s waiting on the DataLoader (fires at %.0f%%)",
+			    100 * share, of, 100 * DATA_WAIT_MIN_SHARE);
+	if (err)
+		return err;
+	f = analysis__add_finding(a, o->rule, share, of,
+				  "The training loop waits for data: %.1f%% of %s in the "
+				  "DataLoader",
+				  100 * share, of);
+	if (!f || (at && finding__locate(f, at)))
+		return -ENOMEM;
+	if (at && finding__evidence(f, "the loop waits for its batch at %s", at))
+		return -ENOMEM;
+	for (size_t k = 0; s->site >= 0 && k < s->waits.nr && k < EVIDENCE_TOP; k++)
+		if ((int)k != s->site &&
+		    finding__evidence(f, "outside the loop, %.2f s waiting at %s",
+				      a->seconds_per_weight * s->waits.entries[k].weight,
+				      s->waits.entries[k].key))
+			return -ENOMEM;
+	if (s->loops &&
+	    finding__evidence(f,
+			      "the %zu worker loop%s %s on the CPU or runnable "
+			      "%.1f%% of %s wall time",
+			      s->loops, s->loops > 1 ? "s" : "", s->loops > 1 ? "were" : "was",
+			      100.0 * s->loop_busy / s->loop_wall, s->loops > 1 ? "their" : "its"))
+		return -ENOMEM;
+	if (s->workers.nr &&
+	    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
+	     finding__evidence_from_tally(f, &s->workers, s->worker_busy, 3)))
+		return -ENOMEM;
+	advice = (struct loader_advice){
+	    .workers = s->loops,
+	    .ranks = named_ranks(p) > s->trainers ? named_ranks(p) : s->trainers,
+	    .on_cpu = s->loop_wall ? (double)(s->loop_busy - s->loop_runnable) / s->loop_wall : 0,
+	    .runnable = s->loop_wall ? (double)s->loop_runnable / s->loop_wall : 0,
+	    .data_wait = share,
+	    .cpus_busy = p->duration_ns
+			     ? a->seconds_per_weight * a->on_cpu_weight / (p->duration_ns / 1e9)
+			     : 0,
+	    .hottest = s->workers.nr ? s->workers.entries[0].key : NULL,
+	};
+	return loader_advice__suggest(f, &advice);
+}
+
+/* Without a wait worth a finding: the note with both measures, and the
+ * finding for data loaded in the training process itself. */
+static int inline_loading_finding(struct analysis *a, struct rule_outcome *o,
+				  const struct loader_totals *s)
+{
+	const char *inline_of;
+	struct finding *f;
+	double share;
+	int err;
+
 	/* On a timeline, inline loading is measured as the wait is: over
 	 * the loop, at its call for the batch (on the CPU or preempted
 	 * there); else as a share of every thread's time. */
-	inline_of = site >= 0 ? (trainers > 1 ? "the training loops' wall time"
-					      : "the training loop's wall time")
-			      : analysis__cpu_share_of(a);
-	share = site >= 0 ? (trainer_wall ? (double)loop_inline / trainer_wall : 0)
-			  : analysis__cpu_share(a, inline_load);
+	inline_of = s->site >= 0 ? (s->trainers > 1 ? "the training loops' wall time"
+						    : "the training loop's wall time")
+				 : analysis__cpu_share_of(a);
+	share = s->site >= 0 ? (s->trainer_wall ? (double)s->loop_inline / s->trainer_wall : 0)
+			     : analysis__cpu_share(a, s->inline_load);
 	if (a->has_off_cpu)
 		err = outcome__note(o,
 				    "%.1f%% of the training %s wall time waiting on the "
 				    "DataLoader (fires at %.0f%%), %.1f%% of %s loading data in "
 				    "the training process (fires at %.0f%%)",
-				    trainer_wall ? 100.0 * wait / trainer_wall : 0,
-				    site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
+				    s->trainer_wall ? 100.0 * s->wait / s->trainer_wall : 0,
+				    s->site < 0 ? "thread's" : "loop's", 100 * DATA_WAIT_MIN_SHARE,
 				    100 * share, inline_of, 100 * DATA_INLINE_MIN_SHARE);
 	else
 		err = outcome__note(o,
@@ -682,30 +694,64 @@ static int data_loading(struct analysis *a, struct rule_outcome *o)
 				    "process (fires at %.0f%%)",
 				    100 * share, 100 * DATA_INLINE_MIN_SHARE);
 	if (err || share < DATA_INLINE_MIN_SHARE)
-		goto cleanup;
+		return err;
 	f = analysis__add_finding(a, o->rule, share, inline_of,
 				  "Data is loaded in the training process itself: %.1f%% of %s",
 				  100 * share, inline_of);
-	err = -ENOMEM;
 	if (!f)
-		goto cleanup;
-	if (site >= 0 ? finding__locate(f, waits.entries[site].key)
-		      : workers.nr && finding__locate(f, workers.entries[0].key))
-		goto cleanup;
-	if (site >= 0 &&
-	    finding__evidence(f, "the loop fetches its batch at %s", waits.entries[site].key))
-		goto cleanup;
+		return -ENOMEM;
+	if (s->site >= 0 ? finding__locate(f, s->waits.entries[s->site].key)
+			 : s->workers.nr && finding__locate(f, s->workers.entries[0].key))
+		return -ENOMEM;
+	if (s->site >= 0 &&
+	    finding__evidence(f, "the loop fetches its batch at %s", s->waits.entries[s->site].key))
+		return -ENOMEM;
 	if (finding__evidence(f, "the hottest loading code (share of the loading time):") ||
-	    finding__evidence_from_tally(f, &workers, inline_load, EVIDENCE_TOP))
+	    finding__evidence_from_tally(f, &s->workers, s->inline_load, EVIDENCE_TOP))
+		return -ENOMEM;
+	return finding__suggest(f, "use DataLoader(num_workers=N) so batches are prepared in "
+				   "worker processes while the step runs");
+}
+
+static int data_loading(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct loader_totals s = {.site = -1};
+	struct loader_threads threads = {0};
+	enum loader_role *roles = NULL;
+	double share;
+	int err = 0;
+
+	if (!a->has_python) {
+		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
+	}
+	o->ran = true;
+	roles = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*roles));
+	if (!roles)
+		return -ENOMEM;
+	err = loader_totals__classify(&s, a, roles);
+	if (err)
 		goto cleanup;
-	err = finding__suggest(f, "use DataLoader(num_workers=N) so batches are prepared in "
-				  "worker processes while the step runs");
+	tally__sort(&s.workers);
+	tally__sort(&s.waits);
+	err = loader_threads__fill(&threads, a, roles);
+	if (err)
+		goto cleanup;
+	loader_totals__add_threads(&s, &threads);
+	err = loop_waits(a, roles, &s.waits, &s.wait, &s.loop_inline, &s.trainer_wall, &s.site);
+	if (err)
+		goto cleanup;
+	share = s.trainer_wall ? (double)s.wait / s.trainer_wall : 0;
+	if (a->has_off_cpu && share >= DATA_WAIT_MIN_SHARE)
+		err = data_wait_finding(a, o, &s, share);
+	else
+		err = inline_loading_finding(a, o, &s);
 cleanup:
 	free(roles);
 	free(threads.items);
 	tally__free(&threads.keys);
-	tally__free(&workers);
-	tally__free(&waits);
+	tally__free(&s.workers);
+	tally__free(&s.waits);
 	return err;
 }
 

@@ -146,53 +146,58 @@ struct io_thread {
 	bool inside;
 };
 
-int file_io(struct analysis *a, struct rule_outcome *o)
+/* The rule's view of the profile: every frame's and stack's kind, the
+ * job's calls that write, the call each stack is under (-1 for none), and
+ * the threads' spans. */
+struct io_scan {
+	uint8_t *frame_kinds, *stack_kinds;
+	struct io_calls *found;
+	int *call_of;
+	struct io_thread *threads;
+};
+
+/* What the rule sums over the threads' spans: their wall time, the time
+ * under the calls that write, by what the stack does there, and by the
+ * job's call. */
+struct io_totals {
+	uint64_t kinds[FILE_IO_KINDS], io, under, wall;
+	struct tally sites;
+};
+
+/* Gives every frame and stack its kind, finds the job's calls that write
+ * and, for every stack, the call it is under. */
+static void io_scan__calls(struct io_scan *v, const struct analysis *a)
 {
 	const struct profile *p = a->profile;
-	uint64_t kinds[FILE_IO_KINDS] = {0}, io = 0, under = 0, wall = 0;
-	struct io_thread *threads = NULL;
-	struct tally sites = {0};
-	struct io_calls *found = NULL;
-	uint8_t *frame_kinds = NULL, *stack_kinds = NULL;
-	int *call_of = NULL;
-	struct finding *f;
-	double share;
-	int err = -ENOMEM;
 
-	if (!a->has_python)
-		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
-	if (!a->has_timeline || !p->nr_threads)
-		return outcome__note(o, "%s",
-				     "needs a timeline (the profile has only stack weights)");
-	o->ran = true;
-	found = calloc(1, sizeof(*found));
-	call_of = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*call_of));
-	threads = calloc(p->nr_threads, sizeof(*threads));
-	frame_kinds = calloc(p->nr_frames ? p->nr_frames : 1, 1);
-	stack_kinds = calloc(p->nr_stacks ? p->nr_stacks : 1, 1);
-	if (!found || !call_of || !threads || !frame_kinds || !stack_kinds)
-		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++)
-		frame_kinds[i] = frame_io_kind(&p->frames[i]);
+		v->frame_kinds[i] = frame_io_kind(&p->frames[i]);
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		struct io_call call;
 
 		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
 			continue;
-		stack_kinds[i] = file_io_kind(p, i, frame_kinds);
-		if (!stack_kinds[i])
+		v->stack_kinds[i] = file_io_kind(p, i, v->frame_kinds);
+		if (!v->stack_kinds[i])
 			continue;
 		if (io_call_of(p, i, &call))
-			io_calls__add(found, &call);
+			io_calls__add(v->found, &call);
 	}
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
-		call_of[i] = a->is_gpu_stack[i] ? -1 : io_calls__find(found, p, i);
+		v->call_of[i] = a->is_gpu_stack[i] ? -1 : io_calls__find(v->found, p, i);
+}
+
+/* Every thread's span of calls (see struct io_thread). */
+static void io_scan__spans(struct io_scan *v, const struct analysis *a)
+{
+	const struct profile *p = a->profile;
+
 	for (size_t i = 0; i < p->nr_threads; i++)
-		threads[i].first = UINT64_MAX;
+		v->threads[i].first = UINT64_MAX;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
-		struct io_thread *t = x->thread < p->nr_threads ? &threads[x->thread] : NULL;
-		bool inside = t && call_of[x->stack] >= 0;
+		struct io_thread *t = x->thread < p->nr_threads ? &v->threads[x->thread] : NULL;
+		bool inside = t && v->call_of[x->stack] >= 0;
 
 		if (!t || a->is_gpu_stack[x->stack])
 			continue;
@@ -207,7 +212,7 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 		t->inside = inside;
 	}
 	for (size_t i = 0; i < p->nr_threads; i++) {
-		struct io_thread *t = &threads[i];
+		struct io_thread *t = &v->threads[i];
 
 		if (t->calls > 1) {
 			t->first -= (t->last_start - t->first) / (t->calls - 1);
@@ -216,74 +221,123 @@ int file_io(struct analysis *a, struct rule_outcome *o)
 			t->last_end = UINT64_MAX;
 		}
 	}
+}
+
+/* Sums the samples inside the threads' spans into s. */
+static int io_totals__sum(struct io_totals *s, const struct analysis *a, const struct io_scan *v)
+{
+	const struct profile *p = a->profile;
+
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
-		const struct io_thread *t = x->thread < p->nr_threads ? &threads[x->thread] : NULL;
+		const struct io_thread *t =
+		    x->thread < p->nr_threads ? &v->threads[x->thread] : NULL;
 		char place[512];
 		const char *text;
-		int at;
+		int at, err;
 
 		if (!t || !t->calls || a->is_gpu_stack[x->stack] || x->time_ns < t->first ||
 		    x->time_ns > t->last_end)
 			continue;
-		wall += x->weight;
-		at = call_of[x->stack];
+		s->wall += x->weight;
+		at = v->call_of[x->stack];
 		if (at < 0)
 			continue;
-		under += x->weight;
-		kinds[stack_kinds[x->stack]] += x->weight;
+		s->under += x->weight;
+		s->kinds[v->stack_kinds[x->stack]] += x->weight;
 		/* A Python frame by its text: name and file. */
-		text = frame__text(&p->frames[found->items[at].caller], place, sizeof(place));
+		text = frame__text(&p->frames[v->found->items[at].caller], place, sizeof(place));
 		if (text != place)
 			snprintf(place, sizeof(place), "%s", text ? text : "[unknown]");
-		err = tally__add(&sites, place, x->weight);
+		err = tally__add(&s->sites, place, x->weight);
 		if (err)
-			goto cleanup;
+			return err;
 	}
 	for (int k = FILE_IO_SYNC; k < FILE_IO_KINDS; k++)
-		io += kinds[k];
-	tally__sort(&sites);
-	share = wall ? (double)under / wall : 0;
-	err = outcome__note(o,
-			    "%.1f%% of the writing threads' wall time in calls that write files "
-			    "(fires at %.0f%%), %.1f%% of those calls' time in the write path "
-			    "(fires at %.0f%%)",
-			    100 * share, 100 * FILE_IO_MIN_SHARE, under ? 100.0 * io / under : 0,
-			    100 * FILE_IO_MIN_IO_SHARE);
-	if (err || share < FILE_IO_MIN_SHARE || !io || io < FILE_IO_MIN_IO_SHARE * under)
-		goto cleanup;
-	err = -ENOMEM;
+		s->io += s->kinds[k];
+	tally__sort(&s->sites);
+	return 0;
+}
+
+/* The finding: share of the writing threads' wall time in the calls, what
+ * the calls did, and where the job makes them. */
+static int file_io_finding(struct analysis *a, struct rule_outcome *o, const struct io_totals *s,
+			   double share)
+{
+	uint64_t under = s->under;
+	struct finding *f;
+
 	f = analysis__add_finding(
 	    a, o->rule, share, "the writing threads' wall time",
 	    "File I/O: %.1f%% of the writing threads' wall time in calls that "
 	    "write and sync files, at %s",
-	    100 * share, sites.entries[0].key);
-	if (!f || finding__locate(f, sites.entries[0].key))
-		goto cleanup;
+	    100 * share, s->sites.entries[0].key);
+	if (!f || finding__locate(f, s->sites.entries[0].key))
+		return -ENOMEM;
 	if (finding__evidence(f, "%.2f s in those calls, of which:", a->seconds_per_weight * under))
-		goto cleanup;
+		return -ENOMEM;
 	for (int k = FILE_IO_SYNC; k < FILE_IO_KINDS; k++)
-		if (kinds[k] &&
-		    finding__evidence(f, "%5.1f%%  %s", 100.0 * kinds[k] / under, kind_names[k]))
-			goto cleanup;
+		if (s->kinds[k] &&
+		    finding__evidence(f, "%5.1f%%  %s", 100.0 * s->kinds[k] / under, kind_names[k]))
+			return -ENOMEM;
 	if (finding__evidence(f,
 			      "%5.1f%%  the rest of the call (serialising, on the CPU or "
 			      "waiting for it)",
-			      100.0 * (under - io) / under) ||
+			      100.0 * (under - s->io) / under) ||
 	    finding__evidence(f, "where the job calls them (share of their time):") ||
-	    finding__evidence_from_tally(f, &sites, under, EVIDENCE_TOP))
-		goto cleanup;
-	err =
-	    finding__suggest(f, "write less often, or off the loop's path: copy the state and save "
+	    finding__evidence_from_tally(f, &s->sites, under, EVIDENCE_TOP))
+		return -ENOMEM;
+	return finding__suggest(f,
+				"write less often, or off the loop's path: copy the state and save "
 				"it from a background thread or process "
 				"(torch.distributed.checkpoint's async_save), and sync once per "
 				"checkpoint, not per file");
+}
+
+int file_io(struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct io_totals totals = {0};
+	struct io_scan v = {0};
+	double share;
+	int err = -ENOMEM;
+
+	if (!a->has_python)
+		return outcome__note(o, "%s", "needs Python frames (the profile has none)");
+	if (!a->has_timeline || !p->nr_threads)
+		return outcome__note(o, "%s",
+				     "needs a timeline (the profile has only stack weights)");
+	o->ran = true;
+	v.found = calloc(1, sizeof(*v.found));
+	v.call_of = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*v.call_of));
+	v.threads = calloc(p->nr_threads, sizeof(*v.threads));
+	v.frame_kinds = calloc(p->nr_frames ? p->nr_frames : 1, 1);
+	v.stack_kinds = calloc(p->nr_stacks ? p->nr_stacks : 1, 1);
+	if (!v.found || !v.call_of || !v.threads || !v.frame_kinds || !v.stack_kinds)
+		goto cleanup;
+	io_scan__calls(&v, a);
+	io_scan__spans(&v, a);
+	err = io_totals__sum(&totals, a, &v);
+	if (err)
+		goto cleanup;
+	share = totals.wall ? (double)totals.under / totals.wall : 0;
+	err = outcome__note(o,
+			    "%.1f%% of the writing threads' wall time in calls that write files "
+			    "(fires at %.0f%%), %.1f%% of those calls' time in the write path "
+			    "(fires at %.0f%%)",
+			    100 * share, 100 * FILE_IO_MIN_SHARE,
+			    totals.under ? 100.0 * totals.io / totals.under : 0,
+			    100 * FILE_IO_MIN_IO_SHARE);
+	if (err || share < FILE_IO_MIN_SHARE || !totals.io ||
+	    totals.io < FILE_IO_MIN_IO_SHARE * totals.under)
+		goto cleanup;
+	err = file_io_finding(a, o, &totals, share);
 cleanup:
-	tally__free(&sites);
-	free(found);
-	free(call_of);
-	free(threads);
-	free(frame_kinds);
-	free(stack_kinds);
+	tally__free(&totals.sites);
+	free(v.found);
+	free(v.call_of);
+	free(v.threads);
+	free(v.frame_kinds);
+	free(v.stack_kinds);
 	return err;
 }

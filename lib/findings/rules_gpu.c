@@ -116,6 +116,136 @@ static uint32_t device_pid(const struct profile *p, uint64_t device)
 	return 0;
 }
 
+/* What the gpu-idle rule measures on the GPU it looks at (device, all
+ * of them in one process): its busy spans, its gaps, and what its process's
+ * CPU did in them. */
+struct gpu_idle {
+	struct intervals busy;
+	struct tally during;
+	uint64_t busy_ns, gap_weight, longest, window, device;
+	uint64_t devices[64];
+	size_t gaps, nr_devices;
+	bool several;
+	char label[320];
+	uint32_t pid;
+	double idle;
+};
+
+/* Of several processes' GPUs, the idlest: its device key, its process and
+ * its label. */
+static int gpu_idle__pick_device(struct gpu_idle *g, const struct profile *p)
+{
+	uint64_t least = UINT64_MAX;
+	int err;
+
+	g->nr_devices = list_devices(p, g->devices, 64);
+	for (size_t d = 0; d < g->nr_devices; d++) {
+		err = collect(p, g->devices[d], NULL, &g->busy);
+		if (err)
+			return err;
+		g->busy_ns = intervals__merge(&g->busy);
+		free(g->busy.items);
+		g->busy.items = NULL;
+		if (g->busy_ns < least) {
+			least = g->busy_ns;
+			g->device = g->devices[d];
+		}
+	}
+	g->pid = device_pid(p, g->device);
+	profile__gpu_process_label(p, g->device >> 32, g->label, sizeof(g->label) - 64);
+	snprintf(g->label + strlen(g->label), sizeof(g->label) - strlen(g->label), " (GPU %u)",
+		 (unsigned int)g->device);
+	return 0;
+}
+
+/* The gaps of 1 ms or more between the busy spans, and the longest. */
+static void gpu_idle__count_gaps(struct gpu_idle *g)
+{
+	for (size_t i = 0; i <= g->busy.nr; i++) {
+		uint64_t start = i ? g->busy.items[i - 1].end : 0;
+		uint64_t end = i < g->busy.nr ? g->busy.items[i].start : g->window;
+
+		if (end > start && end - start >= GPU_IDLE_GAP_NS) {
+			g->gaps++;
+			if (end - start > g->longest)
+				g->longest = end - start;
+		}
+	}
+}
+
+/* What the CPU did while no GPU work ran: that GPU's process's. */
+static int gpu_idle__tally_cpu(struct gpu_idle *g, const struct analysis *a)
+{
+	const struct profile *p = a->profile;
+	int err;
+
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *s = &p->samples[i];
+		char location[512];
+
+		if (a->is_gpu_stack[s->stack] || s->time_ns >= g->window ||
+		    spans__cover(g->busy.items, g->busy.nr, s->time_ns))
+			continue;
+		if (g->pid && s->thread < p->nr_threads && p->threads[s->thread].pid != g->pid)
+			continue;
+		g->gap_weight += s->weight;
+		err =
+		    tally__add(&g->during, sample_location(p, s->stack, location, sizeof(location)),
+			       s->weight);
+		if (err)
+			return err;
+	}
+	tally__sort(&g->during);
+	return 0;
+}
+
+/* The finding: the gaps, every GPU's busy share where there are several
+ * processes, and what the CPU did meanwhile. */
+static int gpu_idle__finding(const struct gpu_idle *g, struct analysis *a, struct rule_outcome *o)
+{
+	const struct profile *p = a->profile;
+	struct finding *f;
+
+	if (g->several)
+		f = analysis__add_finding(a, o->rule, g->idle, "GPU time",
+					  "The GPU of %s is idle %.1f%% of the time", g->label,
+					  100 * g->idle);
+	else
+		f = analysis__add_finding(a, o->rule, g->idle, "GPU time",
+					  "The GPU is idle %.1f%% of the time", 100 * g->idle);
+	if (!f)
+		return -ENOMEM;
+	if (finding__evidence(
+		f, "%zu idle gaps of 1 ms or more, the longest %.1f ms; GPU busy %.3f s of %.3f s",
+		g->gaps, g->longest / 1e6, g->busy_ns / 1e9, g->window / 1e9))
+		return -ENOMEM;
+	for (size_t d = 0; g->several && d < g->nr_devices; d++) {
+		struct intervals other = {0};
+		char name[320];
+		uint64_t ns;
+
+		if (collect(p, g->devices[d], NULL, &other))
+			return -ENOMEM;
+		ns = intervals__merge(&other);
+		free(other.items);
+		profile__gpu_process_label(p, g->devices[d] >> 32, name, sizeof(name));
+		if (finding__evidence(f, "GPU %u of %s: busy %.1f%%", (unsigned int)g->devices[d],
+				      name, g->window ? 100.0 * ns / g->window : 0.0))
+			return -ENOMEM;
+	}
+	if (g->during.nr) {
+		if (finding__locate(f, g->during.entries[0].key) ||
+		    finding__evidence(f, "what the CPU did while the GPU waited:") ||
+		    finding__evidence_from_tally(f, &g->during, g->gap_weight, EVIDENCE_TOP))
+			return -ENOMEM;
+	}
+	return finding__suggest(f,
+				"the GPU waits for the CPU: prepare the next batch while the "
+				"step runs (DataLoader workers, pin_memory, prefetch), take host "
+				"synchronisation out of the step, and batch small kernels (CUDA "
+				"graphs, torch.compile); the code above is what ran instead");
+}
+
 /*
  * Where the GPU work ran for several processes, each one's devices are
  * GPUs of their own (ranks that each see their GPU as device 0): the rule
@@ -126,131 +256,47 @@ static uint32_t device_pid(const struct profile *p, uint64_t device)
 static int gpu_idle(struct analysis *a, struct rule_outcome *o)
 {
 	const struct profile *p = a->profile;
-	struct intervals busy = {0};
-	struct tally during = {0};
-	uint64_t busy_ns, gap_weight = 0, longest = 0, devices[64], device = ALL_DEVICES;
-	bool several = profile__gpu_several_processes(p);
-	size_t gaps = 0, nr_devices = 0;
-	char label[320] = "";
-	uint32_t pid = 0;
-	struct finding *f;
-	/* Where the GPU timeline was cut, the spans end there. */
-	uint64_t window = p->gpu_timeline_end_ns && p->gpu_timeline_end_ns < p->duration_ns
-			      ? p->gpu_timeline_end_ns
-			      : p->duration_ns;
-	double idle;
+	struct gpu_idle g = {.device = ALL_DEVICES};
 	int err;
 
 	if (!a->has_gpu)
 		return outcome__note(o, "%s",
 				     "needs GPU activity with times (the profile has none)");
 	o->ran = true;
-	if (several) {
-		uint64_t least = UINT64_MAX;
-
-		nr_devices = list_devices(p, devices, 64);
-		for (size_t d = 0; d < nr_devices; d++) {
-			err = collect(p, devices[d], NULL, &busy);
-			if (err)
-				return err;
-			busy_ns = intervals__merge(&busy);
-			free(busy.items);
-			busy.items = NULL;
-			if (busy_ns < least) {
-				least = busy_ns;
-				device = devices[d];
-			}
-		}
-		pid = device_pid(p, device);
-		profile__gpu_process_label(p, device >> 32, label, sizeof(label) - 64);
-		snprintf(label + strlen(label), sizeof(label) - strlen(label), " (GPU %u)",
-			 (unsigned int)device);
+	g.several = profile__gpu_several_processes(p);
+	/* Where the GPU timeline was cut, the spans end there. */
+	g.window = p->gpu_timeline_end_ns && p->gpu_timeline_end_ns < p->duration_ns
+		       ? p->gpu_timeline_end_ns
+		       : p->duration_ns;
+	if (g.several) {
+		err = gpu_idle__pick_device(&g, p);
+		if (err)
+			return err;
 	}
-	err = collect(p, device, NULL, &busy);
+	err = collect(p, g.device, NULL, &g.busy);
 	if (err)
 		return err;
-	busy_ns = intervals__merge(&busy);
-	idle = busy_ns < window ? 1 - (double)busy_ns / window : 0;
-	for (size_t i = 0; i <= busy.nr; i++) {
-		uint64_t start = i ? busy.items[i - 1].end : 0;
-		uint64_t end = i < busy.nr ? busy.items[i].start : window;
-
-		if (end > start && end - start >= GPU_IDLE_GAP_NS) {
-			gaps++;
-			if (end - start > longest)
-				longest = end - start;
-		}
-	}
-	if (several)
+	g.busy_ns = intervals__merge(&g.busy);
+	g.idle = g.busy_ns < g.window ? 1 - (double)g.busy_ns / g.window : 0;
+	gpu_idle__count_gaps(&g);
+	if (g.several)
 		err = outcome__note(o,
 				    "the idlest of %zu processes' GPUs, %s, ran no GPU work %.1f%% "
 				    "of the %.2f s profiled (fires at %.0f%%)",
-				    nr_devices, label, 100 * idle, window / 1e9,
+				    g.nr_devices, g.label, 100 * g.idle, g.window / 1e9,
 				    100 * GPU_IDLE_MIN_SHARE);
 	else
 		err = outcome__note(
 		    o, "no GPU work ran %.1f%% of the %.2f s profiled (fires at %.0f%%)",
-		    100 * idle, window / 1e9, 100 * GPU_IDLE_MIN_SHARE);
-	if (err || idle < GPU_IDLE_MIN_SHARE)
+		    100 * g.idle, g.window / 1e9, 100 * GPU_IDLE_MIN_SHARE);
+	if (err || g.idle < GPU_IDLE_MIN_SHARE)
 		goto cleanup;
-	/* What the CPU did while no GPU work ran: that GPU's process's. */
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct sample *s = &p->samples[i];
-		char location[512];
-
-		if (a->is_gpu_stack[s->stack] || s->time_ns >= window ||
-		    spans__cover(busy.items, busy.nr, s->time_ns))
-			continue;
-		if (pid && s->thread < p->nr_threads && p->threads[s->thread].pid != pid)
-			continue;
-		gap_weight += s->weight;
-		err = tally__add(&during, sample_location(p, s->stack, location, sizeof(location)),
-				 s->weight);
-		if (err)
-			goto cleanup;
-	}
-	tally__sort(&during);
-	if (several)
-		f = analysis__add_finding(a, o->rule, idle, "GPU time",
-					  "The GPU of %s is idle %.1f%% of the time", label,
-					  100 * idle);
-	else
-		f = analysis__add_finding(a, o->rule, idle, "GPU time",
-					  "The GPU is idle %.1f%% of the time", 100 * idle);
-	err = -ENOMEM;
-	if (!f)
-		goto cleanup;
-	if (finding__evidence(
-		f, "%zu idle gaps of 1 ms or more, the longest %.1f ms; GPU busy %.3f s of %.3f s",
-		gaps, longest / 1e6, busy_ns / 1e9, window / 1e9))
-		goto cleanup;
-	for (size_t d = 0; several && d < nr_devices; d++) {
-		struct intervals other = {0};
-		char name[320];
-		uint64_t ns;
-
-		if (collect(p, devices[d], NULL, &other))
-			goto cleanup;
-		ns = intervals__merge(&other);
-		free(other.items);
-		profile__gpu_process_label(p, devices[d] >> 32, name, sizeof(name));
-		if (finding__evidence(f, "GPU %u of %s: busy %.1f%%", (unsigned int)devices[d],
-				      name, window ? 100.0 * ns / window : 0.0))
-			goto cleanup;
-	}
-	if (during.nr) {
-		if (finding__locate(f, during.entries[0].key) ||
-		    finding__evidence(f, "what the CPU did while the GPU waited:") ||
-		    finding__evidence_from_tally(f, &during, gap_weight, EVIDENCE_TOP))
-			goto cleanup;
-	}
-	err = finding__suggest(f, "the GPU waits for the CPU: prepare the next batch while the "
-				  "step runs (DataLoader workers, pin_memory, prefetch), take host "
-				  "synchronisation out of the step, and batch small kernels (CUDA "
-				  "graphs, torch.compile); the code above is what ran instead");
+	err = gpu_idle__tally_cpu(&g, a);
+	if (!err)
+		err = gpu_idle__finding(&g, a, o);
 cleanup:
-	free(busy.items);
-	tally__free(&during);
+	free(g.busy.items);
+	tally__free(&g.during);
 	return err;
 }
 

@@ -161,14 +161,12 @@ static int injection__private_area(struct injection *injection, struct tracee *t
 	return tracee__syscall_checked(tracee, result, SYS_mprotect, args, 3, &ret);
 }
 
-/* The calls themselves, on a stopped, safe thread. */
-static int injection__calls(struct injection *injection, struct tracee *tracee)
+/* Readies a stopped thread for the calls: its FPU state and signal mask
+ * saved, the landing frame written, the private area made. */
+static int injection__borrow_thread(struct injection *injection, struct tracee *tracee)
 {
 	const struct target_functions *fn = &injection->functions;
-	const struct inject_request *request = injection->request;
 	struct inject_result *result = injection->result;
-	unsigned long ret, handle, start, name, symbol, argument, path, args[6];
-	char text[200];
 	int err;
 
 	err = tracee__save_fpu(tracee);
@@ -195,12 +193,17 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	if (err)
 		return err;
 	tracee->frame = tracee->thread_frame;
-	err = injection__private_area(injection, tracee);
-	if (err)
-		return err;
+	return injection__private_area(injection, tracee);
+}
 
-	/* errno is the thread's own; our calls change it. */
-	err = tracee__call_checked(tracee, result, fn->errno_location, NULL, 0, &ret);
+/* errno is the thread's own; our calls change it. */
+static int injection__save_errno(struct injection *injection, struct tracee *tracee)
+{
+	unsigned long ret;
+	int err;
+
+	err = tracee__call_checked(tracee, injection->result, injection->functions.errno_location,
+				   NULL, 0, &ret);
 	if (err)
 		return err;
 	tracee->errno_address = ret;
@@ -210,19 +213,22 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 	tracee->errno_saved = true;
 	/* From now on the stub also puts errno back (the page is ours, and
 	 * /proc/PID/mem writes through its read-only protection). */
-	err = stub__write(tracee, tracee->stub, tracee->errno_address, tracee->saved_errno);
-	if (err)
-		return err;
+	return stub__write(tracee, tracee->stub, tracee->errno_address, tracee->saved_errno);
+}
 
-	err = tracee__write_strings(tracee, request, &name, &symbol, &argument, &path);
-	if (err)
-		return err;
-	if (injection->loaded_start) {
-		/* The image is loaded already: only its start function runs. */
-		result->reused = true;
-		start = injection->loaded_start;
-		goto call_start;
-	}
+/* The image into a memfd of the target, dlopen()ed there from
+ * /proc/self/fd: its start function's address in *start. */
+static int injection__load_image(struct injection *injection, struct tracee *tracee,
+				 unsigned long name, unsigned long path, unsigned long symbol,
+				 unsigned long *start)
+{
+	const struct target_functions *fn = &injection->functions;
+	const struct inject_request *request = injection->request;
+	struct inject_result *result = injection->result;
+	unsigned long ret, handle, args[6];
+	char text[200];
+	int err;
+
 	args[0] = name;
 	args[1] = MFD_CLOEXEC;
 	err = tracee__syscall_checked(tracee, result, SYS_memfd_create, args, 2, &ret);
@@ -262,19 +268,45 @@ static int injection__calls(struct injection *injection, struct tracee *tracee)
 
 	args[0] = handle;
 	args[1] = symbol;
-	err = tracee__call_checked(tracee, result, fn->dlsym, args, 2, &start);
+	err = tracee__call_checked(tracee, result, fn->dlsym, args, 2, start);
 	if (err)
 		return err;
-	if (!start) {
+	if (!*start) {
 		inject_result__say(result, "dlsym(%s) in the target failed", request->start_symbol);
 		args[0] = handle;
 		tracee__call_checked(tracee, result, fn->dlclose, args, 1, &ret);
 		return -ENOENT;
 	}
+	return 0;
+}
+
+/* The calls themselves, on a stopped, safe thread. */
+static int injection__calls(struct injection *injection, struct tracee *tracee)
+{
+	struct inject_result *result = injection->result;
+	unsigned long ret, start, name, symbol, argument, path, args[1];
+	int err;
+
+	err = injection__borrow_thread(injection, tracee);
+	if (!err)
+		err = injection__save_errno(injection, tracee);
+	if (!err)
+		err = tracee__write_strings(tracee, injection->request, &name, &symbol, &argument,
+					    &path);
+	if (err)
+		return err;
+	if (injection->loaded_start) {
+		/* The image is loaded already: only its start function runs. */
+		result->reused = true;
+		start = injection->loaded_start;
+	} else {
+		err = injection__load_image(injection, tracee, name, path, symbol, &start);
+		if (err)
+			return err;
+	}
 
 	/* The start function is the agent's own: it starts a thread and
 	 * takes no loader lock, so a stuck one is cut off. */
-call_start:
 	tracee->let_finish = false;
 	args[0] = argument;
 	err = tracee__call_checked(tracee, result, start, args, 1, &ret);

@@ -89,50 +89,123 @@ static int32_t action_rank(uint32_t ret)
 	return (int32_t)(ret & SECCOMP_RET_ACTION_FULL);
 }
 
+/* The value a load (BPF_LD or BPF_LDX) reads: a word of data, its length,
+ * the constant or a scratch word. */
+static int filter__load(const struct sock_filter *in, const struct seccomp_data *data,
+			const uint32_t *mem, uint32_t *value)
+{
+	uint32_t k = in->k;
+
+	switch (BPF_MODE(in->code)) {
+	case BPF_ABS:
+		if (BPF_SIZE(in->code) != BPF_W || k % 4 || k > sizeof(*data) - 4)
+			return -EINVAL;
+		memcpy(value, (const unsigned char *)data + k, 4);
+		return 0;
+	case BPF_LEN:
+		*value = sizeof(*data);
+		return 0;
+	case BPF_IMM:
+		*value = k;
+		return 0;
+	case BPF_MEM:
+		if (k >= BPF_MEMWORDS)
+			return -EINVAL;
+		*value = mem[k];
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* An arithmetic instruction on the accumulator (a division by zero
+ * leaves 0). */
+static int filter__alu(uint16_t code, uint32_t *a, uint32_t operand)
+{
+	switch (BPF_OP(code)) {
+	case BPF_ADD:
+		*a += operand;
+		break;
+	case BPF_SUB:
+		*a -= operand;
+		break;
+	case BPF_MUL:
+		*a *= operand;
+		break;
+	case BPF_DIV:
+		*a = operand ? *a / operand : 0;
+		break;
+	case BPF_MOD:
+		*a = operand ? *a % operand : 0;
+		break;
+	case BPF_OR:
+		*a |= operand;
+		break;
+	case BPF_AND:
+		*a &= operand;
+		break;
+	case BPF_XOR:
+		*a ^= operand;
+		break;
+	case BPF_LSH:
+		*a = operand < 32 ? *a << operand : 0;
+		break;
+	case BPF_RSH:
+		*a = operand < 32 ? *a >> operand : 0;
+		break;
+	case BPF_NEG:
+		*a = -*a;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Whether a conditional jump is taken. */
+static int filter__jump_taken(uint16_t code, uint32_t a, uint32_t operand, bool *taken)
+{
+	switch (BPF_OP(code)) {
+	case BPF_JEQ:
+		*taken = a == operand;
+		return 0;
+	case BPF_JGT:
+		*taken = a > operand;
+		return 0;
+	case BPF_JGE:
+		*taken = a >= operand;
+		return 0;
+	case BPF_JSET:
+		*taken = (a & operand) != 0;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
 /* Runs one classic BPF filter on data; 0 when the program is malformed
  * (the kernel would not have accepted it, so it cannot be one). */
 static int filter__run(const struct sock_filter *insns, size_t count,
 		       const struct seccomp_data *data, uint32_t *ret)
 {
 	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
-	const unsigned char *bytes = (const unsigned char *)data;
 	size_t pc = 0;
 
 	while (pc < count) {
 		const struct sock_filter *in = &insns[pc++];
-		uint32_t k = in->k, operand;
+		uint32_t k = in->k, operand = BPF_SRC(in->code) == BPF_X ? x : k, value;
+		bool taken;
 
 		switch (BPF_CLASS(in->code)) {
 		case BPF_LD:
-		case BPF_LDX: {
-			uint32_t value;
-
-			switch (BPF_MODE(in->code)) {
-			case BPF_ABS:
-				if (BPF_SIZE(in->code) != BPF_W || k % 4 || k > sizeof(*data) - 4)
-					return -EINVAL;
-				memcpy(&value, bytes + k, 4);
-				break;
-			case BPF_LEN:
-				value = sizeof(*data);
-				break;
-			case BPF_IMM:
-				value = k;
-				break;
-			case BPF_MEM:
-				if (k >= BPF_MEMWORDS)
-					return -EINVAL;
-				value = mem[k];
-				break;
-			default:
+		case BPF_LDX:
+			if (filter__load(in, data, mem, &value))
 				return -EINVAL;
-			}
 			if (BPF_CLASS(in->code) == BPF_LD)
 				a = value;
 			else
 				x = value;
 			break;
-		}
 		case BPF_ST:
 		case BPF_STX:
 			if (k >= BPF_MEMWORDS)
@@ -140,72 +213,18 @@ static int filter__run(const struct sock_filter *insns, size_t count,
 			mem[k] = BPF_CLASS(in->code) == BPF_ST ? a : x;
 			break;
 		case BPF_ALU:
-			operand = BPF_SRC(in->code) == BPF_X ? x : k;
-			switch (BPF_OP(in->code)) {
-			case BPF_ADD:
-				a += operand;
-				break;
-			case BPF_SUB:
-				a -= operand;
-				break;
-			case BPF_MUL:
-				a *= operand;
-				break;
-			case BPF_DIV:
-				a = operand ? a / operand : 0;
-				break;
-			case BPF_MOD:
-				a = operand ? a % operand : 0;
-				break;
-			case BPF_OR:
-				a |= operand;
-				break;
-			case BPF_AND:
-				a &= operand;
-				break;
-			case BPF_XOR:
-				a ^= operand;
-				break;
-			case BPF_LSH:
-				a = operand < 32 ? a << operand : 0;
-				break;
-			case BPF_RSH:
-				a = operand < 32 ? a >> operand : 0;
-				break;
-			case BPF_NEG:
-				a = -a;
-				break;
-			default:
+			if (filter__alu(in->code, &a, operand))
 				return -EINVAL;
-			}
 			break;
-		case BPF_JMP: {
-			bool taken;
-
+		case BPF_JMP:
 			if (BPF_OP(in->code) == BPF_JA) {
 				pc += k;
 				break;
 			}
-			operand = BPF_SRC(in->code) == BPF_X ? x : k;
-			switch (BPF_OP(in->code)) {
-			case BPF_JEQ:
-				taken = a == operand;
-				break;
-			case BPF_JGT:
-				taken = a > operand;
-				break;
-			case BPF_JGE:
-				taken = a >= operand;
-				break;
-			case BPF_JSET:
-				taken = (a & operand) != 0;
-				break;
-			default:
+			if (filter__jump_taken(in->code, a, operand, &taken))
 				return -EINVAL;
-			}
 			pc += taken ? in->jt : in->jf;
 			break;
-		}
 		case BPF_RET:
 			*ret = BPF_RVAL(in->code) == BPF_A ? a : k;
 			return 0;

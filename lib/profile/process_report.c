@@ -402,137 +402,155 @@ static const char *busy_text(const struct profile *p, uint64_t weight, char *buf
 	return buf;
 }
 
+/* The report's rows, each process's load and the straggler found among
+ * them (straggler: its row, -1 for none). */
+struct process_report {
+	struct process_row *rows;
+	struct rank_load *loads;
+	size_t nr, nr_loads, ranks;
+	uint64_t total;
+	struct straggler found;
+	int64_t straggler;
+};
+
+static void write_json(const struct process_report *r, FILE *out)
+{
+	fputs("{\"processes\":[", out);
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct process_row *row = &r->rows[i];
+		char text[512];
+
+		fputs(i ? ",{\"process\":" : "{\"process\":", out);
+		text_output__json_string(out, row->label);
+		fputs(",\"file\":", out);
+		text_output__json_string(out, row->file);
+		fprintf(out, ",\"weight\":%llu,\"unit\":\"%s\",\"share\":%.4f,\"gpu_weight\":%llu",
+			(unsigned long long)row->cpu, unit_word(row->profile),
+			r->total ? 100.0 * row->cpu / r->total : 0.0, (unsigned long long)row->gpu);
+		fputs(",\"top_function\":", out);
+		if (row->top == UINT32_MAX)
+			fputs("null", out);
+		else
+			text_output__json_string(
+			    out, frame__text(&row->profile->frames[row->top], text, sizeof(text)));
+		if (i < r->nr_loads)
+			fprintf(out, ",\"busy\":%llu,\"collective_wait\":%llu,\"rank\":%s",
+				(unsigned long long)r->loads[i].busy,
+				(unsigned long long)r->loads[i].waits,
+				r->loads[i].rank ? "true" : "false");
+		fprintf(out, ",\"straggler\":%s}", (int64_t)i == r->straggler ? "true" : "false");
+	}
+	fputs("],\"straggler\":", out);
+	if (r->straggler < 0)
+		fputs("null", out);
+	else
+		text_output__json_string(out, r->rows[r->straggler].label);
+	fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f",
+		r->found.by_waits ? "collective_wait" : "busy", r->found.share);
+	if (isfinite(r->found.steadiness))
+		fprintf(out, ",\"straggler_steadiness\":%.2f", r->found.steadiness);
+	fputs("}\n", out);
+}
+
+/* The line under the table: the straggler, or why there is none. */
+static void write_straggler(const struct process_report *r, FILE *out)
+{
+	const struct straggler *found = &r->found;
+	int64_t straggler = r->straggler;
+	char more[32];
+
+	if (straggler >= 0 && found->by_waits)
+		fprintf(out,
+			"\nstraggler: %s; the other ranks wait for it in collectives "
+			"%s more than it waits (%.0f%% of their wall time)\n",
+			r->rows[straggler].label,
+			busy_text(r->rows[straggler].profile, found->extra, more, sizeof(more)),
+			100 * found->share);
+	else if (straggler >= 0)
+		fprintf(out,
+			"\nstraggler: %s is busy %.0f%% more than the median of the other "
+			"%s (%s more)\n",
+			r->rows[straggler].label, 100 * found->share,
+			r->loads[straggler].rank ? "ranks" : "processes",
+			busy_text(r->rows[straggler].profile, found->extra, more, sizeof(more)));
+	else if (r->nr > 1 && found->by_waits && found->share >= STRAGGLER_WAIT_SHARE)
+		fprintf(out,
+			"\nno straggler: the others wait for %s in collectives %.0f%% of "
+			"their wall time more than it waits, but not steadily (t = %.1f, "
+			"under %.1f)\n",
+			r->rows[found->busiest].label, 100 * found->share, found->steadiness,
+			STRAGGLER_STEADY_T);
+	else if (r->nr > 1 && found->by_waits)
+		fprintf(out,
+			"\nno straggler: no rank makes the others wait in collectives %.0f%% "
+			"of their wall time more than it waits\n",
+			100 * STRAGGLER_WAIT_SHARE);
+	else if (r->nr > 1)
+		fprintf(out,
+			"\nno straggler: no %s is busy %.0f%% above the median of the "
+			"others\n",
+			r->ranks >= 2 ? "rank" : "process", 100 * STRAGGLER_EXCESS);
+}
+
+/* The table as text or Markdown, and the straggler under it. */
+static void write_table(const struct process_report *r, bool md, FILE *out)
+{
+	fprintf(out,
+		md ? "| process | file | weight | share | GPU | top function |\n"
+		     "|---|---|---:|---:|---:|---|\n"
+		   : "%-32s %-24s %12s %7s %12s  %s\n",
+		"process", "file", "weight", "share", "GPU", "top function");
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct process_row *row = &r->rows[i];
+		char weight[32], gpu[32], text[512];
+		const char *top =
+		    row->top == UINT32_MAX
+			? "-"
+			: frame__text(&row->profile->frames[row->top], text, sizeof(text));
+
+		snprintf(weight, sizeof(weight), "%llu %s", (unsigned long long)row->cpu,
+			 unit_word(row->profile));
+		snprintf(gpu, sizeof(gpu), "%llu", (unsigned long long)row->gpu);
+		fprintf(out,
+			md ? "| %s | %s | %s | %.1f%% | %s | %s |\n"
+			   : "%-32s %-24s %12s %6.1f%% %12s  %s\n",
+			row->label, row->file, weight, r->total ? 100.0 * row->cpu / r->total : 0.0,
+			gpu, top);
+	}
+	write_straggler(r, out);
+}
+
 int process_report__write(struct profile *const *profiles, const char *const *names, size_t n,
 			  enum text_format format, FILE *out)
 {
-	struct process_row *rows = NULL;
-	struct rank_load *loads = NULL;
-	size_t nr = 0, cap = 0, nr_loads = 0, cap_loads = 0, ranks = 0;
-	uint64_t total = 0;
-	struct straggler found;
-	int64_t straggler = -1;
-	char more[32];
+	struct process_report r = {.straggler = -1};
+	size_t cap = 0, cap_loads = 0;
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++)
-		err = add_rows(profiles[i], names[i], &rows, &nr, &cap);
+		err = add_rows(profiles[i], names[i], &r.rows, &r.nr, &cap);
 	for (size_t i = 0; i < n && !err; i++)
-		err = rank_loads__read(profiles[i], &loads, &nr_loads, &cap_loads);
+		err = rank_loads__read(profiles[i], &r.loads, &r.nr_loads, &cap_loads);
 	if (err)
 		goto out;
-	for (size_t i = 0; i < nr; i++)
-		total += rows[i].cpu;
-	for (size_t i = 0; i < nr_loads; i++)
-		ranks += loads[i].rank;
+	for (size_t i = 0; i < r.nr; i++)
+		r.total += r.rows[i].cpu;
+	for (size_t i = 0; i < r.nr_loads; i++)
+		r.ranks += r.loads[i].rank;
 	/* Both list the root frames of the profiles in the same order. */
-	err = rank_loads__straggler(loads, nr_loads, &found);
+	err = rank_loads__straggler(r.loads, r.nr_loads, &r.found);
 	if (err)
 		goto out;
-	if (found.index >= 0 && (size_t)found.index < nr)
-		straggler = found.index;
-	if (format == TEXT_FORMAT_JSON) {
-		fputs("{\"processes\":[", out);
-		for (size_t i = 0; i < nr; i++) {
-			const struct process_row *r = &rows[i];
-			char text[512];
-
-			fputs(i ? ",{\"process\":" : "{\"process\":", out);
-			text_output__json_string(out, r->label);
-			fputs(",\"file\":", out);
-			text_output__json_string(out, r->file);
-			fprintf(
-			    out,
-			    ",\"weight\":%llu,\"unit\":\"%s\",\"share\":%.4f,\"gpu_weight\":%llu",
-			    (unsigned long long)r->cpu, unit_word(r->profile),
-			    total ? 100.0 * r->cpu / total : 0.0, (unsigned long long)r->gpu);
-			fputs(",\"top_function\":", out);
-			if (r->top == UINT32_MAX)
-				fputs("null", out);
-			else
-				text_output__json_string(
-				    out,
-				    frame__text(&r->profile->frames[r->top], text, sizeof(text)));
-			if (i < nr_loads)
-				fprintf(out, ",\"busy\":%llu,\"collective_wait\":%llu,\"rank\":%s",
-					(unsigned long long)loads[i].busy,
-					(unsigned long long)loads[i].waits,
-					loads[i].rank ? "true" : "false");
-			fprintf(out, ",\"straggler\":%s}",
-				(int64_t)i == straggler ? "true" : "false");
-		}
-		fputs("],\"straggler\":", out);
-		if (straggler < 0)
-			fputs("null", out);
-		else
-			text_output__json_string(out, rows[straggler].label);
-		fprintf(out, ",\"straggler_by\":\"%s\",\"straggler_share\":%.4f",
-			found.by_waits ? "collective_wait" : "busy", found.share);
-		if (isfinite(found.steadiness))
-			fprintf(out, ",\"straggler_steadiness\":%.2f", found.steadiness);
-		fputs("}\n", out);
-	} else {
-		bool md = format == TEXT_FORMAT_MARKDOWN;
-
-		fprintf(out,
-			md ? "| process | file | weight | share | GPU | top function |\n"
-			     "|---|---|---:|---:|---:|---|\n"
-			   : "%-32s %-24s %12s %7s %12s  %s\n",
-			"process", "file", "weight", "share", "GPU", "top function");
-		for (size_t i = 0; i < nr; i++) {
-			const struct process_row *r = &rows[i];
-			char weight[32], gpu[32], text[512];
-			const char *top =
-			    r->top == UINT32_MAX
-				? "-"
-				: frame__text(&r->profile->frames[r->top], text, sizeof(text));
-
-			snprintf(weight, sizeof(weight), "%llu %s", (unsigned long long)r->cpu,
-				 unit_word(r->profile));
-			snprintf(gpu, sizeof(gpu), "%llu", (unsigned long long)r->gpu);
-			fprintf(out,
-				md ? "| %s | %s | %s | %.1f%% | %s | %s |\n"
-				   : "%-32s %-24s %12s %6.1f%% %12s  %s\n",
-				r->label, r->file, weight, total ? 100.0 * r->cpu / total : 0.0,
-				gpu, top);
-		}
-		if (straggler >= 0 && found.by_waits)
-			fprintf(out,
-				"\nstraggler: %s; the other ranks wait for it in collectives "
-				"%s more than it waits (%.0f%% of their wall time)\n",
-				rows[straggler].label,
-				busy_text(rows[straggler].profile, found.extra, more, sizeof(more)),
-				100 * found.share);
-		else if (straggler >= 0)
-			fprintf(
-			    out,
-			    "\nstraggler: %s is busy %.0f%% more than the median of the other "
-			    "%s (%s more)\n",
-			    rows[straggler].label, 100 * found.share,
-			    loads[straggler].rank ? "ranks" : "processes",
-			    busy_text(rows[straggler].profile, found.extra, more, sizeof(more)));
-		else if (nr > 1 && found.by_waits && found.share >= STRAGGLER_WAIT_SHARE)
-			fprintf(out,
-				"\nno straggler: the others wait for %s in collectives %.0f%% of "
-				"their wall time more than it waits, but not steadily (t = %.1f, "
-				"under %.1f)\n",
-				rows[found.busiest].label, 100 * found.share, found.steadiness,
-				STRAGGLER_STEADY_T);
-		else if (nr > 1 && found.by_waits)
-			fprintf(
-			    out,
-			    "\nno straggler: no rank makes the others wait in collectives %.0f%% "
-			    "of their wall time more than it waits\n",
-			    100 * STRAGGLER_WAIT_SHARE);
-		else if (nr > 1)
-			fprintf(out,
-				"\nno straggler: no %s is busy %.0f%% above the median of the "
-				"others\n",
-				ranks >= 2 ? "rank" : "process", 100 * STRAGGLER_EXCESS);
-	}
+	if (r.found.index >= 0 && (size_t)r.found.index < r.nr)
+		r.straggler = r.found.index;
+	if (format == TEXT_FORMAT_JSON)
+		write_json(&r, out);
+	else
+		write_table(&r, format == TEXT_FORMAT_MARKDOWN, out);
 	if (ferror(out))
 		err = -EIO;
 out:
-	free(rows);
-	free(loads);
+	free(r.rows);
+	free(r.loads);
 	return err;
 }

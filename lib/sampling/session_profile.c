@@ -250,25 +250,18 @@ static int name_processes(struct session *s, struct profile *p)
 	return 0;
 }
 
-int session_profile__build(struct session *s, const uint64_t *counters, struct profile **out)
-{
-	struct profile *p = NULL;
-	uint32_t *frames = NULL;
-	int64_t *stack_of_raw = NULL, *thread_frame = NULL;
-	struct stack_pool pool = {0};
-	int err;
+/* The buffers of one build: the frames of the stack being made, the
+ * profile's stack of each raw stack where it is the same for every sample
+ * (-1 until made), each thread's frame, and the symbolized raw stacks. */
+struct profile_build {
+	uint32_t *frames;
+	int64_t *stack_of_raw, *thread_frame;
+	struct stack_pool pool;
+};
 
-	p = profile__new();
-	frames = malloc((MAX_FRAMES + 3) * sizeof(*frames));
-	stack_of_raw = malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*stack_of_raw));
-	thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*thread_frame));
-	free(s->process_frames);
-	s->process_frames =
-	    malloc((s->processes.nr ? s->processes.nr : 1) * sizeof(*s->process_frames));
-	if (!p || !frames || !stack_of_raw || !thread_frame || !s->process_frames) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+/* The profile's unit, span, clock and the counters of what was lost. */
+static void set_profile_header(struct session *s, struct profile *p, const uint64_t *counters)
+{
 	p->unit = s->options.mode == SESSION_MODE_CPU ? UNIT_SAMPLES : UNIT_MICROSECONDS;
 	p->start_ns = s->start_ns;
 	p->duration_ns = s->end_ns - s->start_ns;
@@ -289,93 +282,145 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 
 	p->children_followed = counters[COUNTER_CHILDREN];
 	p->children_lost = counters[COUNTER_CHILDREN_FULL];
+}
+
+/* Every thread's "comm/tid" frame, for --per-thread stacks. */
+static int intern_thread_frames(struct session *s, struct profile *p, int64_t *thread_frame)
+{
 	for (size_t i = 0; i < s->nr_threads; i++) {
 		char name[TASK_COMM_LEN + 16];
 
 		snprintf(name, sizeof(name), "%s/%u", s->threads[i].comm, s->threads[i].tid);
 		thread_frame[i] = profile__intern_frame(p, name, NULL, 0, FRAME_THREAD);
-		if (thread_frame[i] < 0) {
-			err = thread_frame[i];
-			goto cleanup;
-		}
+		if (thread_frame[i] < 0)
+			return thread_frame[i];
 	}
+	return 0;
+}
+
+/* Symbolizes every raw stack and names the processes by what they ran
+ * (rank, DataLoader worker). */
+static int symbolize_and_name_processes(struct session *s, struct profile *p,
+					struct profile_build *b)
+{
+	int err;
+
 	for (size_t i = 0; i < s->processes.nr; i++)
 		if (s->processes.processes[i].python)
 			python_reader__read_thread_names(s->processes.processes[i].python);
 	for (size_t i = 0; i < s->nr_raw_stacks; i++)
-		stack_of_raw[i] = -1;
+		b->stack_of_raw[i] = -1;
 	err = resolve_addresses(s, p);
 	if (err)
-		goto cleanup;
+		return err;
 	/* What each process ran names its role (rank, DataLoader worker). */
 	for (size_t i = 0; i < s->nr_raw_stacks; i++) {
 		struct raw_stack *r = &s->raw_stacks[i];
 
-		err = pooled_stack(s, p, r, &pool, frames);
+		err = pooled_stack(s, p, r, &b->pool, b->frames);
 		if (err)
-			goto cleanup;
-		process_table__mark_stack(&s->processes.processes[r->process], p, frames,
+			return err;
+		process_table__mark_stack(&s->processes.processes[r->process], p, b->frames,
 					  r->nr_frames);
 	}
-	err = name_processes(s, p);
-	if (err)
-		goto cleanup;
+	return name_processes(s, p);
+}
 
+/* The profile's stack of a sample: its process (and thread) frame, its
+ * symbolized frames and, for an off-CPU interval, the wait's leaf.  The
+ * stack id, or -errno. */
+static int64_t sample_stack(struct session *s, struct profile *p, struct profile_build *b,
+			    const struct raw_sample *sample)
+{
+	const struct raw_thread *t = &s->threads[sample->thread];
+	struct raw_stack *r = &s->raw_stacks[sample->stack];
+	uint32_t *frames = b->frames;
+	size_t prefix = 0;
+	int64_t stack;
+	int n, err;
+
+	frames[prefix++] = s->process_frames[t->process];
+	if (s->options.per_thread)
+		frames[prefix++] = b->thread_frame[sample->thread];
+	err = pooled_stack(s, p, r, &b->pool, frames + prefix);
+	if (err)
+		return err;
+	n = r->nr_frames;
+	if (sample->off_cpu_ns) {
+		int64_t leaf;
+
+		/* The stack was taken inside the probe: its own
+		 * frames are not where the thread waits. */
+		while (n && p->frames[frames[prefix + n - 1]].kind == FRAME_KERNEL &&
+		       !strncmp(p->frames[frames[prefix + n - 1]].name, "bpf_", 4))
+			n--;
+		leaf = off_cpu_leaf(p, frames + prefix, n, sample);
+
+		if (leaf < 0)
+			return leaf;
+		frames[prefix + n++] = leaf;
+	}
+	stack = profile__intern_stack(p, frames, prefix + n);
+	if (stack >= 0 && !s->options.per_thread && !sample->off_cpu_ns)
+		b->stack_of_raw[sample->stack] = stack;
+	return stack;
+}
+
+/* Every sample into the profile, on its thread and stack. */
+static int add_samples(struct session *s, struct profile *p, struct profile_build *b)
+{
 	for (size_t i = 0; i < s->nr_samples; i++) {
 		const struct raw_sample *sample = &s->samples[i];
 		const struct raw_thread *t = &s->threads[sample->thread];
 		const struct tracked_process *proc;
-		struct raw_stack *r = &s->raw_stacks[sample->stack];
-		int64_t thread, stack = stack_of_raw[sample->stack];
-		size_t prefix = 0;
-		int n;
+		int64_t thread, stack = b->stack_of_raw[sample->stack];
+		int err;
 
 		proc = &s->processes.processes[t->process];
 		thread = profile__add_thread(
 		    p, proc->pid, t->tid,
 		    python_reader__thread_name(proc->python, t->tid, t->comm, proc->comm));
-		if (thread < 0) {
-			err = thread;
-			goto cleanup;
-		}
+		if (thread < 0)
+			return thread;
 		if (stack < 0 || s->options.per_thread || sample->off_cpu_ns) {
-			frames[prefix++] = s->process_frames[t->process];
-			if (s->options.per_thread)
-				frames[prefix++] = thread_frame[sample->thread];
-			err = pooled_stack(s, p, r, &pool, frames + prefix);
-			if (err)
-				goto cleanup;
-			n = r->nr_frames;
-			if (sample->off_cpu_ns) {
-				int64_t leaf;
-
-				/* The stack was taken inside the probe: its own
-				 * frames are not where the thread waits. */
-				while (n &&
-				       p->frames[frames[prefix + n - 1]].kind == FRAME_KERNEL &&
-				       !strncmp(p->frames[frames[prefix + n - 1]].name, "bpf_", 4))
-					n--;
-				leaf = off_cpu_leaf(p, frames + prefix, n, sample);
-
-				if (leaf < 0) {
-					err = leaf;
-					goto cleanup;
-				}
-				frames[prefix + n++] = leaf;
-			}
-			stack = profile__intern_stack(p, frames, prefix + n);
-			if (stack < 0) {
-				err = stack;
-				goto cleanup;
-			}
-			if (!s->options.per_thread && !sample->off_cpu_ns)
-				stack_of_raw[sample->stack] = stack;
+			stack = sample_stack(s, p, b, sample);
+			if (stack < 0)
+				return stack;
 		}
 		err = profile__add_sample(p, thread, stack, sample->time_ns - s->start_ns,
 					  sample_weight(s, sample));
 		if (err)
-			goto cleanup;
+			return err;
 	}
+	return 0;
+}
+
+int session_profile__build(struct session *s, const uint64_t *counters, struct profile **out)
+{
+	struct profile_build b = {0};
+	struct profile *p = NULL;
+	int err;
+
+	p = profile__new();
+	b.frames = malloc((MAX_FRAMES + 3) * sizeof(*b.frames));
+	b.stack_of_raw =
+	    malloc((s->nr_raw_stacks ? s->nr_raw_stacks : 1) * sizeof(*b.stack_of_raw));
+	b.thread_frame = malloc((s->nr_threads ? s->nr_threads : 1) * sizeof(*b.thread_frame));
+	free(s->process_frames);
+	s->process_frames =
+	    malloc((s->processes.nr ? s->processes.nr : 1) * sizeof(*s->process_frames));
+	if (!p || !b.frames || !b.stack_of_raw || !b.thread_frame || !s->process_frames) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	set_profile_header(s, p, counters);
+	err = intern_thread_frames(s, p, b.thread_frame);
+	if (!err)
+		err = symbolize_and_name_processes(s, p, &b);
+	if (!err)
+		err = add_samples(s, p, &b);
+	if (err)
+		goto cleanup;
 	profile__sort_samples(p);
 	s->profile = p;
 	*out = p;
@@ -383,10 +428,10 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
 	err = 0;
 cleanup:
 	profile__free(p);
-	free(frames);
-	free(pool.ids);
-	free(stack_of_raw);
-	free(thread_frame);
+	free(b.frames);
+	free(b.pool.ids);
+	free(b.stack_of_raw);
+	free(b.thread_frame);
 	return err;
 }
 

@@ -405,23 +405,198 @@ static bool row_of_state(const struct cfa_state *s, uint64_t pc, struct unwind_r
 	return true;
 }
 
+/* What one CFA instruction did: changed the state, or advanced the
+ * location (by the delta it gives). */
+enum cfa_step { CFA_STATE, CFA_ADVANCE };
+
+/* The states that DW_CFA_remember_state saved. */
+struct cfa_saved_states {
+	struct cfa_state items[8];
+	int depth;
+};
+
+/* DW_CFA_advance_loc1, 2 and 4: the delta that follows the opcode. */
+static int cfa_advance(const uint8_t **p, const uint8_t *end, uint8_t op, uint64_t *delta)
+{
+	size_t size = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 : 4;
+	uint16_t v16;
+	uint32_t v32;
+
+	if ((size_t)(end - *p) < size)
+		return -ENOTSUP;
+	if (size == 1) {
+		*delta = **p;
+	} else if (size == 2) {
+		memcpy(&v16, *p, 2);
+		*delta = v16;
+	} else {
+		memcpy(&v32, *p, 4);
+		*delta = v32;
+	}
+	*p += size;
+	return CFA_ADVANCE;
+}
+
+/* The instructions that give a register its rule. */
+static int cfa_register_rule(const uint8_t **p, const uint8_t *end, uint8_t op,
+			     const struct cie_info *cie, struct cfa_state *s)
+{
+	uint64_t reg, off;
+	int64_t soff;
+
+	if (read_uleb(p, end, &reg))
+		return -ENOTSUP;
+	switch (op) {
+	case DW_CFA_offset_extended:
+		if (read_uleb(p, end, &off))
+			return -ENOTSUP;
+		set_reg(s, reg, REG_OFFSET, (int64_t)off * cie->data_align);
+		break;
+	case DW_CFA_offset_extended_sf:
+		if (read_sleb(p, end, &soff))
+			return -ENOTSUP;
+		set_reg(s, reg, REG_OFFSET, soff * cie->data_align);
+		break;
+	case DW_CFA_restore_extended:
+		restore_reg(s, &cie->initial, reg);
+		break;
+	case DW_CFA_undefined:
+		set_reg(s, reg, REG_UNDEF, 0);
+		break;
+	case DW_CFA_same_value:
+		set_reg(s, reg, REG_SAME, 0);
+		break;
+	default: /* DW_CFA_register */
+		if (read_uleb(p, end, &off))
+			return -ENOTSUP;
+		set_reg(s, reg, REG_OTHER, 0);
+		break;
+	}
+	return CFA_STATE;
+}
+
+/* The instructions that define the CFA: its register, its offset, or both. */
+static int cfa_define(const uint8_t **p, const uint8_t *end, uint8_t op, const struct cie_info *cie,
+		      struct cfa_state *s)
+{
+	uint64_t reg = s->cfa_reg, off;
+	int64_t soff;
+
+	if ((op == DW_CFA_def_cfa || op == DW_CFA_def_cfa_sf || op == DW_CFA_def_cfa_register) &&
+	    read_uleb(p, end, &reg))
+		return -ENOTSUP;
+	switch (op) {
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_offset:
+		if (read_uleb(p, end, &off))
+			return -ENOTSUP;
+		s->cfa_offset = (int64_t)off;
+		break;
+	case DW_CFA_def_cfa_sf:
+	case DW_CFA_def_cfa_offset_sf:
+		if (read_sleb(p, end, &soff))
+			return -ENOTSUP;
+		s->cfa_offset = soff * cie->data_align;
+		break;
+	default: /* DW_CFA_def_cfa_register */
+		break;
+	}
+	s->cfa_reg = reg;
+	return CFA_STATE;
+}
+
+/* DW_CFA_remember_state and DW_CFA_restore_state. */
+static int cfa_save_restore(struct cfa_saved_states *saved, uint8_t op, struct cfa_state *s)
+{
+	if (op == DW_CFA_remember_state) {
+		if (saved->depth == 8)
+			return -ENOTSUP;
+		saved->items[saved->depth++] = *s;
+	} else {
+		if (!saved->depth)
+			return -ENOTSUP;
+		/* The CFA is restored too, as libdw does. */
+		*s = saved->items[--saved->depth];
+	}
+	return CFA_STATE;
+}
+
+/* Instructions whose operands are skipped: the arguments' size, and the
+ * rules of registers the unwinder does not restore. */
+static int cfa_skip(const uint8_t **p, const uint8_t *end, uint8_t op)
+{
+	uint64_t reg, off;
+
+	if (op == DW_CFA_GNU_args_size)
+		return read_uleb(p, end, &off) ? -ENOTSUP : CFA_STATE;
+	if (read_uleb(p, end, &reg) || read_uleb(p, end, &off) || reg == DWARF_REG_RA ||
+	    reg == DWARF_REG_RBP)
+		return -ENOTSUP;
+	if (op == DW_CFA_expression || op == DW_CFA_val_expression) {
+		if (off > (uint64_t)(end - *p))
+			return -ENOTSUP;
+		*p += off;
+	}
+	return CFA_STATE;
+}
+
+/* One instruction whose opcode is in its whole first byte (not
+ * DW_CFA_advance_loc, DW_CFA_offset or DW_CFA_restore): CFA_STATE,
+ * CFA_ADVANCE with *delta, or -ENOTSUP. */
+static int cfa_extended(const uint8_t **p, const uint8_t *end, uint8_t op,
+			const struct cie_info *cie, struct cfa_state *s,
+			struct cfa_saved_states *saved, uint64_t *delta)
+{
+	switch (op) {
+	case DW_CFA_nop:
+		return CFA_STATE;
+	case DW_CFA_advance_loc1:
+	case DW_CFA_advance_loc2:
+	case DW_CFA_advance_loc4:
+		return cfa_advance(p, end, op, delta);
+	case DW_CFA_offset_extended:
+	case DW_CFA_offset_extended_sf:
+	case DW_CFA_restore_extended:
+	case DW_CFA_undefined:
+	case DW_CFA_same_value:
+	case DW_CFA_register:
+		return cfa_register_rule(p, end, op, cie, s);
+	case DW_CFA_remember_state:
+	case DW_CFA_restore_state:
+		return cfa_save_restore(saved, op, s);
+	case DW_CFA_def_cfa:
+	case DW_CFA_def_cfa_sf:
+	case DW_CFA_def_cfa_register:
+	case DW_CFA_def_cfa_offset:
+	case DW_CFA_def_cfa_offset_sf:
+		return cfa_define(p, end, op, cie, s);
+	case DW_CFA_GNU_args_size:
+	case DW_CFA_expression:
+	case DW_CFA_val_expression:
+	case DW_CFA_val_offset:
+	case DW_CFA_val_offset_sf:
+		return cfa_skip(p, end, op);
+	default: /* def_cfa_expression, set_loc, vendor opcodes */
+		return -ENOTSUP;
+	}
+}
+
 /* Runs CFA instructions from state s.  With b, pushes a row at start and at
  * every advance below limit; without, only runs them (a CIE's initial
  * instructions).  0, or -ENOTSUP for what is left to libdw. */
 static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie_info *cie,
 		   struct cfa_state *s, uint64_t start, uint64_t limit, struct row_builder *b)
 {
-	struct cfa_state stack[8];
-	int depth = 0;
-	uint64_t loc = start, reg, off, delta;
-	int64_t soff;
+	struct cfa_saved_states saved;
+	uint64_t loc = start, off, delta;
 	struct unwind_row row;
 	int err;
 
+	saved.depth = 0;
 	while (p < end) {
 		uint8_t op = *p++;
 
-		delta = UINT64_MAX;
+		/* The three opcodes with an operand in their low six bits. */
 		switch (op >> 6) {
 		case 1:
 			delta = op & 0x3f;
@@ -434,125 +609,13 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, const struct cie_info *
 		case 3:
 			restore_reg(s, &cie->initial, op & 0x3f);
 			continue;
-		}
-		if (delta == UINT64_MAX) {
-			switch (op) {
-			case DW_CFA_nop:
+		default:
+			err = cfa_extended(&p, end, op, cie, s, &saved, &delta);
+			if (err < 0)
+				return err;
+			if (err == CFA_STATE)
 				continue;
-			case DW_CFA_advance_loc1:
-				if (end - p < 1)
-					return -ENOTSUP;
-				delta = *p++;
-				break;
-			case DW_CFA_advance_loc2: {
-				uint16_t v;
-
-				if (end - p < 2)
-					return -ENOTSUP;
-				memcpy(&v, p, 2);
-				p += 2;
-				delta = v;
-				break;
-			}
-			case DW_CFA_advance_loc4: {
-				uint32_t v;
-
-				if (end - p < 4)
-					return -ENOTSUP;
-				memcpy(&v, p, 4);
-				p += 4;
-				delta = v;
-				break;
-			}
-			case DW_CFA_offset_extended:
-				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
-					return -ENOTSUP;
-				set_reg(s, reg, REG_OFFSET, (int64_t)off * cie->data_align);
-				continue;
-			case DW_CFA_offset_extended_sf:
-				if (read_uleb(&p, end, &reg) || read_sleb(&p, end, &soff))
-					return -ENOTSUP;
-				set_reg(s, reg, REG_OFFSET, soff * cie->data_align);
-				continue;
-			case DW_CFA_restore_extended:
-				if (read_uleb(&p, end, &reg))
-					return -ENOTSUP;
-				restore_reg(s, &cie->initial, reg);
-				continue;
-			case DW_CFA_undefined:
-				if (read_uleb(&p, end, &reg))
-					return -ENOTSUP;
-				set_reg(s, reg, REG_UNDEF, 0);
-				continue;
-			case DW_CFA_same_value:
-				if (read_uleb(&p, end, &reg))
-					return -ENOTSUP;
-				set_reg(s, reg, REG_SAME, 0);
-				continue;
-			case DW_CFA_register:
-				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
-					return -ENOTSUP;
-				set_reg(s, reg, REG_OTHER, 0);
-				continue;
-			case DW_CFA_remember_state:
-				if (depth == 8)
-					return -ENOTSUP;
-				stack[depth++] = *s;
-				continue;
-			case DW_CFA_restore_state:
-				if (!depth)
-					return -ENOTSUP;
-				/* The CFA is restored too, as libdw does. */
-				*s = stack[--depth];
-				continue;
-			case DW_CFA_def_cfa:
-				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off))
-					return -ENOTSUP;
-				s->cfa_reg = reg;
-				s->cfa_offset = (int64_t)off;
-				continue;
-			case DW_CFA_def_cfa_sf:
-				if (read_uleb(&p, end, &reg) || read_sleb(&p, end, &soff))
-					return -ENOTSUP;
-				s->cfa_reg = reg;
-				s->cfa_offset = soff * cie->data_align;
-				continue;
-			case DW_CFA_def_cfa_register:
-				if (read_uleb(&p, end, &reg))
-					return -ENOTSUP;
-				s->cfa_reg = reg;
-				continue;
-			case DW_CFA_def_cfa_offset:
-				if (read_uleb(&p, end, &off))
-					return -ENOTSUP;
-				s->cfa_offset = (int64_t)off;
-				continue;
-			case DW_CFA_def_cfa_offset_sf:
-				if (read_sleb(&p, end, &soff))
-					return -ENOTSUP;
-				s->cfa_offset = soff * cie->data_align;
-				continue;
-			case DW_CFA_GNU_args_size:
-				if (read_uleb(&p, end, &off))
-					return -ENOTSUP;
-				continue;
-			case DW_CFA_expression:
-			case DW_CFA_val_expression:
-				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off) ||
-				    off > (uint64_t)(end - p) || reg == DWARF_REG_RA ||
-				    reg == DWARF_REG_RBP)
-					return -ENOTSUP;
-				p += off;
-				continue;
-			case DW_CFA_val_offset:
-			case DW_CFA_val_offset_sf:
-				if (read_uleb(&p, end, &reg) || read_uleb(&p, end, &off) ||
-				    reg == DWARF_REG_RA || reg == DWARF_REG_RBP)
-					return -ENOTSUP;
-				continue;
-			default: /* def_cfa_expression, set_loc, vendor opcodes */
-				return -ENOTSUP;
-			}
+			break;
 		}
 		if (!b)
 			return -ENOTSUP; /* an advance in a CIE */
@@ -808,18 +871,100 @@ static bool is_plt(const char *name)
 	       !strcmp(name, ".iplt");
 }
 
-static int compile(int fd, bool by_libdw, struct unwind_table *out)
-{
-	Elf_Scn *scn = NULL, *hdr = NULL, *debug_frame = NULL, *eh_scn = NULL;
-	struct eh_frame *eh = NULL;
-	GElf_Shdr eh_shdr = {0};
-	uint64_t *fdes = NULL;
-	GElf_Shdr hdr_shdr = {0}, shdr;
-	struct row_builder b = {0};
+/* The sections the compiler reads, and the PLTs, which have no CFI. */
+struct cfi_sections {
+	Elf_Scn *hdr, *eh_frame, *debug_frame;
+	GElf_Shdr hdr_shdr, eh_frame_shdr;
 	struct {
 		uint64_t lo, hi;
 	} plts[4];
-	int nr_plts = 0, err = 0;
+	int nr_plts;
+};
+
+/* The executable PT_LOAD segments, to map a pc to a file's address. */
+static void read_segments(Elf *elf, size_t nr_phdrs, struct unwind_table *out)
+{
+	for (size_t i = 0; i < nr_phdrs; i++) {
+		GElf_Phdr phdr;
+
+		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD ||
+		    !(phdr.p_flags & PF_X))
+			continue;
+		if (out->nr_segments == UNWIND_TABLE_MAX_SEGMENTS)
+			break;
+		out->segments[out->nr_segments++] = (struct unwind_segment){
+		    .offset = phdr.p_offset, .vaddr = phdr.p_vaddr, .filesz = phdr.p_filesz};
+	}
+}
+
+static void find_sections(Elf *elf, size_t shstrndx, struct cfi_sections *sec)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!name || shdr.sh_type == SHT_NOBITS)
+			continue;
+		if (!strcmp(name, ".eh_frame_hdr")) {
+			sec->hdr = scn;
+			sec->hdr_shdr = shdr;
+		} else if (!strcmp(name, ".eh_frame")) {
+			sec->eh_frame = scn;
+			sec->eh_frame_shdr = shdr;
+		} else if (!strcmp(name, ".debug_frame")) {
+			sec->debug_frame = scn;
+		} else if (is_plt(name) && sec->nr_plts < 4) {
+			sec->plts[sec->nr_plts].lo = shdr.sh_addr;
+			sec->plts[sec->nr_plts++].hi = shdr.sh_addr + shdr.sh_size;
+		}
+	}
+}
+
+/* .eh_frame for the compiler's own pass; NULL leaves every FDE to libdw. */
+static struct eh_frame *eh_frame__new(const struct cfi_sections *sec)
+{
+	Elf_Data *data = elf_getdata(sec->eh_frame, NULL);
+	struct eh_frame *eh = data ? calloc(1, sizeof(*eh)) : NULL;
+
+	if (eh) {
+		eh->data = data->d_buf;
+		eh->size = data->d_size;
+		eh->addr = sec->eh_frame_shdr.sh_addr;
+		for (int i = 0; i < 16; i++)
+			eh->cies[i].offset = UINT64_MAX;
+	}
+	return eh;
+}
+
+/* PLT entries without CFI: the return address is at rsp. */
+static int overlay_plts(struct row_builder *b, const struct cfi_sections *sec)
+{
+	int err = 0;
+
+	for (int i = 0; i < sec->nr_plts && !err; i++) {
+		struct unwind_row rule = {.cfa_offset = 8};
+
+		set_rules(&rule, UNWIND_CFA_RSP, UNWIND_RBP_SAME);
+		if (!b->nr)
+			err = push_row(b, (struct unwind_row){0});
+		if (!err)
+			err = overlay_none(b, sec->plts[i].lo, sec->plts[i].hi, rule);
+	}
+	return err;
+}
+
+static int compile(int fd, bool by_libdw, struct unwind_table *out)
+{
+	struct cfi_sections sec = {0};
+	struct eh_frame *eh = NULL;
+	uint64_t *fdes = NULL;
+	struct row_builder b = {0};
+	int err = 0;
 	uint64_t *starts = NULL;
 	size_t nr_starts = 0, shstrndx, nr_phdrs;
 	Dwarf_CFI *cfi = NULL;
@@ -836,53 +981,13 @@ static int compile(int fd, bool by_libdw, struct unwind_table *out)
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	for (size_t i = 0; i < nr_phdrs; i++) {
-		GElf_Phdr phdr;
-
-		if (!gelf_getphdr(elf, i, &phdr) || phdr.p_type != PT_LOAD ||
-		    !(phdr.p_flags & PF_X))
-			continue;
-		if (out->nr_segments == UNWIND_TABLE_MAX_SEGMENTS)
-			break;
-		out->segments[out->nr_segments++] = (struct unwind_segment){
-		    .offset = phdr.p_offset, .vaddr = phdr.p_vaddr, .filesz = phdr.p_filesz};
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
-		if (!name || shdr.sh_type == SHT_NOBITS)
-			continue;
-		if (!strcmp(name, ".eh_frame_hdr")) {
-			hdr = scn;
-			hdr_shdr = shdr;
-		} else if (!strcmp(name, ".eh_frame")) {
-			eh_scn = scn;
-			eh_shdr = shdr;
-		} else if (!strcmp(name, ".debug_frame")) {
-			debug_frame = scn;
-		} else if (is_plt(name) && nr_plts < 4) {
-			plts[nr_plts].lo = shdr.sh_addr;
-			plts[nr_plts++].hi = shdr.sh_addr + shdr.sh_size;
-		}
-	}
-	if (hdr && !fde_starts_from_hdr(hdr, &hdr_shdr, &starts, &fdes, &nr_starts))
+	read_segments(elf, nr_phdrs, out);
+	find_sections(elf, shstrndx, &sec);
+	if (sec.hdr && !fde_starts_from_hdr(sec.hdr, &sec.hdr_shdr, &starts, &fdes, &nr_starts))
 		cfi = dwarf_getcfi_elf(elf);
-	if (cfi && eh_scn && !by_libdw) {
-		Elf_Data *data = elf_getdata(eh_scn, NULL);
-
-		eh = data ? calloc(1, sizeof(*eh)) : NULL;
-		if (eh) {
-			eh->data = data->d_buf;
-			eh->size = data->d_size;
-			eh->addr = eh_shdr.sh_addr;
-			for (int i = 0; i < 16; i++)
-				eh->cies[i].offset = UINT64_MAX;
-		}
-	}
-	if (!cfi && debug_frame) {
+	if (cfi && sec.eh_frame && !by_libdw)
+		eh = eh_frame__new(&sec);
+	if (!cfi && sec.debug_frame) {
 		free(starts);
 		starts = NULL;
 		free(fdes);
@@ -890,7 +995,8 @@ static int compile(int fd, bool by_libdw, struct unwind_table *out)
 		dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		cfi = dwarf ? dwarf_getcfi(dwarf) : NULL;
 		if (cfi) {
-			err = fde_starts_from_debug_frame(elf, debug_frame, &starts, &nr_starts);
+			err =
+			    fde_starts_from_debug_frame(elf, sec.debug_frame, &starts, &nr_starts);
 			if (err)
 				goto cleanup;
 			qsort(starts, nr_starts, sizeof(*starts), compare_u64);
@@ -905,16 +1011,7 @@ static int compile(int fd, bool by_libdw, struct unwind_table *out)
 		if (err)
 			goto cleanup;
 	}
-	/* PLT entries without CFI: the return address is at rsp. */
-	for (int i = 0; i < nr_plts && !err; i++) {
-		struct unwind_row rule = {.cfa_offset = 8};
-
-		set_rules(&rule, UNWIND_CFA_RSP, UNWIND_RBP_SAME);
-		if (!b.nr)
-			err = push_row(&b, (struct unwind_row){0});
-		if (!err)
-			err = overlay_none(&b, plts[i].lo, plts[i].hi, rule);
-	}
+	err = overlay_plts(&b, &sec);
 	if (err)
 		goto cleanup;
 	out->rows = b.rows;

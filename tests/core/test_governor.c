@@ -8,16 +8,7 @@
 
 #include "sampling/governor.h"
 #include "sampling/sampling_clock.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "../lib/expect.h"
 
 static void check_decisions(void)
 {

@@ -5,16 +5,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "../lib/expect.h"
 
 int main(void)
 {

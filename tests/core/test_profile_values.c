@@ -14,16 +14,7 @@
 #include "profile/output.h"
 #include "profile/profile.h"
 #include "profile/profile_reader.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "../lib/expect.h"
 
 /* The stack of p whose frames are named names (root first), or -1. */
 static int64_t find_stack(const struct profile *p, const char *const *names, size_t depth)

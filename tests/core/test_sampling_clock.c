@@ -10,16 +10,7 @@
 #include <stdlib.h>
 
 #include "sampling/sampling_clock.h"
-
-static int failures;
-
-#define EXPECT(cond)                                                                               \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "../lib/expect.h"
 
 /* Rates lie in [F/2, 3F/2] plus the restart's make-up, spread over it;
  * holds in [8/F, 24/F]; a CPU restarted at each hold's end (its first tick

@@ -20,12 +20,13 @@ fsync), fsync_s (the fsync alone), compute_s (forward, backward,
 optimizer), and each as a share of loop_s.
 """
 import argparse
-import json
 import os
 import time
 
 import torch
 import torch.nn as nn
+
+from job_truth import write_truth
 
 
 def save(state, path):
@@ -81,11 +82,7 @@ def main():
         "compute_s": round(compute, 4), "save_share": round(saving / loop, 4),
         "fsync_share": round(syncing / loop, 4), "compute_share": round(compute / loop, 4),
     }
-    line = json.dumps(truth, sort_keys=True)
-    print(line, flush=True)
-    if args.truth:
-        with open(args.truth, "a") as out:
-            out.write(line + "\n")
+    write_truth(truth, args.truth)
 
 
 if __name__ == "__main__":

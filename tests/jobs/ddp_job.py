@@ -31,7 +31,6 @@ a barrier, to its last step, and writes one JSON line (to --truth FILE, appended
   logs: where a rank waits for the others), and each as a share of loop_s.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -41,6 +40,8 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset
+
+from job_truth import write_truth
 
 TEXT = ("the quick brown fox jumps over the lazy dog while the profiler counts "
         "every step of the training loop and every batch it waits for. ") * 40
@@ -206,11 +207,7 @@ def train(rank, world, args):
         "data_share": round(data / loop, 4), "compute_share": round(compute / loop, 4),
         "extra_share": round(extra / loop, 4), "comm_share": round(comm / loop, 4),
     }
-    line = json.dumps(truth, sort_keys=True)
-    print(line, flush=True)
-    if args.truth:
-        with open(args.truth, "a") as out:
-            out.write(line + "\n")
+    write_truth(truth, args.truth)
     del batches, loader
     dist.barrier()
     dist.destroy_process_group()

@@ -23,7 +23,6 @@ the process's start.
 """
 import argparse
 import concurrent.futures
-import json
 import os
 import queue
 import threading
@@ -31,6 +30,8 @@ import time
 
 import torch
 import torch.nn as nn
+
+from job_truth import write_truth
 
 
 class Request:
@@ -153,11 +154,7 @@ def main():
     for name, value in parts.items():
         truth[name] = round(value, 6)
         truth[name.replace("_s", "_share")] = round(value / latency, 4)
-    line = json.dumps(truth, sort_keys=True)
-    print(line, flush=True)
-    if args.truth:
-        with open(args.truth, "a") as out:
-            out.write(line + "\n")
+    write_truth(truth, args.truth)
 
 
 if __name__ == "__main__":

@@ -59,62 +59,112 @@ uint64_t to_monotonic(uint64_t t)
 	return t + atomic_load_explicit(&agent.clock_offset, memory_order_relaxed);
 }
 
-/* Id of a kernel name, sending the name first when it is new.  Caller
- * holds completion_lock. */
+/*
+ * The kernel-name table: open addressing on CUPTI's name pointer, from
+ * NAME_SLOTS_MIN slots, doubled before it is half full, up to
+ * NAME_SLOTS_MAX.  The agent lives in the user's process, so a session has
+ * at most MAX_NAMES ids and MAX_NAME_BYTES of names; a kernel whose name
+ * finds no room is sent without one, and counted in dropped_names.
+ */
+
+/* The slot of name: its own, or the empty one where it would go. */
+static size_t name_slot_of(const struct name_slot *slots, uint32_t nr_slots, const char *name)
+{
+	uintptr_t h = (uintptr_t)name;
+	size_t pos;
+
+	h ^= h >> 17;
+	h *= 0xed5ad4bbu;
+	for (pos = h & (nr_slots - 1); slots[pos].key && slots[pos].key != name;
+	     pos = (pos + 1) & (nr_slots - 1))
+		;
+	return pos;
+}
+
+/* Makes the first table, or doubles it; false when it cannot. */
+static bool names_grow(void)
+{
+	uint32_t nr = agent.name_slots ? agent.name_slots * 2 : NAME_SLOTS_MIN;
+	struct name_slot *slots;
+
+	if (nr > NAME_SLOTS_MAX)
+		return false;
+	slots = calloc(nr, sizeof(*slots));
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < agent.name_slots; i++)
+		if (agent.names[i].key)
+			slots[name_slot_of(slots, nr, agent.names[i].key)] = agent.names[i];
+	free(agent.names);
+	agent.names = slots;
+	agent.name_slots = nr;
+	return true;
+}
+
+/* The slot for a name new to the table, growing it to stay under half
+ * full (probes stay short, and an empty slot ends every probe); NULL when
+ * it is full. */
+static struct name_slot *names_new_slot(struct name_slot *slot, const char *name)
+{
+	if (2 * (agent.nr_names + 1) > agent.name_slots && names_grow())
+		slot = &agent.names[name_slot_of(agent.names, agent.name_slots, name)];
+	else if (agent.nr_names + 2 > agent.name_slots)
+		return NULL;
+	agent.nr_names++;
+	return slot;
+}
+
+/* Id of a kernel name, sending the name first when it is new; 0 without
+ * a name.  Caller holds completion_lock. */
 uint32_t name_id(const char *name)
 {
-	struct packet *p = &agent.completion_packet;
-	uintptr_t h = (uintptr_t)name;
+	struct name_slot *slot;
 	struct gpu_name m;
-	size_t pos, len;
+	char *copy;
+	size_t len;
 
 	if (!name)
 		return 0;
-	if (!agent.names) {
-		agent.names = calloc(NAME_SLOTS, sizeof(*agent.names));
-		if (!agent.names)
-			return 0;
-	}
-	h ^= h >> 17;
-	h *= 0xed5ad4bbu;
-	for (pos = h & (NAME_SLOTS - 1); agent.names[pos].key; pos = (pos + 1) & (NAME_SLOTS - 1)) {
-		struct name_slot *slot = &agent.names[pos];
-
-		if (slot->key != name)
-			continue;
-		if (!strcmp(slot->copy, name))
-			return slot->id;
-		break; /* the pointer now names another kernel: a new id */
-	}
+	if (!agent.names && !names_grow())
+		goto drop;
+	slot = &agent.names[name_slot_of(agent.names, agent.name_slots, name)];
+	if (slot->key && !strcmp(slot->copy, name))
+		return slot->id;
+	/* New, or the pointer now names another kernel: a new id. */
 	len = strlen(name);
 	if (agent.next_name_id >= MAX_NAMES || agent.name_bytes + len > MAX_NAME_BYTES)
-		return 0;
-	free(agent.names[pos].copy);
-	agent.names[pos].copy = strdup(name);
-	if (!agent.names[pos].copy) {
-		agent.names[pos].key = NULL;
-		return 0;
+		goto drop;
+	copy = strdup(name);
+	if (!copy)
+		goto drop;
+	if (!slot->key && !(slot = names_new_slot(slot, name))) {
+		free(copy);
+		goto drop;
 	}
-	if (!agent.names[pos].key)
-		agent.nr_names++;
-	agent.names[pos].key = name;
-	agent.names[pos].id = ++agent.next_name_id;
+	free(slot->copy);
+	slot->copy = copy;
+	slot->key = name;
+	slot->id = ++agent.next_name_id;
 	agent.name_bytes += len;
-	m = (struct gpu_name){.id = agent.names[pos].id, .length = len};
+	m = (struct gpu_name){.id = slot->id, .length = len};
 	if (m.length > GPU_TEXT_MAX)
 		m.length = GPU_TEXT_MAX;
-	packet_add(p, GPU_MSG_NAME, &m, sizeof(m), name, m.length, SEND_WAIT_MS);
+	packet_add(&agent.completion_packet, GPU_MSG_NAME, &m, sizeof(m), name, m.length,
+		   SEND_WAIT_MS);
 	return m.id;
+drop:
+	atomic_fetch_add_explicit(&agent.dropped_names, 1, memory_order_relaxed);
+	return 0;
 }
 
+/* A new session starts with no names, and the smallest table. */
 void names_reset(void)
 {
-	if (!agent.names)
-		return;
-	for (size_t i = 0; i < NAME_SLOTS; i++)
+	for (size_t i = 0; i < agent.name_slots; i++)
 		free(agent.names[i].copy);
-	memset(agent.names, 0, NAME_SLOTS * sizeof(*agent.names));
-	agent.nr_names = agent.next_name_id = 0;
+	free(agent.names);
+	agent.names = NULL;
+	agent.name_slots = agent.nr_names = agent.next_name_id = 0;
 	agent.name_bytes = 0;
 }
 

@@ -27,12 +27,14 @@
 #endif
 
 /* Memory the agent may hold, whatever llmprof does: 8 CUPTI buffers of
- * 1 MiB, a launch queue of 64 Ki records (3 MiB), the name table. */
+ * 1 MiB, a launch queue of 64 Ki records (3 MiB), the name table (24 KiB
+ * of slots growing to 1.5 MiB, and 8 MiB of names). */
 #define BUFFER_SIZE (1u << 20)
 #define MAX_BUFFERS 8
 #define LAUNCH_RING_SIZE (1u << 16)
-#define NAME_SLOTS (1u << 16)
-#define MAX_NAMES (NAME_SLOTS / 2)
+#define NAME_SLOTS_MIN (1u << 10)
+#define NAME_SLOTS_MAX (1u << 16)
+#define MAX_NAMES (NAME_SLOTS_MAX / 2)
 #define MAX_NAME_BYTES (8u << 20)
 /* How long a sender waits for llmprof before it drops. */
 #define SEND_WAIT_MS 200
@@ -129,8 +131,8 @@ struct agent {
 
 	pthread_mutex_t completion_lock; /* completion packet and names */
 	struct packet completion_packet;
-	struct name_slot *names;
-	uint32_t nr_names, next_name_id;
+	struct name_slot *names; /* name_slots of them, a power of two */
+	uint32_t name_slots, nr_names, next_name_id;
 	size_t name_bytes;
 
 	pthread_mutex_t drain_lock; /* launch ring consumer and thread packet */
@@ -144,6 +146,9 @@ struct agent {
 	_Atomic int buffers_out;
 
 	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
+	/* Kernels sent without their name: the name table was full.  No
+	 * message carries it (struct gpu_dropped has no field for it). */
+	_Atomic uint64_t dropped_names;
 	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
 	/* Launches outside graphs that make one GPU record each, and such
 	 * records come back: what is still in flight at stop. */

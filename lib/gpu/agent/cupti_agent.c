@@ -828,6 +828,7 @@ static void reset_counters(void)
 	atomic_store(&agent.dropped_launches, 0);
 	atomic_store(&agent.dropped_messages, 0);
 	atomic_store(&agent.incomplete, 0);
+	atomic_store(&agent.dropped_names, 0);
 	atomic_store(&agent.sent_kernels, 0);
 	atomic_store(&agent.sent_memcpys, 0);
 	atomic_store(&agent.sent_memsets, 0);
