@@ -141,4 +141,14 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
  * all of them. */
 void session__load_gate_expire(struct session *session, bool all);
 
+/* Reads again what proc maps (symbols, Python, unwind tables), at now. */
+void session__refresh_process(struct session *s, struct tracked_process *proc, uint64_t now);
+
+/* --max-overhead, at now: once a window has passed, measures llmprof's cost
+ * against the targets' CPU and applies the governor's new rate, if any, said
+ * on stderr.  0 or -errno. */
+int session__govern(struct session *s, uint64_t now);
+/* Under -v, what the governor measured over the session. */
+void session__report_governor(const struct session *s);
+
 #endif /* LLMPROF_SESSION_PRIVATE_H */
