@@ -142,12 +142,6 @@ int session__open(struct session **out, const struct session_options *options)
 		if (err)
 			goto fail;
 	}
-	/* The rows map is preallocated: take its memory only when used. */
-	if (!in_bpf) {
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
-		if (err)
-			goto fail;
-	}
 	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
 		goto fail;
@@ -167,10 +161,9 @@ int session__open(struct session **out, const struct session_options *options)
 	bpf_cost__loaded("sampler", s->skel->obj, load_started);
 	status__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
-		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
-					 bpf_map__max_entries(s->skel->maps.unwind_rows),
-					 bpf_map__fd(s->skel->maps.unwind_processes),
-					 &s->unwind_tables);
+		err = unwind_tables__new(
+		    bpf_map__fd(s->skel->maps.unwind_rows), UNWIND_DEFAULT_ROWS,
+		    bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);
