@@ -566,6 +566,7 @@ int session__finish(struct session *s, struct profile **out)
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
 	session__report_governor(s);
+	session__scale_thinned_waits(s, counters);
 	if (s->clock.random && s->end_ns > s->start_ns)
 		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
 			      "per second",

@@ -44,6 +44,9 @@ struct raw_sample {
 	uint64_t off_cpu_ns; /* 0 for a CPU sample */
 	int16_t syscall;
 	bool runnable;
+	/* Kept while the governor thinned the waits: its time is scaled
+	 * to stand for those not kept (session__scale_thinned_waits()). */
+	bool thinned;
 };
 
 /* A GPU launch seen by the USDT probe: its CPU stack, by correlation id. */
@@ -150,5 +153,9 @@ void session__refresh_process(struct session *s, struct tracked_process *proc, u
 int session__govern(struct session *s, uint64_t now);
 /* Under -v, what the governor measured over the session. */
 void session__report_governor(const struct session *s);
+/* Scales the times of the off-CPU waits kept while the governor thinned
+ * them so that they add up to the time of every wait of those spells, as
+ * BPF counted it (counters[COUNTER_THINNED_WAIT_NS]). */
+void session__scale_thinned_waits(struct session *s, const uint64_t *counters);
 
 #endif /* LLMPROF_SESSION_PRIVATE_H */

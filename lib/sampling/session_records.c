@@ -220,6 +220,7 @@ static int keep_sample(struct session *s, const struct sample_event *e, int thre
 	sample->thread = thread;
 	sample->stack = stack;
 	sample->off_cpu_ns = 0;
+	sample->thinned = false;
 	if (e->kind == SAMPLE_KIND_OFF_CPU) {
 		/* Never 0: that would make it a CPU sample. */
 		sample->off_cpu_ns = e->detail[OFFCPU_DETAIL_DURATION_NS] | 1;
@@ -228,6 +229,9 @@ static int keep_sample(struct session *s, const struct sample_event *e, int thre
 				      ? -1
 				      : (int16_t)e->detail[OFFCPU_DETAIL_SYSCALL];
 		sample->runnable = e->detail[OFFCPU_DETAIL_STATE] == 0;
+		/* A wait still open at the end is not in BPF's count. */
+		sample->thinned = e->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_KEPT &&
+				  !e->detail[OFFCPU_DETAIL_OPEN];
 	}
 	return 0;
 }
