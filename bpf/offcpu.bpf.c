@@ -57,7 +57,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	__u32 tid = prev->pid;
 	struct sample_event *event;
 	struct pt_regs *regs;
-	__u64 thinning;
+	__u64 thinning, thinned_ns;
 
 	/* A thread that is exiting never comes back: forget it. */
 	if (prev->flags & PF_EXITING) {
@@ -84,6 +84,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 		event = bpf_map_lookup_elem(&offcpu_pending, &tid);
 		if (!event)
 			return;
+		event->detail[OFFCPU_DETAIL_THINNED_NS] = 0;
 	}
 	thinning = draw_wait();
 	event->time_ns = bpf_ktime_get_ns();
@@ -95,8 +96,10 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	event->cpu = bpf_get_smp_processor_id();
 	event->kind = SAMPLE_KIND_OFF_CPU;
 	event->correlation = 0;
+	thinned_ns = event->detail[OFFCPU_DETAIL_THINNED_NS];
 	__builtin_memset(event->detail, 0, sizeof(event->detail));
 	event->detail[OFFCPU_DETAIL_THINNING] = thinning;
+	event->detail[OFFCPU_DETAIL_THINNED_NS] = thinned_ns;
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	event->detail[OFFCPU_DETAIL_SYSCALL] = regs->orig_ax;
 	event->detail[OFFCPU_DETAIL_STATE] = state;
@@ -122,6 +125,7 @@ static __always_inline void switched_in(struct task_struct *next)
 		if (event->detail[OFFCPU_DETAIL_THINNING] != OFFCPU_ALL) {
 			add(COUNTER_THINNED_WAITS, 1);
 			add(COUNTER_THINNED_WAIT_NS, delta);
+			event->detail[OFFCPU_DETAIL_THINNED_NS] += delta;
 		}
 		if (event->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_DROPPED) {
 			event->time_ns = 0;

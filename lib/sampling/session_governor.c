@@ -116,28 +116,41 @@ void session__report_governor(const struct session *s)
 
 void session__scale_thinned_waits(struct session *s, const uint64_t *counters)
 {
-	uint64_t kept_ns = 0, all_ns = counters[COUNTER_THINNED_WAIT_NS];
+	uint64_t kept_ns = 0, by_thread_ns = 0, scaled_ns = 0;
+	uint64_t all_ns = counters[COUNTER_THINNED_WAIT_NS];
+	double rest;
 	size_t kept = 0;
-	double scale;
 
+	/* Every wait of those spells, not only the drawn ones, was timed,
+	 * by thread: scaling each thread's drawn waits to its total keeps
+	 * it exact, where weighing each by N would keep it only on average
+	 * (a long wait drawn or not moves it by N times its length). */
+	for (size_t i = 0; i < s->nr_threads; i++)
+		by_thread_ns += s->threads[i].kept_ns ? s->threads[i].thinned_ns : 0;
 	for (size_t i = 0; i < s->nr_samples; i++) {
-		if (!s->samples[i].thinned)
+		struct raw_sample *sample = &s->samples[i];
+		const struct raw_thread *t = &s->threads[sample->thread];
+
+		if (!sample->thinned)
 			continue;
-		kept_ns += s->samples[i].off_cpu_ns;
+		kept_ns += sample->off_cpu_ns;
 		kept++;
+		sample->off_cpu_ns =
+		    llround(sample->off_cpu_ns * ((double)t->thinned_ns / t->kept_ns)) | 1;
+		scaled_ns += sample->off_cpu_ns;
 	}
-	/* Every wait of those spells, not only the drawn ones, was timed:
-	 * scaling the drawn ones to that total keeps it exact, where
-	 * weighing each by N would keep it only on average (a long wait
-	 * drawn or not moves it by N times its length). */
-	if (!kept_ns || !all_ns)
+	if (!scaled_ns || !all_ns)
 		return;
-	scale = (double)all_ns / kept_ns;
-	for (size_t i = 0; i < s->nr_samples; i++)
-		if (s->samples[i].thinned)
-			s->samples[i].off_cpu_ns = llround(s->samples[i].off_cpu_ns * scale) | 1;
+	/* The waits after a thread's last kept one: shared by all. */
+	rest = all_ns > by_thread_ns ? (double)(all_ns - by_thread_ns) / scaled_ns : 0;
+	if (rest > 0)
+		for (size_t i = 0; i < s->nr_samples; i++)
+			if (s->samples[i].thinned)
+				s->samples[i].off_cpu_ns =
+				    llround(s->samples[i].off_cpu_ns * (1 + rest)) | 1;
 	status__debug("overhead governor: %llu off-CPU waits (%.3f s) while thinned, the stacks "
-		      "of %zu (%.3f s) kept, scaled by %.2f to stand for them all",
+		      "of %zu (%.3f s) kept, scaled to stand for them all, thread by thread "
+		      "(%.3f s after the threads' last kept waits shared by all)",
 		      (unsigned long long)counters[COUNTER_THINNED_WAITS], all_ns / 1e9, kept,
-		      kept_ns / 1e9, scale);
+		      kept_ns / 1e9, all_ns > by_thread_ns ? (all_ns - by_thread_ns) / 1e9 : 0.0);
 }

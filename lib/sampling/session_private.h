@@ -61,6 +61,9 @@ struct raw_thread {
 	uint32_t tid;
 	uint32_t process; /* index into the process table */
 	char comm[TASK_COMM_LEN];
+	/* Its waits while the governor thinned them: the time of all, as
+	 * of its last kept one, and of those kept. */
+	uint64_t thinned_ns, kept_ns;
 };
 
 struct poll_source {

@@ -40,6 +40,7 @@ static int record_thread(struct session *s, uint32_t tid, uint32_t process, cons
 	s->threads[s->nr_threads].tid = tid;
 	s->threads[s->nr_threads].process = process;
 	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
+	s->threads[s->nr_threads].thinned_ns = s->threads[s->nr_threads].kept_ns = 0;
 	return s->nr_threads++;
 }
 
@@ -232,6 +233,13 @@ static int keep_sample(struct session *s, const struct sample_event *e, int thre
 		/* A wait still open at the end is not in BPF's count. */
 		sample->thinned = e->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_KEPT &&
 				  !e->detail[OFFCPU_DETAIL_OPEN];
+	}
+	if (sample->thinned) {
+		struct raw_thread *t = &s->threads[thread];
+
+		t->kept_ns += sample->off_cpu_ns;
+		if (e->detail[OFFCPU_DETAIL_THINNED_NS] > t->thinned_ns)
+			t->thinned_ns = e->detail[OFFCPU_DETAIL_THINNED_NS];
 	}
 	return 0;
 }
