@@ -31,6 +31,13 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct governor_settings);
+} governor_settings SEC(".maps");
+
 static __always_inline void count(__u32 counter)
 {
 	__u64 *value = bpf_map_lookup_elem(&counters, &counter);

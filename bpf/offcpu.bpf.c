@@ -5,7 +5,8 @@
  * pending entry; when it runs again the entry goes into the ring buffer with
  * the time it was off, unless that was shorter than min_block_ns (then only
  * the counters see it).  Threads outside the target set cost one hash lookup
- * each side of the switch.
+ * each side of the switch.  Under the overhead governor only 1 wait in N
+ * has its stacks taken and sent (offcpu.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -37,11 +38,26 @@ static __always_inline void add(__u32 counter, __u64 value)
 		*slot += value;
 }
 
+/* Whether this wait's stacks are taken: OFFCPU_ALL, or while the governor
+ * thins the waits, whether it was drawn. */
+static __always_inline __u64 draw_wait(void)
+{
+	const struct governor_settings *settings;
+	__u32 zero = 0, every;
+
+	settings = bpf_map_lookup_elem(&governor_settings, &zero);
+	every = settings ? settings->offcpu_stack_every : 0;
+	if (every <= 1)
+		return OFFCPU_ALL;
+	return bpf_get_prandom_u32() % every ? OFFCPU_THINNED_DROPPED : OFFCPU_THINNED_KEPT;
+}
+
 static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 state)
 {
 	__u32 tid = prev->pid;
 	struct sample_event *event;
 	struct pt_regs *regs;
+	__u64 thinning, thinned_ns;
 
 	/* A thread that is exiting never comes back: forget it. */
 	if (prev->flags & PF_EXITING) {
@@ -68,14 +84,22 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 		event = bpf_map_lookup_elem(&offcpu_pending, &tid);
 		if (!event)
 			return;
+		event->detail[OFFCPU_DETAIL_THINNED_NS] = 0;
 	}
+	thinning = draw_wait();
 	event->time_ns = bpf_ktime_get_ns();
+	event->detail[OFFCPU_DETAIL_THINNING] = thinning;
+	if (thinning == OFFCPU_THINNED_DROPPED)
+		return;
 	event->pid = prev->tgid;
 	event->tid = tid;
 	event->cpu = bpf_get_smp_processor_id();
 	event->kind = SAMPLE_KIND_OFF_CPU;
 	event->correlation = 0;
+	thinned_ns = event->detail[OFFCPU_DETAIL_THINNED_NS];
 	__builtin_memset(event->detail, 0, sizeof(event->detail));
+	event->detail[OFFCPU_DETAIL_THINNING] = thinning;
+	event->detail[OFFCPU_DETAIL_THINNED_NS] = thinned_ns;
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	event->detail[OFFCPU_DETAIL_SYSCALL] = regs->orig_ax;
 	event->detail[OFFCPU_DETAIL_STATE] = state;
@@ -98,6 +122,15 @@ static __always_inline void switched_in(struct task_struct *next)
 		add(COUNTER_OFFCPU_SHORT, 1);
 		add(COUNTER_OFFCPU_SHORT_NS, delta);
 	} else {
+		if (event->detail[OFFCPU_DETAIL_THINNING] != OFFCPU_ALL) {
+			add(COUNTER_THINNED_WAITS, 1);
+			add(COUNTER_THINNED_WAIT_NS, delta);
+			event->detail[OFFCPU_DETAIL_THINNED_NS] += delta;
+		}
+		if (event->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_DROPPED) {
+			event->time_ns = 0;
+			return;
+		}
 		event->detail[OFFCPU_DETAIL_DURATION_NS] = delta;
 		add(COUNTER_OFFCPU, 1);
 		if (bpf_ringbuf_output(&samples, event, sizeof(*event) + STACK_COPY_RECORD_BYTES,

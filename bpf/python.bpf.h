@@ -22,9 +22,11 @@
 #define PYTHON_MAX_FRAME_STEPS (2 * PYTHON_MAX_FRAMES + 8)
 
 /* One interpreter layout per process of the target set, by tgid; a forked
- * child inherits its parent's (the same address space, copied). */
+ * child inherits its parent's (the same address space, copied).  Allocated
+ * by entry: most sessions have a handful of Python processes, or none. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, struct python_config);

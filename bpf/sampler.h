@@ -34,6 +34,9 @@ enum sample_counter {
 	COUNTER_LAUNCH_SKIPPED,	 /* GPU launches past the rate: no stack taken */
 	COUNTER_CAPTURE_NESTED,	 /* captures with every scratch slot of the CPU taken:
 				  * no user or Python stack */
+	COUNTER_THINNED_WAITS,	 /* off-CPU intervals while the governor thinned them,
+				  * their stacks kept or not */
+	COUNTER_THINNED_WAIT_NS, /* their total time */
 	COUNTER_MAX,
 };
 
@@ -63,6 +66,13 @@ enum sample_kind {
  * launches), and in a window of as many intervals, on each of its two
  * buckets (launch_rate.h). */
 #define LAUNCH_STACK_BURST 16
+
+/* What the overhead governor (--max-overhead) asks of the probes, in the
+ * governor_settings map's one entry; userspace writes it. */
+struct governor_settings {
+	__u32 offcpu_stack_every; /* the stacks of 1 off-CPU wait in this many; 0, 1: all */
+	__u32 pad;
+};
 
 /* One CPU sample.  Stack sizes are in bytes as bpf_get_stack() returns
  * them, or a negative errno. */

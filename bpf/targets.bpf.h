@@ -10,8 +10,10 @@
 
 #include "targets.h"
 
+/* Allocated by entry: most sessions track a handful of processes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, MAX_TARGETS);
 	__type(key, __u32);		   /* tgid */
 	__type(value, struct target_info); /* why it is tracked */

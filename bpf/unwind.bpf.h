@@ -160,13 +160,25 @@ static __always_inline void unwind__copy_user_stack(struct user_stack_copy *copy
 	}
 }
 
-/* Every file's rows, back to back (userspace writes them through mmap()). */
-struct {
+/* The rows, in chunks that userspace creates as files need room (a
+ * process loads libraries for as long as it runs): each chunk an array of
+ * files' rows back to back, written through mmap(); its size is its own
+ * (BPF_F_INNER_MAP). */
+struct unwind_row_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, UNWIND_DEFAULT_ROWS);
+	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	/* Sizes, not types: an object that never reads a row (a probe
+	 * family's) would carry only a declaration of struct unwind_row. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct unwind_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UNWIND_MAX_CHUNKS);
 	__type(key, __u32);
-	__type(value, struct unwind_row);
+	__array(values, struct unwind_row_chunk);
 } unwind_rows SEC(".maps");
 
 /* Each process's executable mappings that have rows. */
@@ -207,6 +219,7 @@ static __always_inline bool unwind__find_row(const struct unwind_process *proc, 
 {
 	const struct unwind_mapping *m = NULL;
 	const struct unwind_row *row;
+	void *chunk;
 	__u32 lo = 0, hi = proc->nr, idx;
 	__u64 vaddr;
 
@@ -227,6 +240,10 @@ static __always_inline bool unwind__find_row(const struct unwind_process *proc, 
 	}
 	if (!m || !m->nr_rows)
 		return false;
+	idx = m->chunk;
+	chunk = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!chunk)
+		return false;
 	vaddr = pc - m->bias;
 	if (vaddr > 0xffffffffULL)
 		return false;
@@ -236,7 +253,7 @@ static __always_inline bool unwind__find_row(const struct unwind_process *proc, 
 	for (int i = 0; i < 24 && hi - lo > 1; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
-		row = bpf_map_lookup_elem(&unwind_rows, &mid);
+		row = bpf_map_lookup_elem(chunk, &mid);
 		if (!row)
 			return false;
 		if (row->pc <= vaddr)
@@ -245,7 +262,7 @@ static __always_inline bool unwind__find_row(const struct unwind_process *proc, 
 			hi = mid;
 	}
 	idx = lo;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	row = bpf_map_lookup_elem(chunk, &idx);
 	if (!row || row->pc > vaddr)
 		return false;
 	*out = *row;

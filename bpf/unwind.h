@@ -77,18 +77,24 @@ struct unwind_row {
 
 /* One executable mapping of a file whose rows are loaded: pc in
  * [start, end) has ELF address pc - bias, looked up in rows
- * [first_row, first_row + nr_rows) of the unwind_rows map. */
+ * [first_row, first_row + nr_rows) of chunk chunk of the unwind_rows map. */
 struct unwind_mapping {
 	__u64 start;
 	__u64 end;
 	__u64 bias;
 	__u32 first_row;
-	__u32 nr_rows;
+	__u32 nr_rows : 24;
+	__u32 chunk : 8;
 };
 
 #define UNWIND_MAX_MAPPINGS 256
-/* Default size of the rows map (8 bytes a row). */
+/* The most rows the chunks hold in all (8 bytes a row): 32 MiB. */
 #define UNWIND_DEFAULT_ROWS (1u << 22)
+/* Chunks of the rows map, created as files need room: the first holds
+ * UNWIND_FIRST_CHUNK_ROWS (a small program's files: 31,000 rows), each next
+ * one twice as many, and a file with more rows gets a chunk of its own. */
+#define UNWIND_MAX_CHUNKS 32
+#define UNWIND_FIRST_CHUNK_ROWS (1u << 16)
 
 /* A process's mappings with rows, sorted by start. */
 struct unwind_process {

@@ -89,7 +89,7 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
 		bytes += map_bytes(fd);
 		nr_maps++;
 	}
-	total_map_bytes += bytes;
+	__atomic_fetch_add(&total_map_bytes, bytes, __ATOMIC_RELAXED);
 	status__debug("BPF object %s: loaded and verified in %.1f ms, %d programs, %llu "
 		      "instructions verified, %d maps of its own, %.1f KiB",
 		      name, elapsed / 1e6, nr_programs, (unsigned long long)insns, nr_maps,
@@ -109,9 +109,14 @@ void bpf_cost__ran(const char *name, struct bpf_program *program)
 		      (double)info.run_time_ns / info.run_cnt, info.run_time_ns / 1e6);
 }
 
+void bpf_cost__map_created(int fd)
+{
+	__atomic_fetch_add(&total_map_bytes, map_bytes(fd), __ATOMIC_RELAXED);
+}
+
 uint64_t bpf_cost__map_bytes(void)
 {
-	return total_map_bytes;
+	return __atomic_load_n(&total_map_bytes, __ATOMIC_RELAXED);
 }
 
 uint64_t bpf_cost__run_time_ns(void)

@@ -22,7 +22,11 @@ void bpf_cost__loaded(const char *name, struct bpf_object *object, uint64_t star
  * far, where kernel.bpf_stats_enabled=1: its runs, the time of each, and
  * the time in all.  Nothing when the kernel kept no statistics. */
 void bpf_cost__ran(const char *name, struct bpf_program *program);
-/* The memory of every map bpf_cost__loaded() has seen, in bytes. */
+/* Adds the memory of a map created after its object was loaded (an inner
+ * map) to the total; from any thread. */
+void bpf_cost__map_created(int fd);
+/* The memory of every map bpf_cost__loaded() and bpf_cost__map_created()
+ * have seen, in bytes. */
 uint64_t bpf_cost__map_bytes(void);
 /* The run time of every program bpf_cost__loaded() has seen and that is
  * still loaded, in ns: counted only while run-time statistics are on

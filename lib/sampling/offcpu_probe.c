@@ -103,7 +103,8 @@ int offcpu__flush(struct offcpu *o, uint64_t end_ns,
 		first = false;
 		key = next;
 		if (bpf_map_lookup_elem(fd, &key, event) || !event->time_ns ||
-		    event->time_ns > end_ns)
+		    event->time_ns > end_ns ||
+		    event->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_DROPPED)
 			continue;
 		event->detail[OFFCPU_DETAIL_DURATION_NS] = end_ns - event->time_ns;
 		event->detail[OFFCPU_DETAIL_OPEN] = 1;

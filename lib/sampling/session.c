@@ -37,7 +37,6 @@
 #include "sampler.skel.h"
 
 #define DRAIN_INTERVAL_MS 100
-#define REFRESH_INTERVAL_NS 200000000ULL
 
 static int libbpf_print(enum libbpf_print_level level, const char *format, va_list args)
 {
@@ -143,12 +142,6 @@ int session__open(struct session **out, const struct session_options *options)
 		if (err)
 			goto fail;
 	}
-	/* The rows map is preallocated: take its memory only when used. */
-	if (!in_bpf) {
-		err = bpf_map__set_max_entries(s->skel->maps.unwind_rows, 1);
-		if (err)
-			goto fail;
-	}
 	err = sampling_clock__init(&s->clock, options->frequency, !options->fixed_intervals);
 	if (err)
 		goto fail;
@@ -168,10 +161,9 @@ int session__open(struct session **out, const struct session_options *options)
 	bpf_cost__loaded("sampler", s->skel->obj, load_started);
 	status__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
-		err = unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows),
-					 bpf_map__max_entries(s->skel->maps.unwind_rows),
-					 bpf_map__fd(s->skel->maps.unwind_processes),
-					 &s->unwind_tables);
+		err = unwind_tables__new(
+		    bpf_map__fd(s->skel->maps.unwind_rows), UNWIND_DEFAULT_ROWS,
+		    bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);
@@ -200,30 +192,7 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *addrs,
-			  uint16_t nr_user, uint16_t nr_kernel, uint16_t nr_python, uint64_t hash,
-			  uint32_t *index);
-
-static int record_thread(struct session *s, uint32_t tid, uint32_t process, const char *comm)
-{
-	for (size_t i = s->nr_threads; i-- > 0;) {
-		if (s->threads[i].tid == tid && s->threads[i].process == process) {
-			/* Threads rename themselves (pthread_setname_np);
-			 * keep the latest name. */
-			memcpy(s->threads[i].comm, comm, TASK_COMM_LEN);
-			return i;
-		}
-	}
-	if (array__grow((void **)&s->threads, &s->cap_threads, s->nr_threads + 1,
-			sizeof(*s->threads)))
-		return -ENOMEM;
-	s->threads[s->nr_threads].tid = tid;
-	s->threads[s->nr_threads].process = process;
-	memcpy(s->threads[s->nr_threads].comm, comm, TASK_COMM_LEN);
-	return s->nr_threads++;
-}
-
-static void refresh_modules(struct session *s, struct tracked_process *proc, uint64_t now)
+void session__refresh_process(struct session *s, struct tracked_process *proc, uint64_t now)
 {
 	proc->last_refresh_ns = now;
 	proc->unknown_since_refresh = false;
@@ -236,263 +205,6 @@ static void refresh_modules(struct session *s, struct tracked_process *proc, uin
 	 * ready, BPF steps through their code by frame pointer. */
 	if (s->unwind_tables)
 		unwind_tables__update_process(s->unwind_tables, proc->pid);
-}
-
-static uint64_t hash_addrs(const uint64_t *addrs, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ addrs[i]) * 0x100000001b3ULL;
-	return h ^ n;
-}
-
-/* Replaces the frame-pointer chain in addrs with the stack unwound from the
- * sample's stack copy.  Unwinding reads CFI now, not at the end, so the code
- * the stack runs through must be known: refresh once where it was not. */
-static int unwind_sample(struct session *s, struct tracked_process *proc,
-			 const struct sample_event *e, size_t size, size_t copy_offset,
-			 uint64_t *addrs, uint16_t *nr_user)
-{
-	uint16_t nr_fp = *nr_user;
-	int err;
-
-	for (int tries = 0;; tries++) {
-		err = unwinder__unwind(
-		    proc->unwinder, e->tid, (const void *)((const char *)(e + 1) + copy_offset),
-		    size - sizeof(*e) - copy_offset, addrs, nr_user, MAX_STACK_DEPTH);
-		if (err != UNWIND_STALE || tries || proc->last_refresh_ns >= e->time_ns)
-			return err < 0 ? err : 0;
-		refresh_modules(s, proc, clock__monotonic_ns());
-		memcpy(addrs, e->user_stack, nr_fp * sizeof(*addrs));
-		*nr_user = nr_fp;
-	}
-}
-
-/* The table entry of the process a record came from; one that joined the
- * target set in the kernel (a forked child) is added at its first record. */
-static int64_t session_process(struct session *s, pid_t pid)
-{
-	int64_t found = process_table__find(&s->processes, pid);
-	struct target_info info = {0};
-	uint32_t key = pid;
-
-	if (found >= 0)
-		return found;
-	bpf_map__lookup_elem(s->skel->maps.targets, &key, sizeof(key), &info, sizeof(info), 0);
-	found =
-	    process_table__get(&s->processes, pid, info.parent, info.flags & TARGET_FLAG_SELECTED);
-	if (found >= 0)
-		refresh_modules(s, &s->processes.processes[found], clock__monotonic_ns());
-	return found;
-}
-
-/* The user stack that the BPF unwinder walked, into addrs; its length. */
-static uint16_t bpf_unwound_stack(struct session *s, const struct unwind_frames *frames,
-				  uint64_t *addrs)
-{
-	uint32_t nr = frames->nr < UNWIND_MAX_FRAMES ? frames->nr : UNWIND_MAX_FRAMES;
-
-	if (frames->magic != UNWIND_FRAMES_MAGIC)
-		return 0;
-	memcpy(addrs, frames->frames, nr * sizeof(*addrs));
-	s->bpf_unwind.samples++;
-	s->bpf_unwind.frames += nr;
-	s->bpf_unwind.by_rules += frames->by_rules;
-	if (frames->end == UNWIND_END_OUTERMOST)
-		s->bpf_unwind.whole++;
-	else if (frames->end == UNWIND_END_DEPTH)
-		s->bpf_unwind.cut++;
-	else if (frames->end == UNWIND_END_DISTURBED)
-		s->bpf_unwind.disturbed++;
-	return nr;
-}
-
-static int handle_sample(void *ctx, void *data, size_t size)
-{
-	struct session *s = ctx;
-	const struct sample_event *e = data;
-	uint64_t addrs[UNWIND_MAX_FRAMES + MAX_STACK_DEPTH + PYTHON_MAX_FRAMES];
-	uint16_t nr_user = 0, nr_kernel = 0, nr_python = 0;
-	struct tracked_process *proc;
-	struct raw_sample *sample;
-	uint32_t stack;
-	int64_t process;
-	int thread, err;
-
-	if (size < sizeof(*e))
-		return 0;
-	process = session_process(s, e->pid);
-	if (process < 0) {
-		err = process;
-		goto fail;
-	}
-	proc = &s->processes.processes[process];
-	proc->records++;
-	if (e->user_stack_bytes > 0)
-		nr_user = e->user_stack_bytes / sizeof(__u64);
-	if (e->kernel_stack_bytes > 0)
-		nr_kernel = e->kernel_stack_bytes / sizeof(__u64);
-	memcpy(addrs, e->user_stack, nr_user * sizeof(__u64));
-	if (s->unwind_tables && size >= sizeof(*e) + sizeof(struct unwind_frames)) {
-		nr_user = bpf_unwound_stack(s, (const struct unwind_frames *)(e + 1), addrs);
-		unwind_tables__note_stack(s->unwind_tables, e->pid, addrs, nr_user);
-	}
-	/* Note unknown code now, while the target still maps it: after it
-	 * exits or unloads a library there is nothing left to read. */
-	for (uint16_t i = 0; i < nr_user; i++) {
-		if (proc->symbolizer && !symbolizer__covers(proc->symbolizer, addrs[i])) {
-			proc->unknown_since_refresh = true;
-			break;
-		}
-	}
-	/* The first unknown address of a process is looked up at once (a
-	 * command that just exec'd); later ones at most every interval. */
-	if (proc->unknown_since_refresh &&
-	    (!proc->refreshed_for_unknown ||
-	     e->time_ns > proc->last_refresh_ns + REFRESH_INTERVAL_NS)) {
-		proc->refreshed_for_unknown = true;
-		refresh_modules(s, proc, e->time_ns);
-	}
-	/* Taken during a warm-up that has ended (see end_warm_up()). */
-	if (e->kind == SAMPLE_KIND_CPU && e->time_ns < s->start_ns) {
-		s->warm_up_dropped++;
-		return 0;
-	}
-	/* A stack copy, where the sample has one, gives the user stack by the
-	 * unwind information of each binary; under --unwind compare (a copy
-	 * after the BPF walk), the reference that the walk is checked against. */
-	if (proc->unwinder && s->unwind_tables &&
-	    size > sizeof(*e) + sizeof(struct unwind_frames)) {
-		uint64_t reference[MAX_STACK_DEPTH];
-		uint16_t nr_reference = 0;
-
-		err = unwind_sample(s, proc, e, size, sizeof(struct unwind_frames), reference,
-				    &nr_reference);
-		if (err)
-			goto fail;
-		unwind_compare__sample(&s->unwind_compare, proc->symbolizer, addrs, nr_user,
-				       reference, nr_reference,
-				       unwinder__last_complete(proc->unwinder));
-	} else if (proc->unwinder && size > sizeof(*e)) {
-		err = unwind_sample(s, proc, e, size, 0, addrs, &nr_user);
-		if (err)
-			goto fail;
-	}
-	memcpy(addrs + nr_user, e->kernel_stack, nr_kernel * sizeof(__u64));
-	/* Code objects are read now, while the target still has them. */
-	if (proc->python) {
-		err = python_reader__keys(proc->python, &e->python, e->time_ns,
-					  addrs + nr_user + nr_kernel, PYTHON_MAX_FRAMES);
-		if (err < 0)
-			goto fail;
-		nr_python = err;
-		if (nr_python)
-			python_reader__saw_thread(proc->python, e->tid, e->time_ns);
-	}
-
-	err = find_raw_stack(s, process, addrs, nr_user, nr_kernel, nr_python,
-			     hash_addrs(addrs, nr_user + nr_kernel + nr_python) ^ process, &stack);
-	if (err)
-		goto fail;
-	thread = record_thread(s, e->tid, process, e->comm);
-	if (thread < 0) {
-		err = thread;
-		goto fail;
-	}
-	if (e->kind >= SAMPLE_KIND_MAX) {
-		err = -EPROTO;
-		goto fail;
-	}
-	if (s->handlers[e->kind].fn) {
-		err = s->handlers[e->kind].fn(s->handlers[e->kind].ctx, e, thread, stack);
-		if (err)
-			goto fail;
-		return 0;
-	}
-	if (e->kind == SAMPLE_KIND_LAUNCH) {
-		struct raw_launch *launch;
-
-		err = array__grow((void **)&s->launches, &s->cap_launches, s->nr_launches + 1,
-				  sizeof(*s->launches));
-		if (err)
-			goto fail;
-		launch = &s->launches[s->nr_launches++];
-		launch->correlation = e->correlation;
-		launch->thread = thread;
-		launch->stack = stack;
-		launch->time_ns = e->time_ns;
-		s->launches_sorted = false;
-		return 0;
-	}
-	err = array__grow((void **)&s->samples, &s->cap_samples, s->nr_samples + 1,
-			  sizeof(*s->samples));
-	if (err)
-		goto fail;
-	sample = &s->samples[s->nr_samples++];
-	sample->time_ns = e->time_ns;
-	sample->thread = thread;
-	sample->stack = stack;
-	sample->off_cpu_ns = 0;
-	if (e->kind == SAMPLE_KIND_OFF_CPU) {
-		/* Never 0: that would make it a CPU sample. */
-		sample->off_cpu_ns = e->detail[OFFCPU_DETAIL_DURATION_NS] | 1;
-		sample->syscall = (int64_t)e->detail[OFFCPU_DETAIL_SYSCALL] < 0 ||
-					  e->detail[OFFCPU_DETAIL_SYSCALL] > INT16_MAX
-				      ? -1
-				      : (int16_t)e->detail[OFFCPU_DETAIL_SYSCALL];
-		sample->runnable = e->detail[OFFCPU_DETAIL_STATE] == 0;
-	}
-	return 0;
-fail:
-	s->drain_error = err;
-	return err;
-}
-
-static uint64_t raw_stack_rehash(const void *ctx, uint32_t id)
-{
-	const struct session *s = ctx;
-
-	return s->raw_stacks[id].hash;
-}
-
-static int find_raw_stack(struct session *s, uint32_t process, const uint64_t *addrs,
-			  uint16_t nr_user, uint16_t nr_kernel, uint16_t nr_python, uint64_t hash,
-			  uint32_t *index)
-{
-	size_t n = nr_user + nr_kernel + nr_python, pos;
-	struct hash_index *raw_index = &s->raw_index;
-	struct raw_stack *r;
-
-	if (hash_index__reserve(raw_index, 4096, raw_stack_rehash, s))
-		return -ENOMEM;
-	for (pos = hash_index__first(raw_index, hash); !hash_index__empty(raw_index, pos);
-	     pos = hash_index__next(raw_index, pos)) {
-		r = &s->raw_stacks[hash_index__id(raw_index, pos)];
-		if (r->hash == hash && r->process == process && r->nr_user == nr_user &&
-		    r->nr_kernel == nr_kernel && r->nr_python == nr_python &&
-		    !memcmp(r->addrs, addrs, n * sizeof(*addrs))) {
-			*index = hash_index__id(raw_index, pos);
-			return 0;
-		}
-	}
-	if (array__grow((void **)&s->raw_stacks, &s->cap_raw_stacks, s->nr_raw_stacks + 1,
-			sizeof(*s->raw_stacks)))
-		return -ENOMEM;
-	r = &s->raw_stacks[s->nr_raw_stacks];
-	r->addrs = malloc((n ? n : 1) * sizeof(*addrs));
-	if (!r->addrs)
-		return -ENOMEM;
-	memcpy(r->addrs, addrs, n * sizeof(*addrs));
-	r->nr_user = nr_user;
-	r->nr_kernel = nr_kernel;
-	r->nr_python = nr_python;
-	r->process = process;
-	r->hash = hash;
-	r->symbolized = -1;
-	hash_index__set(raw_index, pos, s->nr_raw_stacks);
-	*index = s->nr_raw_stacks++;
-	return 0;
 }
 
 int session__start(struct session *s)
@@ -523,7 +235,7 @@ int session__start(struct session *s)
 		return -errno;
 	/* Know the targets' code before the first sample arrives. */
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
+		session__refresh_process(s, &s->processes.processes[i], clock__monotonic_ns());
 	/* The tables every stack needs (the program's and libc's) are built
 	 * in milliseconds: the first samples wait for them, a second at most;
 	 * the rest build meanwhile. */
@@ -543,7 +255,8 @@ int session__start(struct session *s)
 		}
 	}
 
-	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), handle_sample, s, NULL);
+	s->ring =
+	    ring_buffer__new(bpf_map__fd(s->skel->maps.samples), session__add_record, s, NULL);
 	if (!s->ring)
 		return -errno;
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -672,57 +385,6 @@ static bool others_alive(const struct session *s)
 	return false;
 }
 
-/* The target's CPU time since the last look, for the governor: each
- * process's own, so that one that exits takes nothing back. */
-static void add_target_time(struct session *s)
-{
-	static long ticks_per_s;
-
-	if (!ticks_per_s)
-		ticks_per_s = sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100;
-	for (size_t i = 0; i < s->processes.nr; i++) {
-		struct tracked_process *proc = &s->processes.processes[i];
-		struct procfs_stat st;
-		uint64_t ticks;
-
-		if (procfs__stat(proc->pid, 0, &st))
-			continue;
-		ticks = st.utime + st.stime;
-		if (ticks > proc->cpu_ticks && proc->cpu_ticks)
-			governor__add_target_time(&s->governor, (ticks - proc->cpu_ticks) *
-								    (1000000000ULL / ticks_per_s));
-		proc->cpu_ticks = ticks;
-	}
-}
-
-/* --max-overhead: once a second, llmprof's cost against the target's CPU;
- * the sampling slows or speeds up by the governor's divisor. */
-static int govern(struct session *s, uint64_t now)
-{
-	unsigned int was = s->governor.divisor, divisor;
-	int err;
-
-	if (s->governor.budget <= 0 || s->stopped)
-		return 0;
-	add_target_time(s);
-	divisor = governor__tick(&s->governor, now);
-	if (divisor == was)
-		return 0;
-	err = sampling_clock__set_divisor(&s->clock, divisor);
-	if (err)
-		return err;
-	err = governor__changed(&s->governor, now, divisor);
-	if (err)
-		return err;
-	status__info("overhead %.1f%% of the target's CPU, budget %.1f%% (--max-overhead): "
-		     "sampling at %.0f Hz from %.1f s (asked %u Hz; each sample weighs %u)",
-		     100 * s->governor.last_share, 100 * s->governor.budget,
-		     (double)s->options.frequency / divisor,
-		     now > s->start_ns ? (now - s->start_ns) / 1e9 : 0.0, s->options.frequency,
-		     divisor);
-	return 0;
-}
-
 int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_end *end)
 {
 	int err;
@@ -783,7 +445,7 @@ int session__run(struct session *s, volatile sig_atomic_t *stop, enum session_en
 		if (err)
 			return err;
 		session__load_gate_expire(s, false);
-		err = govern(s, clock__monotonic_ns());
+		err = session__govern(s, clock__monotonic_ns());
 		if (err)
 			return err;
 		if (s->options.tick)
@@ -888,11 +550,6 @@ int session__stop(struct session *s)
 	return drain(s);
 }
 
-int session__add_record(void *s, void *data, size_t size)
-{
-	return handle_sample(s, data, size);
-}
-
 unsigned long long session__end_time(const struct session *s)
 {
 	return s->end_ns;
@@ -908,15 +565,8 @@ int session__finish(struct session *s, struct profile **out)
 		return err;
 	read_counters(s, counters);
 	report_bpf_cost(s, counters[COUNTER_SAMPLES]);
-	if (s->governor.budget > 0)
-		status__debug(
-		    "overhead governor: %llu seconds measured, llmprof cost %.2f%% of "
-		    "the target's CPU on average, %.2f%% at most (budget %.2f%%); %zu "
-		    "changes of rate",
-		    (unsigned long long)s->governor.windows,
-		    s->governor.windows ? 100 * s->governor.sum_share / s->governor.windows : 0.0,
-		    100 * s->governor.worst_share, 100 * s->governor.budget,
-		    s->governor.nr_steps - 1);
+	session__report_governor(s);
+	session__scale_thinned_waits(s, counters);
 	if (s->clock.random && s->end_ns > s->start_ns)
 		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
 			      "per second",
@@ -1002,7 +652,7 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 void session__refresh_modules(struct session *s)
 {
 	for (size_t i = 0; i < s->processes.nr; i++)
-		refresh_modules(s, &s->processes.processes[i], clock__monotonic_ns());
+		session__refresh_process(s, &s->processes.processes[i], clock__monotonic_ns());
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

@@ -44,6 +44,9 @@ struct raw_sample {
 	uint64_t off_cpu_ns; /* 0 for a CPU sample */
 	int16_t syscall;
 	bool runnable;
+	/* Kept while the governor thinned the waits: its time is scaled
+	 * to stand for those not kept (session__scale_thinned_waits()). */
+	bool thinned;
 };
 
 /* A GPU launch seen by the USDT probe: its CPU stack, by correlation id. */
@@ -58,6 +61,9 @@ struct raw_thread {
 	uint32_t tid;
 	uint32_t process; /* index into the process table */
 	char comm[TASK_COMM_LEN];
+	/* Its waits while the governor thinned them: the time of all, as
+	 * of its last kept one, and of those kept. */
+	uint64_t thinned_ns, kept_ns;
 };
 
 struct poll_source {
@@ -140,5 +146,19 @@ int session_profile__build(struct session *s, const uint64_t *counters, struct p
  * past LOAD_GATE_TIMEOUT_MS (a family never answered: its record lost), or
  * all of them. */
 void session__load_gate_expire(struct session *session, bool all);
+
+/* Reads again what proc maps (symbols, Python, unwind tables), at now. */
+void session__refresh_process(struct session *s, struct tracked_process *proc, uint64_t now);
+
+/* --max-overhead, at now: once a window has passed, measures llmprof's cost
+ * against the targets' CPU and applies the governor's new rate, if any, said
+ * on stderr.  0 or -errno. */
+int session__govern(struct session *s, uint64_t now);
+/* Under -v, what the governor measured over the session. */
+void session__report_governor(const struct session *s);
+/* Scales the times of the off-CPU waits kept while the governor thinned
+ * them so that they add up to the time of every wait of those spells, as
+ * BPF counted it (counters[COUNTER_THINNED_WAIT_NS]). */
+void session__scale_thinned_waits(struct session *s, const uint64_t *counters);
 
 #endif /* LLMPROF_SESSION_PRIVATE_H */

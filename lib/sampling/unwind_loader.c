@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 
 #include "array.h"
+#include "sampling/bpf_cost.h"
 #include "base/clock.h"
 #include "base/procfs.h"
 #include "status.h"
@@ -48,7 +49,7 @@ struct table_file {
 	 * only once a sample runs through it. */
 	bool deferred;
 	struct unwind_table table; /* rows freed once loaded into BPF */
-	uint32_t first_row;
+	uint32_t chunk, first_row;
 	uint64_t build_ns;
 	int err;
 };
@@ -66,11 +67,20 @@ struct table_process {
 	bool pending;	  /* some of its files are queued */
 };
 
+/* One inner map of the rows map: files' rows back to back. */
+struct row_chunk {
+	int fd;
+	uint32_t size, used;
+};
+
 struct unwind_tables {
 	int rows_fd, processes_fd, event_fd;
-	uint32_t max_rows;
+	uint32_t max_rows; /* in all the chunks */
+	struct row_chunk chunks[UNWIND_MAX_CHUNKS];
+	uint32_t nr_chunks, allocated_rows;
+	uint32_t nr_doubled; /* chunks of the doubling sizes (not one file's own) */
 
-	pthread_mutex_t lock; /* files[].state, .table, .err, next_row, queued */
+	pthread_mutex_t lock; /* files[].state, .table, .err, the chunks, used_rows, queued */
 	pthread_cond_t wake;
 	pthread_cond_t built; /* a file's table is done */
 	pthread_t worker;
@@ -78,7 +88,7 @@ struct unwind_tables {
 	struct table_file **files; /* pointers: the worker holds one across a build */
 	size_t nr_files, cap_files;
 	size_t queued;
-	uint32_t next_row;
+	uint32_t used_rows;
 
 	struct table_process *processes;
 	size_t nr_processes, cap_processes;
@@ -121,6 +131,64 @@ static void defer(struct unwind_tables *t, struct table_file *f)
 	t->nr_deferred++;
 }
 
+/* A chunk of the rows map with room for nr rows: twice as large as the one
+ * before (the first UNWIND_FIRST_CHUNK_ROWS), or a file's own where its rows
+ * need more (libtorch's are a million), so that a session takes little more
+ * memory than its files' rows need, in few chunks.  The index of the chunk
+ * or -errno; called with the lock held. */
+static int add_chunk(struct unwind_tables *t, uint32_t nr)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	uint32_t size = UNWIND_FIRST_CHUNK_ROWS << (t->nr_doubled < 6 ? t->nr_doubled : 6);
+	uint32_t page_rows = sysconf(_SC_PAGESIZE) / sizeof(struct unwind_row);
+	uint32_t index = t->nr_chunks;
+	int fd;
+
+	if (size < nr)
+		size = (nr + page_rows - 1) / page_rows * page_rows;
+	else
+		t->nr_doubled++;
+	if (size > t->max_rows - t->allocated_rows)
+		size = t->max_rows - t->allocated_rows;
+	if (index == UNWIND_MAX_CHUNKS || size < nr || !nr)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_chunk", sizeof(__u32),
+			    sizeof(struct unwind_row), size, &opts);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(t->rows_fd, &index, &fd, BPF_ANY)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	bpf_cost__map_created(fd);
+	t->chunks[t->nr_chunks++] = (struct row_chunk){.fd = fd, .size = size};
+	t->allocated_rows += size;
+	return index;
+}
+
+/* Room for a file's nr rows: the first chunk where they fit, or a new
+ * one.  0 or -ENOSPC (the chunks hold max_rows in all); called with the
+ * lock held. */
+static int place_rows(struct unwind_tables *t, uint32_t nr, uint32_t *chunk, uint32_t *first)
+{
+	int index = -1;
+
+	for (uint32_t i = 0; i < t->nr_chunks && index < 0; i++)
+		if (t->chunks[i].size - t->chunks[i].used >= nr)
+			index = i;
+	if (index < 0)
+		index = add_chunk(t, nr);
+	if (index < 0)
+		return index;
+	*chunk = index;
+	*first = t->chunks[index].used;
+	t->chunks[index].used += nr;
+	t->used_rows += nr;
+	return 0;
+}
+
 static void *worker_main(void *arg)
 {
 	struct unwind_tables *t = arg;
@@ -130,7 +198,7 @@ static void *worker_main(void *arg)
 		struct table_file *f = NULL;
 		struct unwind_table table;
 		uint64_t start;
-		uint32_t first = 0;
+		uint32_t chunk = 0, first = 0;
 		int err;
 
 		while (!t->stopping && !t->queued)
@@ -159,7 +227,7 @@ static void *worker_main(void *arg)
 		/* Files no sample has reached use at most a quarter of the rows map:
 		 * the rest is kept for those that samples reach (a process
 		 * with torch maps more code than the map holds). */
-		if (!f->sampled && t->next_row >= t->max_rows / 4) {
+		if (!f->sampled && t->used_rows >= t->max_rows / 4) {
 			defer(t, f);
 			continue;
 		}
@@ -178,27 +246,24 @@ static void *worker_main(void *arg)
 			table = (struct unwind_table){0};
 
 		pthread_mutex_lock(&t->lock);
-		if (!err && !f->sampled && t->next_row + table.nr_rows > t->max_rows / 4) {
+		if (!err && !f->sampled && t->used_rows + table.nr_rows > t->max_rows / 4) {
 			free(table.rows);
 			t->build_ns += clock__thread_cpu_ns() - start;
 			defer(t, f);
 			continue;
 		}
-		if (!err && table.nr_rows > t->max_rows - t->next_row)
-			err = -ENOSPC;
-		if (!err) {
-			first = t->next_row;
-			t->next_row += table.nr_rows;
-		}
+		if (!err)
+			err = place_rows(t, table.nr_rows, &chunk, &first);
 		pthread_mutex_unlock(&t->lock);
 		if (!err)
-			err = write_rows(t->rows_fd, first, table.rows, table.nr_rows);
+			err = write_rows(t->chunks[chunk].fd, first, table.rows, table.nr_rows);
 		/* BPF has the rows now; keep only what maps them. */
 		free(table.rows);
 		table.rows = NULL;
 
 		pthread_mutex_lock(&t->lock);
 		f->table = table;
+		f->chunk = chunk;
 		f->first_row = first;
 		f->build_ns = clock__thread_cpu_ns() - start;
 		f->err = err;
@@ -269,6 +334,8 @@ void unwind_tables__free(struct unwind_tables *t)
 		free(t->files[i]);
 	}
 	free(t->files);
+	for (uint32_t i = 0; i < t->nr_chunks; i++)
+		close(t->chunks[i].fd);
 	for (size_t i = 0; i < t->nr_processes; i++)
 		free(t->processes[i].mappings);
 	free(t->processes);
@@ -431,6 +498,7 @@ static int load_process(struct unwind_tables *t, struct table_process *p)
 		out->bias = bias;
 		out->start = m->start;
 		out->end = m->end;
+		out->chunk = f->chunk;
 		out->first_row = f->first_row;
 		out->nr_rows = f->table.nr_rows;
 		entry->nr++;
@@ -652,11 +720,12 @@ void unwind_tables__report(struct unwind_tables *t)
 		    (!longest || t->files[i]->build_ns > longest->build_ns))
 			longest = t->files[i];
 	status__debug(
-	    "unwind tables %s: %zu files, %" PRIu32 " rows (%.1f MiB in BPF), built in "
+	    "unwind tables %s: %zu files, %" PRIu32 " rows in %" PRIu32 " chunks of "
+	    "%.1f MiB in all, built in "
 	    "%.2f s of CPU; those samples ran through ready %.2f s after the first "
 	    "was queued, the last %.2f s after; longest %s (%.2f s)%s%s",
-	    wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->next_row,
-	    t->next_row * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
+	    wanted(t, false) ? "not all ready" : "ready", t->nr_built, t->used_rows, t->nr_chunks,
+	    t->allocated_rows * sizeof(struct unwind_row) / 1048576.0, t->build_ns / 1e9,
 	    t->sampled_ready_ns > t->first_queued_ns
 		? (t->sampled_ready_ns - t->first_queued_ns) / 1e9
 		: 0.0,

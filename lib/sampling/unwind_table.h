@@ -53,8 +53,9 @@ int unwind_table__bias(const struct unwind_table *table, uint64_t start, uint64_
 
 struct unwind_tables;
 
-/* rows_fd: the BPF array of struct unwind_row (max_rows long, mmap()able);
- * processes_fd: the BPF hash from PID to struct unwind_process. */
+/* rows_fd: the BPF array of maps that holds the chunks of rows, created
+ * here as files need room, max_rows in all; processes_fd: the BPF hash
+ * from PID to struct unwind_process. */
 int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
 		       struct unwind_tables **out);
 void unwind_tables__free(struct unwind_tables *tables);
