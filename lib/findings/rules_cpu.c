@@ -399,6 +399,100 @@ static size_t named_ranks(const struct profile *p)
 	return n;
 }
 
+/* loop_waits()'s arrays: each stack's wait site (-1 for none), and per
+ * thread its last sample's site, its span at the loop's site and its
+ * waits there. */
+struct loop_scan {
+	int *site_of, *last;
+	uint64_t *episodes; /* per site: the waits begun there */
+	uint64_t *first_ns, *last_ns, *thread_episodes, *thread_end;
+};
+
+/* Every stack's wait site: the index in waits of the call it waits at. */
+static void loop_scan__sites(struct loop_scan *v, const struct analysis *a,
+			     const enum loader_role *roles, const struct tally *waits)
+{
+	const struct profile *p = a->profile;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		char location[512];
+
+		v->site_of[i] = -1;
+		if (roles[i] != LOADER_WAIT &&
+		    (roles[i] != LOADER_INLINE || find_loader_next(p, i) < 0))
+			continue;
+		wait_site(p, i, location, sizeof(location));
+		for (size_t k = 0; k < waits->nr && v->site_of[i] < 0; k++)
+			if (!strcmp(waits->entries[k].key, location))
+				v->site_of[i] = (int)k;
+	}
+}
+
+/* The site where the threads begin a wait most often. */
+static int loop_scan__busiest_site(struct loop_scan *v, const struct analysis *a,
+				   const struct tally *waits)
+{
+	const struct profile *p = a->profile;
+	int site = 0;
+
+	for (size_t t = 0; t < p->nr_threads; t++)
+		v->last[t] = -1;
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		int at = x->thread < p->nr_threads ? v->site_of[x->stack] : -1;
+
+		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack])
+			continue;
+		if (at >= 0 && at != v->last[x->thread])
+			v->episodes[at]++;
+		v->last[x->thread] = at;
+	}
+	for (size_t k = 1; k < waits->nr; k++)
+		if (v->episodes[k] > v->episodes[site])
+			site = (int)k;
+	return site;
+}
+
+/* Every thread's span of the loop: from its first wait at site to a step
+ * after its last. */
+static void loop_scan__spans(struct loop_scan *v, const struct analysis *a, int site)
+{
+	const struct profile *p = a->profile;
+
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		v->last[t] = -1;
+		v->first_ns[t] = UINT64_MAX;
+	}
+	memset(v->thread_episodes, 0, p->nr_threads * sizeof(*v->thread_episodes));
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct sample *x = &p->samples[i];
+		int at;
+
+		if (x->thread >= p->nr_threads)
+			continue;
+		at = v->site_of[x->stack];
+		v->thread_end[x->thread] = x->time_ns;
+		if (at == site) {
+			if (v->first_ns[x->thread] == UINT64_MAX)
+				v->first_ns[x->thread] = x->time_ns;
+			v->last_ns[x->thread] = x->time_ns;
+			v->thread_episodes[x->thread] += at != v->last[x->thread];
+		}
+		v->last[x->thread] = at;
+	}
+	/* The loop ends a step after its last wait: a step is the mean time
+	 * between its waits (or, with one wait, the thread's last sample). */
+	for (size_t t = 0; t < p->nr_threads; t++) {
+		if (v->first_ns[t] == UINT64_MAX)
+			continue;
+		if (v->thread_episodes[t] > 1)
+			v->last_ns[t] +=
+			    (v->last_ns[t] - v->first_ns[t]) / (v->thread_episodes[t] - 1);
+		else
+			v->last_ns[t] = v->thread_end[t];
+	}
+}
+
 /*
  * The training loop's wait for batches, on a timeline: the call where the
  * training threads wait most often (one wait per step, where a start-up
@@ -413,92 +507,34 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 		      uint64_t *wall, int *site)
 {
 	const struct profile *p = a->profile;
-	int *site_of = NULL, *last = NULL;
-	uint64_t *episodes = NULL, *first_ns = NULL, *last_ns = NULL;
-	uint64_t *thread_episodes = NULL, *thread_end = NULL;
+	struct loop_scan v = {0};
 	int err = -ENOMEM;
 
 	*site = -1;
 	if (!a->has_timeline || !p->nr_threads || !waits->nr)
 		return 0;
-	site_of = malloc(p->nr_stacks * sizeof(*site_of));
-	last = malloc(p->nr_threads * sizeof(*last));
-	episodes = calloc(waits->nr, sizeof(*episodes));
-	first_ns = malloc(p->nr_threads * sizeof(*first_ns));
-	last_ns = calloc(p->nr_threads, sizeof(*last_ns));
-	thread_episodes = calloc(p->nr_threads, sizeof(*thread_episodes));
-	thread_end = calloc(p->nr_threads, sizeof(*thread_end));
-	if (!site_of || !last || !episodes || !first_ns || !last_ns || !thread_episodes ||
-	    !thread_end)
+	v.site_of = malloc(p->nr_stacks * sizeof(*v.site_of));
+	v.last = malloc(p->nr_threads * sizeof(*v.last));
+	v.episodes = calloc(waits->nr, sizeof(*v.episodes));
+	v.first_ns = malloc(p->nr_threads * sizeof(*v.first_ns));
+	v.last_ns = calloc(p->nr_threads, sizeof(*v.last_ns));
+	v.thread_episodes = calloc(p->nr_threads, sizeof(*v.thread_episodes));
+	v.thread_end = calloc(p->nr_threads, sizeof(*v.thread_end));
+	if (!v.site_of || !v.last || !v.episodes || !v.first_ns || !v.last_ns ||
+	    !v.thread_episodes || !v.thread_end)
 		goto out;
-	for (uint32_t i = 0; i < p->nr_stacks; i++) {
-		char location[512];
-
-		site_of[i] = -1;
-		if (roles[i] != LOADER_WAIT &&
-		    (roles[i] != LOADER_INLINE || find_loader_next(p, i) < 0))
-			continue;
-		wait_site(p, i, location, sizeof(location));
-		for (size_t k = 0; k < waits->nr && site_of[i] < 0; k++)
-			if (!strcmp(waits->entries[k].key, location))
-				site_of[i] = (int)k;
-	}
-	for (size_t t = 0; t < p->nr_threads; t++) {
-		last[t] = -1;
-		first_ns[t] = UINT64_MAX;
-	}
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct sample *x = &p->samples[i];
-		int at = x->thread < p->nr_threads ? site_of[x->stack] : -1;
-
-		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack])
-			continue;
-		if (at >= 0 && at != last[x->thread])
-			episodes[at]++;
-		last[x->thread] = at;
-	}
-	*site = 0;
-	for (size_t k = 1; k < waits->nr; k++)
-		if (episodes[k] > episodes[*site])
-			*site = (int)k;
-	for (size_t t = 0; t < p->nr_threads; t++)
-		last[t] = -1;
-	memset(thread_episodes, 0, p->nr_threads * sizeof(*thread_episodes));
-	for (size_t i = 0; i < p->nr_samples; i++) {
-		const struct sample *x = &p->samples[i];
-		int at;
-
-		if (x->thread >= p->nr_threads)
-			continue;
-		at = site_of[x->stack];
-		thread_end[x->thread] = x->time_ns;
-		if (at == *site) {
-			if (first_ns[x->thread] == UINT64_MAX)
-				first_ns[x->thread] = x->time_ns;
-			last_ns[x->thread] = x->time_ns;
-			thread_episodes[x->thread] += at != last[x->thread];
-		}
-		last[x->thread] = at;
-	}
-	/* The loop ends a step after its last wait: a step is the mean time
-	 * between its waits (or, with one wait, the thread's last sample). */
-	for (size_t t = 0; t < p->nr_threads; t++) {
-		if (first_ns[t] == UINT64_MAX)
-			continue;
-		if (thread_episodes[t] > 1)
-			last_ns[t] += (last_ns[t] - first_ns[t]) / (thread_episodes[t] - 1);
-		else
-			last_ns[t] = thread_end[t];
-	}
+	loop_scan__sites(&v, a, roles, waits);
+	*site = loop_scan__busiest_site(&v, a, waits);
+	loop_scan__spans(&v, a, *site);
 	*wait = *inline_load = *wall = 0;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];
 
 		if (x->thread >= p->nr_threads || a->is_gpu_stack[x->stack] ||
-		    x->time_ns < first_ns[x->thread] || x->time_ns > last_ns[x->thread])
+		    x->time_ns < v.first_ns[x->thread] || x->time_ns > v.last_ns[x->thread])
 			continue;
 		*wall += x->weight;
-		if (site_of[x->stack] != *site)
+		if (v.site_of[x->stack] != *site)
 			continue;
 		if (roles[x->stack] == LOADER_INLINE)
 			*inline_load += x->weight;
@@ -507,13 +543,13 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 	}
 	err = 0;
 out:
-	free(site_of);
-	free(last);
-	free(episodes);
-	free(first_ns);
-	free(last_ns);
-	free(thread_episodes);
-	free(thread_end);
+	free(v.site_of);
+	free(v.last);
+	free(v.episodes);
+	free(v.first_ns);
+	free(v.last_ns);
+	free(v.thread_episodes);
+	free(v.thread_end);
 	return err;
 }
 
