@@ -212,6 +212,7 @@ int do_merge(int argc, char **argv)
 		if (i == optind) {
 			merged->unit = one->unit;
 			merged->frequency = one->frequency;
+			merged->python_pyspy_form = one->python_pyspy_form;
 		} else if (one->unit != merged->unit) {
 			status__error("%s weighs in other units than %s: cannot merge them",
 				      profile_input__display_name(argv[i]),
@@ -222,6 +223,7 @@ int do_merge(int argc, char **argv)
 		} else if (one->frequency != merged->frequency) {
 			merged->frequency = 0;
 		}
+		merged->python_pyspy_form &= one->python_pyspy_form;
 		err = add_profile(merged, one, labels_text ? labels[i - optind] : NULL);
 		profile__free(one);
 		if (err) {

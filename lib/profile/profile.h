@@ -194,6 +194,10 @@ struct id_arena;   /* private storage of the stacks' frame ids */
 struct profile {
 	char *name;	/* e.g. the command line; may be NULL */
 	char *exporter; /* who wrote the input, when parsed */
+	/* Read from a file whose Python frames all have a line and a file as
+	 * py-spy shows it: folded text keeps py-spy's form for them
+	 * (python_frame__pyspy_form()), speedscope a frame per line. */
+	bool python_pyspy_form;
 	enum profile_unit unit;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at the start, 0 when unknown */
 	uint64_t duration_ns;
@@ -341,6 +345,10 @@ int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */
 char *frame__folded_name(const struct frame *frame);
+
+/* The same, a Python frame in py-spy's form ("name (file:LINE)", unmarked)
+ * where pyspy_form; see python_frame__pyspy_form(). */
+char *frame__folded_text(const struct frame *frame, bool pyspy_form);
 
 /* The frame as reports show it, without marks: its name, but a Python
  * frame's text made of its name and file ("step (model.py)"), written into

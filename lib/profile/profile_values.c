@@ -215,6 +215,7 @@ static int copy_metadata(const struct profile *p, struct profile *q, size_t inde
 	if ((p->name && !(q->name = strdup(p->name))) ||
 	    (p->exporter && !(q->exporter = strdup(p->exporter))))
 		return -ENOMEM;
+	q->python_pyspy_form = p->python_pyspy_form;
 	q->start_ns = p->start_ns;
 	q->duration_ns = p->duration_ns;
 	q->processes = p->processes;
