@@ -205,7 +205,9 @@ bool python_frame__pyspy_form(const struct profile *p)
 		if (!f->line || !f->name || !f->name[0] || !python_frame__has_python_file(f) ||
 		    f->file[0] == '/' || is_unknown(f->name, f->file))
 			return false;
-		any = true;
+		/* Not code of "<string>" alone, which a live session of
+		 * "python -c" has too. */
+		any |= f->file[0] != '<';
 	}
 	return any;
 }

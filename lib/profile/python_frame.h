@@ -91,8 +91,9 @@ int64_t python_frame__intern_pyspy_text(struct profile *profile, const char *tex
  * text in py-spy's form, "name (file:LINE)" unmarked, rather than llmprof's
  * "name (file)_[p]" that leaves the line out (profile->python_pyspy_form):
  * where every Python frame has a line and a file as py-spy shows it (not a
- * full path), as py-spy's raw and speedscope output have, so that such a
- * file comes back as it was, through speedscope and pprof too.
+ * full path), some of them a .py file's (not "<string>" alone), as py-spy's
+ * raw and speedscope output have, so that such a file comes back as it
+ * was, through speedscope and pprof too.
  */
 bool python_frame__pyspy_form(const struct profile *profile);
 
