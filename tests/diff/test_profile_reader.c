@@ -226,6 +226,18 @@ static void test_pyspy_frames(void)
 	free(out);
 	profile__free(p);
 
+	/* Code of "<string>" alone, as a live session of "python -c" has:
+	 * llmprof's form. */
+	p = read_text("<module> (<string>:1);f (<string>:3) 2\n", NULL, &result, &err);
+	CHECK(!err && p);
+	if (!p)
+		return;
+	CHECK(!p->python_pyspy_form && frame_named(p, "f") && frame_named(p, "f")->line == 3);
+	out = folded_text(p);
+	CHECK(out && !strcmp(out, "<module> (<string>)_[p];f (<string>)_[p] 2\n"));
+	free(out);
+	profile__free(p);
+
 	/* --nolineno: Python frames without a line, written in llmprof's
 	 * form, which has none either. */
 	p = read_text("<module> (train.py);step (model.py) 3\n", NULL, &result, &err);
