@@ -66,15 +66,12 @@ static int usage_error(const char *fmt, const char *arg)
 static int select_view(struct profile **profile, const char *view, const char *input)
 {
 	int index = profile__value_index(*profile, view);
-	char names[256] = "";
+	char names[256];
 	struct profile *one;
-	size_t used = 0;
 	int err;
 
 	if (index < 0) {
-		for (size_t i = 0; i < profile__nr_values(*profile) && used < sizeof(names); i++)
-			used += snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
-					 profile__value_type(*profile, i).name);
+		profile__value_names(*profile, names, sizeof(names));
 		status__error("convert: no value '%s' in %s (it has %s)", view,
 			      profile_input__display_name(input), names);
 		return EXIT_USAGE;

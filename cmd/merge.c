@@ -2,7 +2,8 @@
 /*
  * llmprof merge: sums profiles (any input diff reads) into one, each
  * optionally under a label of its own, so that the per-node profiles of a
- * multi-node job become one flame graph.
+ * multi-node job become one flame graph; profiles of several values (sample
+ * types, views) keep them all, value by value.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,8 @@
 #include "status.h"
 
 #define MAX_LABEL 256
+/* Values per stack an input may hold (pprof's sample types, views). */
+#define PROFILE_MAX_VALUES 64
 
 enum {
 	OPT_LABEL = 256,
@@ -43,7 +46,8 @@ static void usage(FILE *out)
 	fprintf(out, "Usage: llmprof merge [OPTIONS] INPUT...\n"
 		     "\n"
 		     "Sum profiles (folded stacks, speedscope JSON, pprof or perf script, told\n"
-		     "apart by content) into one; they must weigh in the same unit.\n"
+		     "apart by content) into one; they must weigh in the same unit, or hold the\n"
+		     "same values (pprof's sample types, views), each summed with its own.\n"
 		     "\n"
 		     "Options:\n");
 	help_option(out, "  -f, --format FORMAT  ", formats);
@@ -61,8 +65,19 @@ static int usage_error(const char *fmt, const char *arg)
 	return command_usage_error("merge", fmt, arg);
 }
 
-/* Adds every stack of from, under the label frame when there is one. */
-static int add_profile(struct profile *into, const struct profile *from, const char *label)
+/* Whether stack i of p holds some of any value. */
+static bool stack_has_values(const struct profile *p, uint32_t i)
+{
+	for (size_t v = 0; v < profile__nr_values(p); v++)
+		if (profile__stack_value(p, i, v))
+			return true;
+	return false;
+}
+
+/* Adds every stack of from, each of its values to into's value map[v],
+ * under the label frame when there is one. */
+static int add_profile(struct profile *into, const struct profile *from, const size_t *map,
+		       const char *label)
 {
 	uint32_t *frames = NULL;
 	size_t cap = 0;
@@ -82,7 +97,7 @@ static int add_profile(struct profile *into, const struct profile *from, const c
 		size_t n = 0;
 		int64_t stack;
 
-		if (!s->weight || !s->depth)
+		if (!s->depth || !stack_has_values(from, i))
 			continue;
 		if (s->depth + 1 > cap) {
 			uint32_t *grown = realloc(frames, (s->depth + 1) * sizeof(*frames));
@@ -114,7 +129,9 @@ static int add_profile(struct profile *into, const struct profile *from, const c
 			err = stack;
 			break;
 		}
-		profile__add_weight(into, stack, s->weight);
+		for (size_t v = 0; v < profile__nr_values(from) && !err; v++)
+			err = profile__add_stack_value(into, stack, map[v],
+						       profile__stack_value(from, i, v));
 	}
 	into->samples_taken += from->samples_taken;
 	free(frames);
@@ -205,24 +222,57 @@ int do_merge(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct profile *one = NULL;
 		enum profile_format input_format;
+		size_t map[PROFILE_MAX_VALUES] = {0};
 
 		status = profile_input__load(argv[i], &read_options, &one, &input_format);
 		if (status)
 			goto cleanup;
+		if (profile__nr_values(one) > PROFILE_MAX_VALUES) {
+			status__error("%s holds more than %d values: cannot merge it",
+				      profile_input__display_name(argv[i]), PROFILE_MAX_VALUES);
+			profile__free(one);
+			status = EXIT_USAGE;
+			goto cleanup;
+		}
 		if (i == optind) {
 			merged->unit = one->unit;
 			merged->frequency = one->frequency;
-		} else if (one->unit != merged->unit) {
+			merged->python_pyspy_form = one->python_pyspy_form;
+			err = profile__copy_value_types(merged, one);
+			if (err) {
+				status__error("cannot merge %s: %s", argv[i], strerror(-err));
+				profile__free(one);
+				status = EXIT_RUNTIME;
+				goto cleanup;
+			}
+		}
+		/* As pprof -proto merges profiles: the same sample types, each
+		 * summed with its own (here in any order). */
+		if ((profile__nr_values(one) > 1 || profile__nr_values(merged) > 1) &&
+		    profile__value_map(merged, one, map)) {
+			char have[256], want[256];
+
+			profile__value_names(one, have, sizeof(have));
+			profile__value_names(merged, want, sizeof(want));
+			status__error("%s holds other values (%s) than %s (%s): cannot merge them",
+				      profile_input__display_name(argv[i]), have,
+				      profile_input__display_name(argv[optind]), want);
+			profile__free(one);
+			status = EXIT_USAGE;
+			goto cleanup;
+		}
+		if (profile__nr_values(one) == 1 && one->unit != merged->unit) {
 			status__error("%s weighs in other units than %s: cannot merge them",
 				      profile_input__display_name(argv[i]),
 				      profile_input__display_name(argv[optind]));
 			profile__free(one);
 			status = EXIT_USAGE;
 			goto cleanup;
-		} else if (one->frequency != merged->frequency) {
-			merged->frequency = 0;
 		}
-		err = add_profile(merged, one, labels_text ? labels[i - optind] : NULL);
+		if (one->frequency != merged->frequency)
+			merged->frequency = 0;
+		merged->python_pyspy_form &= one->python_pyspy_form;
+		err = add_profile(merged, one, map, labels_text ? labels[i - optind] : NULL);
 		profile__free(one);
 		if (err) {
 			status__error("cannot merge %s: %s", argv[i], strerror(-err));

@@ -53,7 +53,7 @@ int folded__write(const struct profile *p, enum output_view view, FILE *out)
 	if (!names || !lines)
 		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++) {
-		names[i] = frame__folded_name(&p->frames[i]);
+		names[i] = frame__folded_text(&p->frames[i], p->python_pyspy_form);
 		if (!names[i])
 			goto cleanup;
 	}

@@ -390,10 +390,18 @@ static const char *const kind_suffix[FRAME_KIND_COUNT] = {
 
 char *frame__folded_name(const struct frame *f)
 {
+	return frame__folded_text(f, false);
+}
+
+char *frame__folded_text(const struct frame *f, bool pyspy_form)
+{
+	bool pyspy = pyspy_form && f->kind == FRAME_PYTHON;
 	const char *prefix = f->kind == FRAME_GPU ? "[gpu] " : "";
-	const char *suffix = kind_suffix[f->kind] ? kind_suffix[f->kind] : "";
+	const char *suffix = !pyspy && kind_suffix[f->kind] ? kind_suffix[f->kind] : "";
 	/* A Python frame's text is made of its name and file. */
-	char *python = f->kind == FRAME_PYTHON ? python_frame__text_dup(f) : NULL;
+	char *python = pyspy			 ? python_frame__pyspy_text_dup(f)
+		       : f->kind == FRAME_PYTHON ? python_frame__text_dup(f)
+						 : NULL;
 	const char *name = python ? python : f->name && f->name[0] ? f->name : "[unknown]";
 	size_t name_len = strlen(name), digits = name_len;
 	const char *guard = "";

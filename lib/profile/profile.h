@@ -194,6 +194,10 @@ struct id_arena;   /* private storage of the stacks' frame ids */
 struct profile {
 	char *name;	/* e.g. the command line; may be NULL */
 	char *exporter; /* who wrote the input, when parsed */
+	/* Read from a file whose Python frames all have a line and a file as
+	 * py-spy shows it: folded text keeps py-spy's form for them
+	 * (python_frame__pyspy_form()), speedscope a frame per line. */
+	bool python_pyspy_form;
 	enum profile_unit unit;
 	uint64_t start_ns; /* CLOCK_MONOTONIC at the start, 0 when unknown */
 	uint64_t duration_ns;
@@ -314,6 +318,16 @@ const char *profile__weight_name(const struct profile *profile, bool gpu);
  * Returns its index (>= 1) or -ENOMEM; -EEXIST where the name is taken. */
 int profile__add_value_type(struct profile *profile, const char *name, const char *unit_name,
 			    enum profile_unit unit);
+/* The values' names, ", " between them ("cpu, memory-peak"), into buf;
+ * snprintf's return value. */
+int profile__value_names(const struct profile *profile, char *buf, size_t size);
+/* Where from's values go in into: map[i] is into's index of from's value i,
+ * the value of the same name and unit.  0, or -ENOENT where the two do not
+ * hold the same value types (in any order). */
+int profile__value_map(const struct profile *into, const struct profile *from, size_t *map);
+/* Gives into, which holds one value and no stacks yet, from's value types
+ * in from's order (nothing for a profile of one value).  0 or -errno. */
+int profile__copy_value_types(struct profile *into, const struct profile *from);
 uint64_t profile__stack_value(const struct profile *profile, uint32_t stack, size_t index);
 /* Adds to value index (0: the weight) of a stack; 0 or -ENOMEM. */
 int profile__add_stack_value(struct profile *profile, uint32_t stack, size_t index, uint64_t value);
@@ -341,6 +355,10 @@ int64_t profile__copy_stack(const struct profile *from, struct profile *to, uint
 /* The frame as written in folded output ("name_[k]", "[gpu] name", ...), with
  * ';' and newlines replaced.  Returns a malloc'd string or NULL. */
 char *frame__folded_name(const struct frame *frame);
+
+/* The same, a Python frame in py-spy's form ("name (file:LINE)", unmarked)
+ * where pyspy_form; see python_frame__pyspy_form(). */
+char *frame__folded_text(const struct frame *frame, bool pyspy_form);
 
 /* The frame as reports show it, without marks: its name, but a Python
  * frame's text made of its name and file ("step (model.py)"), written into

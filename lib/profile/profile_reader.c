@@ -12,6 +12,7 @@
 
 #include "profile/pprof_reader.h"
 #include "profile/profile_reader.h"
+#include "profile/python_frame.h"
 #include "profile/reader_input.h"
 
 const char *profile_format__name(enum profile_format format)
@@ -371,6 +372,17 @@ static int read_input(struct input *in, const struct profile_read_options *optio
 	return 0;
 }
 
+/* read_input(), and what the reader's frames say of the file's writer. */
+static int read_profile(struct input *in, const struct profile_read_options *options,
+			struct profile **out, struct profile_read_result *result)
+{
+	int err = read_input(in, options, out, result);
+
+	if (!err)
+		(*out)->python_pyspy_form = python_frame__pyspy_form(*out);
+	return err;
+}
+
 int profile_reader__read_stream(FILE *stream, const struct profile_read_options *options,
 				struct profile **out, struct profile_read_result *result)
 {
@@ -383,7 +395,7 @@ int profile_reader__read_stream(FILE *stream, const struct profile_read_options 
 		reader__set_message(result, 0, "out of memory");
 		return -ENOMEM;
 	}
-	err = read_input(&in, options, out, result);
+	err = read_profile(&in, options, out, result);
 	free(in.block);
 	return err;
 }
@@ -394,7 +406,7 @@ int profile_reader__read_buffer(const void *data, size_t size,
 {
 	struct input in = {.data = data, .len = size};
 
-	return read_input(&in, options, out, result);
+	return read_profile(&in, options, out, result);
 }
 
 int profile_reader__read_file(const char *path, const struct profile_read_options *options,

@@ -5,6 +5,7 @@
  * single-valued writers and views take.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,6 +120,52 @@ int profile__add_value_type(struct profile *p, const char *name, const char *uni
 	return p->nr_value_types++;
 }
 
+int profile__value_names(const struct profile *p, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < profile__nr_values(p) && used < size; i++)
+		used += snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+				 profile__value_type(p, i).name);
+	return used;
+}
+
+int profile__value_map(const struct profile *into, const struct profile *from, size_t *map)
+{
+	size_t n = profile__nr_values(from);
+
+	if (n != profile__nr_values(into))
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		struct profile_value_type t = profile__value_type(from, i);
+		int index = profile__value_index(into, t.name);
+
+		if (index < 0 || strcmp(profile__value_type(into, index).unit_name, t.unit_name))
+			return -ENOENT;
+		map[i] = index;
+	}
+	return 0;
+}
+
+int profile__copy_value_types(struct profile *into, const struct profile *from)
+{
+	int err;
+
+	if (profile__nr_values(from) < 2)
+		return 0;
+	for (size_t i = 0; i < profile__nr_values(from); i++) {
+		struct profile_value_type t = profile__value_type(from, i);
+
+		err = i ? profile__add_value_type(into, t.name, t.unit_name, t.unit)
+			: profile__name_weight(into, t.name, t.unit_name);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 uint64_t profile__stack_value(const struct profile *p, uint32_t stack, size_t index)
 {
 	if (!index)
@@ -215,6 +262,7 @@ static int copy_metadata(const struct profile *p, struct profile *q, size_t inde
 	if ((p->name && !(q->name = strdup(p->name))) ||
 	    (p->exporter && !(q->exporter = strdup(p->exporter))))
 		return -ENOMEM;
+	q->python_pyspy_form = p->python_pyspy_form;
 	q->start_ns = p->start_ns;
 	q->duration_ns = p->duration_ns;
 	q->processes = p->processes;

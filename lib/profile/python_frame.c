@@ -106,20 +106,28 @@ int64_t python_frame__intern(struct profile *p, const char *name, const char *fi
 	return profile__intern_frame(p, name, file, line, FRAME_PYTHON);
 }
 
-int64_t python_frame__intern_text(struct profile *p, const char *text, size_t len,
-				  const char *file_field, uint32_t line)
+/* The '(' that opens the file of "name (file)": the last " (", as a
+ * qualname may hold brackets of its own ("<lambda>", "f (x) (y.py)"); NULL
+ * where the text does not end in ')'. */
+static const char *file_bracket(const char *text, size_t len)
 {
-	const char *open = NULL, *file;
-	size_t file_len;
-	char *name;
-	int64_t id;
+	const char *open = NULL;
 
-	/* The last " (" opens the file, as a qualname may hold brackets of
-	 * its own ("<lambda>", "f (x) (y.py)"). */
 	if (len >= 4 && text[len - 1] == ')')
 		for (open = text + len - 2; open > text && !(open[0] == '(' && open[-1] == ' ');
 		     open--)
 			;
+	return open;
+}
+
+int64_t python_frame__intern_text(struct profile *p, const char *text, size_t len,
+				  const char *file_field, uint32_t line)
+{
+	const char *open = file_bracket(text, len), *file;
+	size_t file_len;
+	char *name;
+	int64_t id;
+
 	/* A full path would come back shortened: such text is a name. */
 	if (!open || open <= text + 1 || open + 2 == text + len || open[1] == '/') {
 		name = strndup(text, len);
@@ -146,4 +154,70 @@ int64_t python_frame__intern_text(struct profile *p, const char *text, size_t le
 	}
 	free(name);
 	return id;
+}
+
+int64_t python_frame__intern_pyspy_text(struct profile *p, const char *text, size_t len)
+{
+	const char *open = file_bracket(text, len), *file, *colon;
+	size_t file_len, digits = 0;
+	uint64_t line = 0;
+	char *name, *own;
+	int64_t id;
+
+	if (!open || open <= text + 1)
+		return -ENOENT;
+	file = open + 1;
+	file_len = text + len - 1 - file;
+	/* "file:LINE": a file may hold ':' of its own, the line is the digits
+	 * after the last one; py-spy leaves out a line it does not know (0). */
+	colon = memrchr(file, ':', file_len);
+	if (colon) {
+		for (const char *c = colon + 1; c < text + len - 1; c++, digits++)
+			if (*c < '0' || *c > '9' || (line = line * 10 + (*c - '0')) > UINT32_MAX)
+				break;
+		if (digits && colon + 1 + digits == text + len - 1 && line) {
+			file_len = colon - file;
+		} else {
+			line = 0;
+		}
+	}
+	/* Native frames keep their brackets: "f(int)", "operator()",
+	 * "thread (0x7F3A2B4C5740)", "memcpy (libc.so.6)", "mm (mm.c:42)". */
+	if (!is_python_file(file, file_len) || memchr(file, '\n', file_len))
+		return -ENOENT;
+	name = strndup(text, open - 1 - text);
+	own = strndup(file, file_len);
+	id = name && own ? profile__intern_frame(p, name, own, line, FRAME_PYTHON) : -ENOMEM;
+	free(name);
+	free(own);
+	return id;
+}
+
+bool python_frame__pyspy_form(const struct profile *p)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const struct frame *f = &p->frames[i];
+
+		if (f->kind != FRAME_PYTHON)
+			continue;
+		if (!f->line || !f->name || !f->name[0] || !python_frame__has_python_file(f) ||
+		    f->file[0] == '/' || is_unknown(f->name, f->file))
+			return false;
+		/* Not code of "<string>" alone, which a live session of
+		 * "python -c" has too. */
+		any |= f->file[0] != '<';
+	}
+	return any;
+}
+
+char *python_frame__pyspy_text_dup(const struct frame *f)
+{
+	int len = snprintf(NULL, 0, "%s (%s:%u)", f->name, f->file, f->line);
+	char *text = len >= 0 ? malloc(len + 1) : NULL;
+
+	if (text)
+		snprintf(text, len + 1, "%s (%s:%u)", f->name, f->file, f->line);
+	return text;
 }

@@ -73,4 +73,32 @@ int64_t python_frame__intern(struct profile *profile, const char *name, const ch
 int64_t python_frame__intern_text(struct profile *profile, const char *text, size_t len,
 				  const char *file_field, uint32_t line);
 
+/*
+ * py-spy's folded Python frame, unmarked: "name (file:LINE)", or "name
+ * (file)" where py-spy knows no line (--nolineno), file a Python file as
+ * python_file__is_python() knows one (py-spy's short path, or the full one
+ * with --full-filenames).  Its native frames (--native, "memcpy
+ * (libc.so.6)", "mm (mm.c:42)", "0x7f12 (?)"), its roots ("process
+ * 4242:\"python train.py\"", "thread (0x7F3A2B4C5740)") and C++ names'
+ * own brackets ("f(int)", "operator()") are not.  text[0, len) is interned
+ * as its name, file and line: returns the frame id, -ENOENT where the text
+ * is no such frame, or -ENOMEM.
+ */
+int64_t python_frame__intern_pyspy_text(struct profile *profile, const char *text, size_t len);
+
+/*
+ * Whether a profile read from a file writes its Python frames in folded
+ * text in py-spy's form, "name (file:LINE)" unmarked, rather than llmprof's
+ * "name (file)_[p]" that leaves the line out (profile->python_pyspy_form):
+ * where every Python frame has a line and a file as py-spy shows it (not a
+ * full path), some of them a .py file's (not "<string>" alone), as py-spy's
+ * raw and speedscope output have, so that such a file comes back as it
+ * was, through speedscope and pprof too.
+ */
+bool python_frame__pyspy_form(const struct profile *profile);
+
+/* The frame's text in py-spy's form, "name (file:LINE)", malloc'd; NULL
+ * without memory. */
+char *python_frame__pyspy_text_dup(const struct frame *frame);
+
 #endif /* LLMPROF_PYTHON_FRAME_H */

@@ -3,6 +3,7 @@
  * The profile readers' shared input: whole lines from a buffered stream or
  * buffer, error messages with their line, frames interned from folded text.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,12 @@ int64_t reader__intern_folded_frame(struct profile *p, char *text, size_t len, c
 
 	if (kind == FRAME_PYTHON)
 		return python_frame__intern_text(p, text + start, name_len, file, line);
+	/* py-spy's Python frames are known by their shape, "name (file.py:LINE)". */
+	if (kind == FRAME_NATIVE && !file) {
+		id = python_frame__intern_pyspy_text(p, text, len);
+		if (id != -ENOENT)
+			return id;
+	}
 	/* A name without marks in a Python file: a Python function, as
 	 * llmprof's speedscope (and py-spy's) name them. */
 	if (kind == FRAME_NATIVE && python_file__is_python(file)) {

@@ -607,7 +607,7 @@ int speedscope__write_with(const struct profile *p, const struct writer_options 
 	struct speedscope_writer w = {.profile = p,
 				      .view = view,
 				      .out = out,
-				      .python_lines = options->python_lines,
+				      .python_lines = options->python_lines || p->python_pyspy_form,
 				      .views = profile__nr_values(p) > 1};
 	size_t nr_frames = p->nr_frames ? p->nr_frames : 1;
 	uint32_t *threads = NULL;

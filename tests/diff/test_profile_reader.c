@@ -109,12 +109,12 @@ static void test_folded_round_trip(void)
 			   "a;b_[k] 2\n"
 			   "a;[gpu] k 7\n"
 			   "a;f (x.py:1)_[p];g_[i] 1\n"
-			   "proc 4242:\"python x.py\";thread (0x7F);h (x.py:3) 4\n";
+			   "proc 4242:\"python x.py\";thread (0x7F);h (x.c:3) 4\n";
 	const char *sorted = "a;[gpu] k 7\n"
 			     "a;b_[k] 2\n"
 			     "a;b_[k];c 3\n"
 			     "a;f (x.py:1)_[p];g_[i] 1\n"
-			     "proc 4242:\"python x.py\";thread (0x7F);h (x.py:3) 4\n";
+			     "proc 4242:\"python x.py\";thread (0x7F);h (x.c:3) 4\n";
 	struct profile_read_result result;
 	struct profile *p;
 	char *out;
@@ -134,6 +134,121 @@ static void test_folded_round_trip(void)
 	for (size_t i = 0; i < p->nr_frames; i++)
 		if (!strcmp(p->frames[i].name, "b"))
 			CHECK(p->frames[i].kind == FRAME_KERNEL);
+	profile__free(p);
+}
+
+/* The frame of p whose name is name, or NULL. */
+static const struct frame *frame_named(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (!strcmp(p->frames[i].name, name))
+			return &p->frames[i];
+	return NULL;
+}
+
+/*
+ * py-spy's folded frames (src/flamegraph.rs: "NAME (FILE:LINE)", "NAME
+ * (FILE)" where the line is 0 or --nolineno; src/main.rs: the "process
+ * PID:\"CMDLINE\"" and "thread (TID): NAME" roots; src/native_stack_trace.rs:
+ * --native frames named by their source file or module, "0x7f.. (?)"
+ * unresolved): its Python frames are Python functions with their file and
+ * line, the rest native, and the file comes back byte for byte.
+ */
+static void test_pyspy_frames(void)
+{
+	static const struct {
+		const char *text, *name, *file;
+		uint32_t line;
+	} python[] = {
+	    {"step (model.py:88)", "step", "model.py", 88},
+	    {"<module> (train.py:12)", "<module>", "train.py", 12},
+	    {"forward (torch/nn/modules/linear.py:116)", "forward", "torch/nn/modules/linear.py",
+	     116},
+	    {"_find_and_load (<frozen importlib._bootstrap>:1007)", "_find_and_load",
+	     "<frozen importlib._bootstrap>", 1007},
+	    {"<lambda> (C:\\job\\x.py:5)", "<lambda>", "C:\\job\\x.py", 5},
+	    {"f (x) (y.py:2)", "f (x)", "y.py", 2},
+	};
+	static const char *const native[] = {
+	    "process 4242:\"python train.py\"",
+	    "thread (0x7F3A2B4C5740)",
+	    "thread (4243): Thread-1 (prefetch)",
+	    "PyEval_EvalFrameDefault (libpython3.11.so.1.0)",
+	    "at::native::addmm_out (Blas.cpp:260)",
+	    "0x7f3a2b4c5740 (?)",
+	    "std::function<void ()>::operator() (std_function.h:591)",
+	    "foo(int)",
+	    "operator()",
+	    "(anonymous namespace)::run",
+	    "g (x.py:0)",
+	    "g (x.py:12a)",
+	    "g (x.pyc:3)",
+	};
+	const char *pyspy = "process 4242:\"python train.py\";thread (0x7F3A2B4C5740);"
+			    "<module> (train.py:12);train (train.py:40);step (model.py:88) 17\n"
+			    "process 4242:\"python train.py\";thread (0x7F3A2B4C5740);"
+			    "<module> (train.py:12);train (train.py:41);step (model.py:88) 2\n";
+	struct profile_read_result result;
+	char text[4096];
+	struct profile *p;
+	size_t len = 0;
+	char *out;
+	int err;
+
+	for (size_t i = 0; i < sizeof(python) / sizeof(python[0]); i++)
+		len += snprintf(text + len, sizeof(text) - len, "root;%s 1\n", python[i].text);
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++)
+		len += snprintf(text + len, sizeof(text) - len, "root;%s 1\n", native[i]);
+	p = read_text(text, NULL, &result, &err);
+	CHECK(!err && p);
+	if (!p)
+		return;
+	for (size_t i = 0; i < sizeof(python) / sizeof(python[0]); i++) {
+		const struct frame *f = frame_named(p, python[i].name);
+
+		CHECK(f && f->kind == FRAME_PYTHON && f->file && !strcmp(f->file, python[i].file) &&
+		      f->line == python[i].line);
+	}
+	for (size_t i = 0; i < sizeof(native) / sizeof(native[0]); i++) {
+		const struct frame *f = frame_named(p, native[i]);
+
+		CHECK(f && f->kind == FRAME_NATIVE && !f->file);
+	}
+	profile__free(p);
+
+	p = read_text(pyspy, NULL, &result, &err);
+	CHECK(!err && p);
+	if (!p)
+		return;
+	CHECK(p->python_pyspy_form);
+	out = folded_text(p);
+	CHECK(out && !strcmp(out, pyspy));
+	free(out);
+	profile__free(p);
+
+	/* Code of "<string>" alone, as a live session of "python -c" has:
+	 * llmprof's form. */
+	p = read_text("<module> (<string>:1);f (<string>:3) 2\n", NULL, &result, &err);
+	CHECK(!err && p);
+	if (!p)
+		return;
+	CHECK(!p->python_pyspy_form && frame_named(p, "f") && frame_named(p, "f")->line == 3);
+	out = folded_text(p);
+	CHECK(out && !strcmp(out, "<module> (<string>)_[p];f (<string>)_[p] 2\n"));
+	free(out);
+	profile__free(p);
+
+	/* --nolineno: Python frames without a line, written in llmprof's
+	 * form, which has none either. */
+	p = read_text("<module> (train.py);step (model.py) 3\n", NULL, &result, &err);
+	CHECK(!err && p);
+	if (!p)
+		return;
+	CHECK(!p->python_pyspy_form);
+	CHECK(frame_named(p, "step") && frame_named(p, "step")->kind == FRAME_PYTHON);
+	out = folded_text(p);
+	CHECK(out && !strcmp(out, "<module> (train.py)_[p];step (model.py)_[p] 3\n"));
+	free(out);
 	profile__free(p);
 }
 
@@ -444,6 +559,7 @@ int main(void)
 {
 	test_frame_kinds();
 	test_folded_round_trip();
+	test_pyspy_frames();
 	test_folded_errors();
 	test_folded_interning();
 	test_speedscope_evented();

@@ -26,14 +26,17 @@ COMMON = ["-unit=ns", "-nodefraction=0", "-edgefraction=0", "-nodecount=1000000"
 
 # A Python frame whose file is a Python file's (python_frame.h).
 PYTHON_FRAME = re.compile(r"(.*) \(([^;]*\.pyw?|<frozen [^;]*>|<string>|<stdin>)\)_\[p\]")
+# py-spy's, unmarked: "fn (file.py:LINE)", "fn (file.py)" with --nolineno.
+PYSPY_FRAME = re.compile(r"(.*) \(([^;]*\.pyw?|<frozen [^;]*>|<string>|<stdin>)(:[1-9]\d*)?\)")
 
 
 def pprof_name(name):
     """What pprof shows for a frame llmprof names NAME in folded text: a
-    Python frame "fn (file.py)_[p]" is the function "fn" with its file."""
+    Python frame "fn (file.py)_[p]", or py-spy's "fn (file.py:LINE)", is the
+    function "fn" with its file."""
     if name == "[unknown] (python)_[p]":  # code that could not be read
         return "[unknown]"
-    match = PYTHON_FRAME.fullmatch(name)
+    match = PYTHON_FRAME.fullmatch(name) or PYSPY_FRAME.fullmatch(name)
     if match:
         return match.group(1)
     # An inlined function is an inline line of its caller's location,
