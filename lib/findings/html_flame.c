@@ -34,7 +34,14 @@ struct flame {
 	uint32_t *leaf; /* per stack: the node it ends in */
 	uint32_t nr_nodes;
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
+	size_t value;	      /* which of the stacks' values is drawn */
 };
+
+/* What a stack weighs in the view's value. */
+static uint64_t stack_weight(const struct flame *g, uint32_t stack)
+{
+	return g->value ? profile__stack_value(g->p, stack, g->value) : g->p->stacks[stack].weight;
+}
 
 /* How many leading frames two stacks share, as functions. */
 static uint32_t common_prefix(const struct flame *g, const struct stack *a, const struct stack *b,
@@ -94,7 +101,7 @@ static int keep_nodes(struct flame *g)
 		for (; depth < s->depth; depth++)
 			path[depth] = (struct open_node){.first = i};
 		for (uint32_t d = 0; d < depth; d++)
-			path[d].weight += s->weight;
+			path[d].weight += stack_weight(g, g->order[i]);
 	}
 	free(path);
 	return 0;
@@ -117,7 +124,8 @@ static int compare_entries(const void *a, const void *b)
 }
 
 /* The weights by node and thread: samples name their thread; what a
- * stack weighs beyond its samples (GPU work, folded input) has none. */
+ * stack weighs beyond its samples (GPU work, folded input, a value other
+ * than the weight) has none. */
 static int write_entries(const struct flame *g, FILE *out)
 {
 	const struct profile *p = g->p;
@@ -129,7 +137,7 @@ static int write_entries(const struct flame *g, FILE *out)
 
 	if (!sampled || !unthreaded)
 		goto out;
-	for (size_t i = 0; i < p->nr_samples; i++) {
+	for (size_t i = 0; i < (g->value ? 0 : p->nr_samples); i++) {
 		const struct sample *s = &p->samples[i];
 
 		if (g->leaf[s->stack] == UINT32_MAX)
@@ -141,7 +149,7 @@ static int write_entries(const struct flame *g, FILE *out)
 		sampled[s->stack] += s->weight;
 	}
 	for (size_t stack = 0; stack < p->nr_stacks; stack++) {
-		uint64_t weight = p->stacks[stack].weight;
+		uint64_t weight = stack_weight(g, stack);
 
 		if (g->leaf[stack] != UINT32_MAX && sampled[stack] < weight)
 			unthreaded[g->leaf[stack]] += weight - sampled[stack];
@@ -267,7 +275,7 @@ out:
 int html_flame__write(const struct html_view *view, FILE *out)
 {
 	const struct profile *p = view->profile;
-	struct flame g = {.p = p};
+	struct flame g = {.p = p, .value = view->value};
 	uint64_t total = 0;
 	int err = -ENOMEM;
 
@@ -282,15 +290,16 @@ int html_flame__write(const struct html_view *view, FILE *out)
 		goto out;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
+		uint64_t weight = stack_weight(&g, i);
 
 		g.leaf[i] = UINT32_MAX;
-		if (!s->weight || !s->depth ||
+		if (!weight || !s->depth ||
 		    (view->stacks != VIEW_ALL &&
 		     profile__stack_is_gpu(p, i) != (view->stacks == VIEW_GPU)))
 			continue;
 		g.order[g.nr_order++] = i;
-		g.root_total[s->frames[0]] += s->weight;
-		total += s->weight;
+		g.root_total[s->frames[0]] += weight;
+		total += weight;
 	}
 	if (g.nr_order > 1)
 		function_rank__sort_stacks(&g.functions, g.order, g.nr_order);
@@ -301,6 +310,10 @@ int html_flame__write(const struct html_view *view, FILE *out)
 	text_output__json_string(out, view->name);
 	fprintf(out, ",\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->unit,
 		(unsigned long long)total, g.nr_order);
+	/* A count of something other than samples (objects) is a number. */
+	if (view->unit == UNIT_SAMPLES &&
+	    strcmp(profile__value_type(p, view->value).name, "samples"))
+		fputs(",\"noun\":\"\"", out);
 	err = write_nodes(&g, out);
 	if (!err)
 		err = write_entries(&g, out);

@@ -322,6 +322,30 @@ size_t html_page__views(const struct profile *p, struct html_view *views)
 	return n;
 }
 
+/* A view per value of p, named by its type, but the one named skip. */
+static size_t value_views(const struct profile *p, const char *skip, struct html_view *views)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < profile__nr_values(p); i++) {
+		struct profile_value_type t = profile__value_type(p, i);
+
+		if (!skip || strcmp(t.name, skip))
+			views[n++] = (struct html_view){t.name, t.unit, p, VIEW_ALL, i};
+	}
+	return n;
+}
+
+int html_page__all_views(const struct profile *p, struct html_view **views)
+{
+	size_t n = profile__nr_values(p);
+
+	*views = calloc(n > HTML_MAX_VIEWS ? n : HTML_MAX_VIEWS, sizeof(**views));
+	if (!*views)
+		return -ENOMEM;
+	return n > 1 ? value_views(p, NULL, *views) : html_page__views(p, *views);
+}
+
 /* The tables' rows for -f html, where no --top says. */
 #define HTML_TOP 50
 
@@ -340,36 +364,58 @@ static int write_page_of(const struct profile *p, const struct html_view *views,
 int html_page__write_profile(const struct profile *p, const struct writer_options *options,
 			     FILE *out)
 {
-	struct html_view views[HTML_MAX_VIEWS], kept[HTML_MAX_VIEWS];
-	size_t n = html_page__views(p, views), nr_kept = 0;
+	struct html_view *views, kept[HTML_MAX_VIEWS];
+	int n = html_page__all_views(p, &views), nr_kept = 0, err;
 
+	if (n < 0)
+		return n;
 	/* --view cpu or gpu: that view alone. */
-	for (size_t i = 0; i < n && options->view != VIEW_ALL; i++)
+	for (int i = 0; i < n && options->view != VIEW_ALL && nr_kept < HTML_MAX_VIEWS; i++)
 		if (views[i].stacks == options->view)
 			kept[nr_kept++] = views[i];
-	return nr_kept ? write_page_of(p, kept, nr_kept, out) : write_page_of(p, views, n, out);
+	err = nr_kept ? write_page_of(p, kept, nr_kept, out) : write_page_of(p, views, n, out);
+	free(views);
+	return err;
 }
 
 int html_page__write_recording(const struct profile *p, const struct profile *view,
 			       const char *view_name, FILE *out)
 {
-	struct html_view views[HTML_MAX_VIEWS + 1];
-	size_t n = html_page__views(p, views);
+	size_t nr_values = profile__nr_values(view);
+	struct html_view *views = calloc(HTML_MAX_VIEWS + nr_values, sizeof(*views));
+	size_t n = 0;
+	int err;
 
-	views[n++] = (struct html_view){view_name, view->unit, view, VIEW_ALL};
-	return write_page_of(p, views, n, out);
+	if (!views)
+		return -ENOMEM;
+	/* The view asked for first, as pprof's default; each further value
+	 * but the recording's weight, whose views follow where it has any. */
+	if (nr_values > 1)
+		n = value_views(view, profile__value_type(p, 0).name, views);
+	else
+		views[n++] = (struct html_view){view_name, view->unit, view, VIEW_ALL};
+	if (profile__total_weight(p))
+		n += html_page__views(p, views + n);
+	err = write_page_of(p, views, n, out);
+	free(views);
+	return err;
 }
 
 int html_report__write(const struct profile *p, const struct report_options *options, FILE *out)
 {
-	struct html_view views[HTML_MAX_VIEWS];
 	struct html_page page = {
 	    .title = options->name ? options->name : "profile",
-	    .views = views,
-	    .nr_views = html_page__views(p, views),
 	    .profile = p,
 	    .report = options,
 	};
+	struct html_view *views;
+	int n = html_page__all_views(p, &views), err;
 
-	return html_page__write(&page, out);
+	if (n < 0)
+		return n;
+	page.views = views;
+	page.nr_views = n;
+	err = html_page__write(&page, out);
+	free(views);
+	return err;
 }
