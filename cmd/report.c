@@ -46,6 +46,7 @@ static void usage(FILE *out)
 	    out,
 	    "Usage: llmprof report [OPTIONS] INPUT\n"
 	    "       llmprof report --by-process [OPTIONS] INPUT...\n"
+	    "       llmprof report --html [OPTIONS] INPUT...\n"
 	    "\n"
 	    "Summarise a profile (folded stacks, speedscope JSON, pprof or perf script,\n"
 	    "told apart by content): samples and duration, the top functions by self and\n"
@@ -64,7 +65,9 @@ static void usage(FILE *out)
 	    "      --by-process     a row per process of the INPUTs (ranks, workers, files\n"
 	    "                       written with -o '%%r'), and the straggler named\n"
 	    "      --html           one self-contained HTML page: the flame graph, the\n"
-	    "                       findings, the per-process table and the report\n"
+	    "                       findings, the per-process table and the report;\n"
+	    "                       of several INPUTs, a view per INPUT and the tables\n"
+	    "                       of the one shown\n"
 	    "      --brief          one short text, what llmprof mcp replies: the top\n"
 	    "                       functions by self and by total share, the heaviest\n"
 	    "                       call paths and the findings with where they are, at\n"
@@ -139,6 +142,52 @@ cleanup:
 		profile__free(profiles[i]);
 	free(profiles);
 	free(names);
+	return status;
+}
+
+/* report --html INPUT...: every input loaded, then one page. */
+static int report_html(int nr, char **paths, const struct profile_read_options *read_options,
+		       enum profile_unit folded_unit, const struct report_options *defaults,
+		       const char *output_path)
+{
+	struct profile **profiles = calloc(nr, sizeof(*profiles));
+	struct report_options *options = calloc(nr, sizeof(*options));
+	struct output_file output = {0};
+	int status = EXIT_OK, err;
+
+	if (!profiles || !options) {
+		status__error("out of memory");
+		status = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	for (int i = 0; i < nr; i++) {
+		struct profile_read_result result;
+
+		status = profile_input__load_result(paths[i], read_options, &profiles[i], &result);
+		if (status)
+			goto cleanup;
+		profile_input__set_unit(profiles[i], result.format, folded_unit);
+		options[i] = *defaults;
+		options[i].events = result.events;
+		options[i].event = result.event_read;
+		options[i].name = profile_input__display_name(paths[i]);
+		options[i].format = profile_format__name(result.format);
+	}
+	err = output_file__open(&output, output_path);
+	if (!err)
+		err = output_file__commit(
+		    &output, html_report__write((const struct profile *const *)profiles, options,
+						nr, output.stream));
+	if (err) {
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	for (int i = 0; profiles && i < nr; i++)
+		profile__free(profiles[i]);
+	free(profiles);
+	free(options);
 	return status;
 }
 
@@ -218,6 +267,11 @@ int do_report(int argc, char **argv)
 	if (by_process)
 		return report_by_process(argc - optind, argv + optind, &read_options, folded_unit,
 					 format, output_path);
+	if (html && argc - optind < 1)
+		return usage_error("%s", "--html expects one or more INPUTs");
+	if (html)
+		return report_html(argc - optind, argv + optind, &read_options, folded_unit,
+				   &options, output_path);
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
@@ -235,9 +289,7 @@ int do_report(int argc, char **argv)
 	profile_input__set_unit(profile, input_format, folded_unit);
 	options.name = profile_input__display_name(argv[optind]);
 	options.format = profile_format__name(input_format);
-	if (html)
-		err = html_report__write(profile, &options, output.stream);
-	else if (brief)
+	if (brief)
 		err = brief__write(
 		    profile, &(struct brief_options){.name = options.name, .top = options.top},
 		    output.stream);

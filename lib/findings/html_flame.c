@@ -308,8 +308,8 @@ int html_flame__write(const struct html_view *view, FILE *out)
 		goto out;
 	fputs("{\"name\":", out);
 	text_output__json_string(out, view->name);
-	fprintf(out, ",\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->unit,
-		(unsigned long long)total, g.nr_order);
+	fprintf(out, ",\"input\":%zu,\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->input,
+		view->unit, (unsigned long long)total, g.nr_order);
 	/* A count of something other than samples (objects) is a number. */
 	if (view->unit == UNIT_SAMPLES &&
 	    strcmp(profile__value_type(p, view->value).name, "samples"))

@@ -24,6 +24,7 @@ struct html_view {
 	const struct profile *profile;
 	enum output_view stacks;
 	size_t value; /* profile__stack_value()'s index: 0, the weight */
+	size_t input; /* the page's input it is of */
 };
 
 /* The views of the weight alone. */
@@ -33,9 +34,12 @@ struct html_page {
 	const char *title;
 	const struct html_view *views;
 	size_t nr_views;
-	/* The profile the tables, the findings and the facts are of. */
-	const struct profile *profile;
-	const struct report_options *report;
+	/* Per input: the profile the tables, the findings and the facts are
+	 * of, and the report's options (its name); the processes table holds
+	 * every input's. */
+	const struct profile *const *profiles;
+	const struct report_options *reports;
+	size_t nr_inputs;
 };
 
 /* 0, -ENOMEM or -EIO. */

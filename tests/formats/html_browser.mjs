@@ -9,10 +9,11 @@
 // CHECKS: { html, chromium, screenshot, views?: [names], view?: name,
 //   process?: { name, share }, threads?: true, frame?, search?, share?,
 //   sort?: section id, tables?: [section ids that must hold a table],
-//   values?: [{ view, weight, shown, search?, share? }]: switched to each
-//   view in turn, its total is weight exactly and its text says shown (as
-//   Google's pprof writes it: 112MB, 1.50s, 12) within rounding, and a
-//   search finds share (its cum%) }
+//   values?: [{ view, weight, shown, search?, share?, of?, unit? }]:
+//   switched to each view in turn, its total is weight exactly and its
+//   text says shown (as Google's pprof writes it: 112MB, 1.50s, 12) within
+//   rounding, a search finds share (its cum%); the tables say they are of
+//   the input named of, whose unit the run's table gives }
 // Prints "ok ..." lines; exits 1 with a message on the first failed check.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -167,7 +168,18 @@ try {
 			found = `, ${v.search} ${m.text}`;
 			await page.fill('#search', '');
 		}
-		console.log(`ok ${v.view}: ${t.text} (pprof ${v.shown}, ${v.weight})${found}`);
+		if (v.of) {
+			const of = await page.$$eval('#findings p.input, #facts p.input, #report p.input',
+				(ps) => ps.map((p) => p.textContent));
+			const unit = await page.$$eval('#facts tbody tr', (trs) => trs.map((tr) =>
+				[...tr.children].map((td) => td.textContent)).filter((r) => r[0] === 'unit'));
+			if (of.length !== 3 || of.some((t) => t !== `Of ${v.of}.`) ||
+				unit.length !== 1 || unit[0][1] !== v.unit)
+				fail(`${v.view}: the tables say ${JSON.stringify(of)}, unit ` +
+					`${JSON.stringify(unit)}; expected ${v.of} in ${v.unit}`);
+			found += `, the tables of ${v.of} (${v.unit})`;
+		}
+		console.log(`ok ${v.view}: ${t.text} (expected ${v.shown}, ${v.weight})${found}`);
 	}
 
 	for (const id of checks.tables || []) {
