@@ -30,8 +30,9 @@ struct flame {
 	struct function_rank functions;
 	uint32_t *order; /* the view's stacks, in merge order */
 	size_t nr_order;
-	uint32_t *kept; /* per stack in order[]: how many of its frames are nodes */
-	uint32_t *leaf; /* per stack: the node it ends in */
+	uint32_t *kept;	  /* per stack in order[]: how many of its frames are nodes */
+	uint32_t *common; /* per stack in order[]: its functions the one before shares */
+	uint32_t *leaf;	  /* per stack: the node it ends in */
 	uint32_t nr_nodes;
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
 	size_t value;	      /* which of the stacks' values is drawn */
@@ -74,7 +75,7 @@ static int keep_nodes(struct flame *g)
 	for (size_t i = 0; i <= g->nr_order; i++) {
 		const struct stack *s = i < g->nr_order ? &p->stacks[g->order[i]] : NULL;
 		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
-		uint32_t common = s && prev ? common_prefix(g, s, prev, depth) : 0;
+		uint32_t common = s && prev ? (g->common[i] < depth ? g->common[i] : depth) : 0;
 
 		for (; depth > common; depth--) {
 			const struct open_node *o = &path[depth - 1];
@@ -203,7 +204,8 @@ static int write_nodes(struct flame *g, FILE *out)
 		const struct stack *s = &p->stacks[g->order[i]];
 		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
 		uint32_t kept = g->kept[i];
-		uint32_t common = prev ? common_prefix(g, s, prev, depth < kept ? depth : kept) : 0;
+		uint32_t limit = depth < kept ? depth : kept;
+		uint32_t common = prev ? (g->common[i] < limit ? g->common[i] : limit) : 0;
 
 		if (kept > cap) {
 			uint32_t *bigger = realloc(path, (kept + 16) * sizeof(*path));
@@ -281,9 +283,10 @@ int html_flame__write(const struct html_view *view, FILE *out)
 
 	g.order = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.order));
 	g.kept = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*g.kept));
+	g.common = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.common));
 	g.leaf = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.leaf));
 	g.root_total = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*g.root_total));
-	if (!g.order || !g.kept || !g.leaf || !g.root_total)
+	if (!g.order || !g.kept || !g.common || !g.leaf || !g.root_total)
 		goto out;
 	err = function_rank__init(&g.functions, p);
 	if (err)
@@ -303,6 +306,10 @@ int html_flame__write(const struct html_view *view, FILE *out)
 	}
 	if (g.nr_order > 1)
 		function_rank__sort_stacks(&g.functions, g.order, g.nr_order);
+	/* Once for both passes: the stacks lie apart in memory. */
+	for (size_t i = 1; i < g.nr_order; i++)
+		g.common[i] = common_prefix(&g, &p->stacks[g.order[i]], &p->stacks[g.order[i - 1]],
+					    UINT32_MAX);
 	err = keep_nodes(&g);
 	if (err)
 		goto out;
@@ -331,6 +338,7 @@ out:
 	function_rank__free(&g.functions);
 	free(g.order);
 	free(g.kept);
+	free(g.common);
 	free(g.leaf);
 	free(g.root_total);
 	return err;
