@@ -142,6 +142,52 @@ cleanup:
 	return status;
 }
 
+/* report --html INPUT...: every input loaded, then one page. */
+static int report_html(int nr, char **paths, const struct profile_read_options *read_options,
+		       enum profile_unit folded_unit, const struct report_options *defaults,
+		       const char *output_path)
+{
+	struct profile **profiles = calloc(nr, sizeof(*profiles));
+	struct report_options *options = calloc(nr, sizeof(*options));
+	struct output_file output = {0};
+	int status = EXIT_OK, err;
+
+	if (!profiles || !options) {
+		status__error("out of memory");
+		status = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	for (int i = 0; i < nr; i++) {
+		struct profile_read_result result;
+
+		status = profile_input__load_result(paths[i], read_options, &profiles[i], &result);
+		if (status)
+			goto cleanup;
+		profile_input__set_unit(profiles[i], result.format, folded_unit);
+		options[i] = *defaults;
+		options[i].events = result.events;
+		options[i].event = result.event_read;
+		options[i].name = profile_input__display_name(paths[i]);
+		options[i].format = profile_format__name(result.format);
+	}
+	err = output_file__open(&output, output_path);
+	if (!err)
+		err = output_file__commit(
+		    &output, html_report__write((const struct profile *const *)profiles, options,
+						nr, output.stream));
+	if (err) {
+		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	for (int i = 0; profiles && i < nr; i++)
+		profile__free(profiles[i]);
+	free(profiles);
+	free(options);
+	return status;
+}
+
 /* What the command line asks for. */
 struct report_env {
 	struct profile_read_options read_options;
@@ -228,8 +274,6 @@ static int write_report(const struct profile *profile, const struct report_env *
 {
 	const struct report_options *options = &env->options;
 
-	if (env->html)
-		return html_report__write(profile, options, out);
 	if (env->brief)
 		return brief__write(
 		    profile, &(struct brief_options){.name = options->name, .top = options->top},
@@ -260,6 +304,11 @@ int do_report(int argc, char **argv)
 	if (env.by_process)
 		return report_by_process(argc - optind, argv + optind, &env.read_options,
 					 env.folded_unit, env.format, output_path);
+	if (env.html && argc - optind < 1)
+		return usage_error("%s", "--html expects one or more INPUTs");
+	if (env.html)
+		return report_html(argc - optind, argv + optind, &env.read_options, env.folded_unit,
+				   &env.options, output_path);
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 

@@ -8,7 +8,8 @@
 # (scripts/fetch-playwright.sh), how long Chromium takes to open each from
 # file:// and paint its first view, and to zoom, beside a one-frame file.
 # The targets: under 2 s to write, under 1 s to open.  On a busy machine CPU
-# seconds are the figure to compare.
+# seconds are the figure to compare; the writing alone is -f html's less the
+# read's.
 # Usage: scripts/bench-svg.sh [STACKS] [FRAMES]
 #   STACKS  distinct stacks (default 1000000)
 #   FRAMES  distinct function names the stacks are made of (default 2000;
@@ -44,25 +45,29 @@ awk -v stacks="$stacks" -v pool="$frames" 'BEGIN {
 	}
 }' >"$work/in.folded"
 
-# measure NAME OUT COMMAND...: prints wall and CPU seconds of one run.
+# measure NAME OUT COMMAND...: prints wall and CPU seconds of one run;
+# the CPU seconds are left in $cpu.
 measure() {
 	local name=$1
 	shift
 	/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" 2>"$work/err" ||
 		{ echo "bench-svg: $name failed: $(tail -1 "$work/err")" >&2; exit 1; }
 	read -r wall user system kb <"$work/time"
-	printf '%-28s %8s %8.2f %8d\n' "$name" "$wall" "$(awk "BEGIN { print $user + $system }")" \
-		$((kb >> 10))
+	cpu=$(awk "BEGIN { print $user + $system }")
+	printf '%-28s %8s %8.2f %8d\n' "$name" "$wall" "$cpu" $((kb >> 10))
 }
 printf '%-28s %8s %8s %8s\n' case wall_s cpu_s peak_MB
 # Reading the input and a one-row report: what every case below pays
 # before its writer starts.
 measure "read (report --top 1)" "$llmprof" report -f json --top 1 -o "$work/out.json" "$work/in.folded"
+read_cpu=$cpu
 measure "convert -f folded" "$llmprof" convert -f folded -o "$work/out.folded" "$work/in.folded"
 measure "convert -f svg" "$llmprof" convert -f svg -o "$work/out.svg" "$work/in.folded"
 measure "convert -f svg --inverted" "$llmprof" convert -f svg --inverted -o "$work/icicle.svg" \
 	"$work/in.folded"
 measure "convert -f html" "$llmprof" convert -f html -o "$work/out.html" "$work/in.folded"
+# What the writer adds to the read (the findings and tables included).
+printf '%-28s %8s %8.2f\n' "html writing alone" - "$(awk "BEGIN { print $cpu - $read_cpu }")"
 drawn=$(grep -c '^<g><title>' "$work/out.svg")
 left=$(grep -o '[0-9]* frames* narrower than [0-9.]* px not drawn' "$work/out.svg" || echo "0 frames")
 echo "input: $stacks stacks, $(($(stat -c %s "$work/in.folded") >> 20)) MB; svg: $(($(stat -c %s \

@@ -26,6 +26,9 @@ struct analysis {
 	bool has_gpu;	   /* GPU activity with times */
 	bool *is_gpu_stack;
 	bool *is_off_cpu_stack;
+	/* Per frame, as stack_find_wait() asks: 0x80 | the ML_WAIT_MASK()s
+	 * of the waits it is; 0 not asked yet. */
+	uint8_t *frame_waits;
 	size_t nr_processes; /* distinct root process frames */
 };
 

@@ -367,12 +367,14 @@ int findings__analyze(const struct profile *p, struct findings **out)
 	forget_frame_matches();
 	free(a.is_gpu_stack);
 	free(a.is_off_cpu_stack);
+	free(a.frame_waits);
 	*out = fs;
 	return 0;
 fail:
 	forget_frame_matches();
 	free(a.is_gpu_stack);
 	free(a.is_off_cpu_stack);
+	free(a.frame_waits);
 	findings__free(fs);
 	return err;
 }

@@ -30,11 +30,19 @@ struct flame {
 	struct function_rank functions;
 	uint32_t *order; /* the view's stacks, in merge order */
 	size_t nr_order;
-	uint32_t *kept; /* per stack in order[]: how many of its frames are nodes */
-	uint32_t *leaf; /* per stack: the node it ends in */
+	uint32_t *kept;	  /* per stack in order[]: how many of its frames are nodes */
+	uint32_t *common; /* per stack in order[]: its functions the one before shares */
+	uint32_t *leaf;	  /* per stack: the node it ends in */
 	uint32_t nr_nodes;
 	uint64_t *root_total; /* per frame, as a root: its stacks' weight */
+	size_t value;	      /* which of the stacks' values is drawn */
 };
+
+/* What a stack weighs in the view's value. */
+static uint64_t stack_weight(const struct flame *g, uint32_t stack)
+{
+	return g->value ? profile__stack_value(g->p, stack, g->value) : g->p->stacks[stack].weight;
+}
 
 /* How many leading frames two stacks share, as functions. */
 static uint32_t common_prefix(const struct flame *g, const struct stack *a, const struct stack *b,
@@ -67,7 +75,7 @@ static int keep_nodes(struct flame *g)
 	for (size_t i = 0; i <= g->nr_order; i++) {
 		const struct stack *s = i < g->nr_order ? &p->stacks[g->order[i]] : NULL;
 		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
-		uint32_t common = s && prev ? common_prefix(g, s, prev, depth) : 0;
+		uint32_t common = s && prev ? (g->common[i] < depth ? g->common[i] : depth) : 0;
 
 		for (; depth > common; depth--) {
 			const struct open_node *o = &path[depth - 1];
@@ -94,7 +102,7 @@ static int keep_nodes(struct flame *g)
 		for (; depth < s->depth; depth++)
 			path[depth] = (struct open_node){.first = i};
 		for (uint32_t d = 0; d < depth; d++)
-			path[d].weight += s->weight;
+			path[d].weight += stack_weight(g, g->order[i]);
 	}
 	free(path);
 	return 0;
@@ -117,7 +125,8 @@ static int compare_entries(const void *a, const void *b)
 }
 
 /* The weights by node and thread: samples name their thread; what a
- * stack weighs beyond its samples (GPU work, folded input) has none. */
+ * stack weighs beyond its samples (GPU work, folded input, a value other
+ * than the weight) has none. */
 static int write_entries(const struct flame *g, FILE *out)
 {
 	const struct profile *p = g->p;
@@ -129,7 +138,7 @@ static int write_entries(const struct flame *g, FILE *out)
 
 	if (!sampled || !unthreaded)
 		goto out;
-	for (size_t i = 0; i < p->nr_samples; i++) {
+	for (size_t i = 0; i < (g->value ? 0 : p->nr_samples); i++) {
 		const struct sample *s = &p->samples[i];
 
 		if (g->leaf[s->stack] == UINT32_MAX)
@@ -141,7 +150,7 @@ static int write_entries(const struct flame *g, FILE *out)
 		sampled[s->stack] += s->weight;
 	}
 	for (size_t stack = 0; stack < p->nr_stacks; stack++) {
-		uint64_t weight = p->stacks[stack].weight;
+		uint64_t weight = stack_weight(g, stack);
 
 		if (g->leaf[stack] != UINT32_MAX && sampled[stack] < weight)
 			unthreaded[g->leaf[stack]] += weight - sampled[stack];
@@ -195,7 +204,8 @@ static int write_nodes(struct flame *g, FILE *out)
 		const struct stack *s = &p->stacks[g->order[i]];
 		const struct stack *prev = i ? &p->stacks[g->order[i - 1]] : NULL;
 		uint32_t kept = g->kept[i];
-		uint32_t common = prev ? common_prefix(g, s, prev, depth < kept ? depth : kept) : 0;
+		uint32_t limit = depth < kept ? depth : kept;
+		uint32_t common = prev ? (g->common[i] < limit ? g->common[i] : limit) : 0;
 
 		if (kept > cap) {
 			uint32_t *bigger = realloc(path, (kept + 16) * sizeof(*path));
@@ -267,40 +277,50 @@ out:
 int html_flame__write(const struct html_view *view, FILE *out)
 {
 	const struct profile *p = view->profile;
-	struct flame g = {.p = p};
+	struct flame g = {.p = p, .value = view->value};
 	uint64_t total = 0;
 	int err = -ENOMEM;
 
 	g.order = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.order));
 	g.kept = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*g.kept));
+	g.common = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.common));
 	g.leaf = malloc((p->nr_stacks ? p->nr_stacks : 1) * sizeof(*g.leaf));
 	g.root_total = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*g.root_total));
-	if (!g.order || !g.kept || !g.leaf || !g.root_total)
+	if (!g.order || !g.kept || !g.common || !g.leaf || !g.root_total)
 		goto out;
 	err = function_rank__init(&g.functions, p);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < p->nr_stacks; i++) {
 		const struct stack *s = &p->stacks[i];
+		uint64_t weight = stack_weight(&g, i);
 
 		g.leaf[i] = UINT32_MAX;
-		if (!s->weight || !s->depth ||
+		if (!weight || !s->depth ||
 		    (view->stacks != VIEW_ALL &&
 		     profile__stack_is_gpu(p, i) != (view->stacks == VIEW_GPU)))
 			continue;
 		g.order[g.nr_order++] = i;
-		g.root_total[s->frames[0]] += s->weight;
-		total += s->weight;
+		g.root_total[s->frames[0]] += weight;
+		total += weight;
 	}
 	if (g.nr_order > 1)
 		function_rank__sort_stacks(&g.functions, g.order, g.nr_order);
+	/* Once for both passes: the stacks lie apart in memory. */
+	for (size_t i = 1; i < g.nr_order; i++)
+		g.common[i] = common_prefix(&g, &p->stacks[g.order[i]], &p->stacks[g.order[i - 1]],
+					    UINT32_MAX);
 	err = keep_nodes(&g);
 	if (err)
 		goto out;
 	fputs("{\"name\":", out);
 	text_output__json_string(out, view->name);
-	fprintf(out, ",\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->unit,
-		(unsigned long long)total, g.nr_order);
+	fprintf(out, ",\"input\":%zu,\"unit\":%d,\"total\":%llu,\"stacks\":%zu", view->input,
+		view->unit, (unsigned long long)total, g.nr_order);
+	/* A count of something other than samples (objects) is a number. */
+	if (view->unit == UNIT_SAMPLES &&
+	    strcmp(profile__value_type(p, view->value).name, "samples"))
+		fputs(",\"noun\":\"\"", out);
 	err = write_nodes(&g, out);
 	if (!err)
 		err = write_entries(&g, out);
@@ -318,6 +338,7 @@ out:
 	function_rank__free(&g.functions);
 	free(g.order);
 	free(g.kept);
+	free(g.common);
 	free(g.leaf);
 	free(g.root_total);
 	return err;

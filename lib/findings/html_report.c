@@ -79,24 +79,32 @@ static int write_findings(const struct profile *p, FILE *out)
 	return 0;
 }
 
-/* The per-process report: its JSON rows, and its text's sentence on the
- * straggler. */
-static int write_processes(const struct profile *p, const char *name, FILE *out)
+/* The per-process report of every input: its JSON rows, and its text's
+ * sentence on the straggler. */
+static int write_processes(const struct html_page *page, FILE *out)
 {
-	struct profile *one = (struct profile *)p;
+	struct profile **profiles = calloc(page->nr_inputs, sizeof(*profiles));
+	const char **names = calloc(page->nr_inputs, sizeof(*names));
 	char *text = NULL, *sentence;
 	size_t len = 0;
-	FILE *buffer;
-	int err;
+	FILE *buffer = NULL;
+	int err = -ENOMEM;
 
+	if (!profiles || !names)
+		goto out;
+	for (size_t i = 0; i < page->nr_inputs; i++) {
+		profiles[i] = (struct profile *)page->profiles[i];
+		names[i] = page->reports[i].name;
+	}
 	fputs(",\"processes\":", out);
-	err = process_report__write(&one, &name, 1, TEXT_FORMAT_JSON, out);
+	err = process_report__write(profiles, names, page->nr_inputs, TEXT_FORMAT_JSON, out);
 	if (err)
-		return err;
+		goto out;
 	buffer = open_memstream(&text, &len);
+	err = -ENOMEM;
 	if (!buffer)
-		return -ENOMEM;
-	err = process_report__write(&one, &name, 1, TEXT_FORMAT_TEXT, buffer);
+		goto out;
+	err = process_report__write(profiles, names, page->nr_inputs, TEXT_FORMAT_TEXT, buffer);
 	if (fclose(buffer) && !err)
 		err = -ENOMEM;
 	sentence = text ? strstr(text, "\n\n") : NULL;
@@ -104,7 +112,10 @@ static int write_processes(const struct profile *p, const char *name, FILE *out)
 		sentence[strcspn(sentence + 2, "\n") + 2] = '\0';
 		json_member(out, "straggler_text", sentence + 2);
 	}
+out:
 	free(text);
+	free(profiles);
+	free(names);
 	return err;
 }
 
@@ -198,10 +209,29 @@ static void write_facts(const struct profile *p, FILE *out)
 #undef FACT
 }
 
+/* One input's tables: the report's, the findings, the GPU calls and the
+ * facts.  0 or -errno. */
+static int write_input(const struct profile *p, const struct report_options *options, FILE *out)
+{
+	struct report_options report = *options;
+	int err;
+
+	fputs("{\"name\":", out);
+	text_output__json_string(out, report.name ? report.name : "profile");
+	fputs(",\"report\":", out);
+	err = profile_report__write(p, &report, TEXT_FORMAT_JSON, out);
+	if (!err)
+		err = write_findings(p, out);
+	if (!err)
+		err = write_gpu_calls(p, out);
+	write_facts(p, out);
+	fputc('}', out);
+	return err;
+}
+
 /* The page's data: a JSON document.  0 or -errno. */
 static int write_data(const struct html_page *page, FILE *out)
 {
-	struct report_options report = *page->report;
 	int err = 0;
 
 	fputs("{\"title\":", out);
@@ -212,16 +242,15 @@ static int write_data(const struct html_page *page, FILE *out)
 			fputc(',', out);
 		err = html_flame__write(&page->views[i], out);
 	}
-	fputs("],\"report\":", out);
+	fputs("],\"inputs\":[", out);
+	for (size_t i = 0; i < page->nr_inputs && !err; i++) {
+		if (i)
+			fputc(',', out);
+		err = write_input(page->profiles[i], &page->reports[i], out);
+	}
+	fputc(']', out);
 	if (!err)
-		err = profile_report__write(page->profile, &report, TEXT_FORMAT_JSON, out);
-	if (!err)
-		err = write_processes(page->profile, report.name, out);
-	if (!err)
-		err = write_findings(page->profile, out);
-	if (!err)
-		err = write_gpu_calls(page->profile, out);
-	write_facts(page->profile, out);
+		err = write_processes(page, out);
 	fputs("}", out);
 	return err;
 }
@@ -322,6 +351,30 @@ size_t html_page__views(const struct profile *p, struct html_view *views)
 	return n;
 }
 
+/* A view per value of p, named by its type, but the one named skip. */
+static size_t value_views(const struct profile *p, const char *skip, struct html_view *views)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < profile__nr_values(p); i++) {
+		struct profile_value_type t = profile__value_type(p, i);
+
+		if (!skip || strcmp(t.name, skip))
+			views[n++] = (struct html_view){t.name, t.unit, p, VIEW_ALL, i};
+	}
+	return n;
+}
+
+int html_page__all_views(const struct profile *p, struct html_view **views)
+{
+	size_t n = profile__nr_values(p);
+
+	*views = calloc(n > HTML_MAX_VIEWS ? n : HTML_MAX_VIEWS, sizeof(**views));
+	if (!*views)
+		return -ENOMEM;
+	return n > 1 ? value_views(p, NULL, *views) : html_page__views(p, *views);
+}
+
 /* The tables' rows for -f html, where no --top says. */
 #define HTML_TOP 50
 
@@ -332,7 +385,7 @@ static int write_page_of(const struct profile *p, const struct html_view *views,
 {
 	const char *name = p->name && p->name[0] ? p->name : "profile";
 	struct report_options report = {.name = name, .format = "llmprof", .top = HTML_TOP};
-	struct html_page page = {name, views, n, p, &report};
+	struct html_page page = {name, views, n, &p, &report, 1};
 
 	return html_page__write(&page, out);
 }
@@ -340,36 +393,132 @@ static int write_page_of(const struct profile *p, const struct html_view *views,
 int html_page__write_profile(const struct profile *p, const struct writer_options *options,
 			     FILE *out)
 {
-	struct html_view views[HTML_MAX_VIEWS], kept[HTML_MAX_VIEWS];
-	size_t n = html_page__views(p, views), nr_kept = 0;
+	struct html_view *views, kept[HTML_MAX_VIEWS];
+	int n = html_page__all_views(p, &views), nr_kept = 0, err;
 
+	if (n < 0)
+		return n;
 	/* --view cpu or gpu: that view alone. */
-	for (size_t i = 0; i < n && options->view != VIEW_ALL; i++)
+	for (int i = 0; i < n && options->view != VIEW_ALL && nr_kept < HTML_MAX_VIEWS; i++)
 		if (views[i].stacks == options->view)
 			kept[nr_kept++] = views[i];
-	return nr_kept ? write_page_of(p, kept, nr_kept, out) : write_page_of(p, views, n, out);
+	err = nr_kept ? write_page_of(p, kept, nr_kept, out) : write_page_of(p, views, n, out);
+	free(views);
+	return err;
 }
 
 int html_page__write_recording(const struct profile *p, const struct profile *view,
 			       const char *view_name, FILE *out)
 {
-	struct html_view views[HTML_MAX_VIEWS + 1];
-	size_t n = html_page__views(p, views);
+	size_t nr_values = profile__nr_values(view);
+	struct html_view *views = calloc(HTML_MAX_VIEWS + nr_values, sizeof(*views));
+	size_t n = 0;
+	int err;
 
-	views[n++] = (struct html_view){view_name, view->unit, view, VIEW_ALL};
-	return write_page_of(p, views, n, out);
+	if (!views)
+		return -ENOMEM;
+	/* The view asked for first, as pprof's default; each further value
+	 * but the recording's weight, whose views follow where it has any. */
+	if (nr_values > 1)
+		n = value_views(view, profile__value_type(p, 0).name, views);
+	else
+		views[n++] = (struct html_view){view_name, view->unit, view, VIEW_ALL};
+	if (profile__total_weight(p))
+		n += html_page__views(p, views + n);
+	err = write_page_of(p, views, n, out);
+	free(views);
+	return err;
 }
 
-int html_report__write(const struct profile *p, const struct report_options *options, FILE *out)
+/* Input i's views after views[0, n): named by its file where there are
+ * several inputs, "FILE: VIEW" where it has several views (the names
+ * kept in *names).  Returns the new n, or -ENOMEM. */
+static int add_input_views(const struct profile *p, const struct report_options *options, size_t i,
+			   size_t nr_inputs, struct html_view **views, size_t n, char ***names,
+			   size_t *nr_names)
 {
-	struct html_view views[HTML_MAX_VIEWS];
-	struct html_page page = {
-	    .title = options->name ? options->name : "profile",
-	    .views = views,
-	    .nr_views = html_page__views(p, views),
-	    .profile = p,
-	    .report = options,
-	};
+	const char *file = options->name ? options->name : "profile";
+	struct html_view *more, *bigger;
+	int nr = html_page__all_views(p, &more);
+	char **more_names;
 
-	return html_page__write(&page, out);
+	if (nr < 0)
+		return nr;
+	bigger = realloc(*views, (n + nr) * sizeof(*bigger));
+	more_names = realloc(*names, (*nr_names + nr) * sizeof(*more_names));
+	if (bigger)
+		*views = bigger;
+	if (more_names)
+		*names = more_names;
+	if (!bigger || !more_names) {
+		free(more);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < nr; k++) {
+		struct html_view *v = &(*views)[n + k];
+		char *name = NULL;
+
+		*v = more[k];
+		v->input = i;
+		if (nr_inputs < 2)
+			continue;
+		if ((nr > 1 ? asprintf(&name, "%s: %s", file, v->name)
+			    : asprintf(&name, "%s", file)) < 0) {
+			free(more);
+			return -ENOMEM;
+		}
+		(*names)[(*nr_names)++] = name;
+		v->name = name;
+	}
+	free(more);
+	return n + nr;
+}
+
+int html_report__write(const struct profile *const *profiles, const struct report_options *options,
+		       size_t nr, FILE *out)
+{
+	struct html_page page = {
+	    .title = nr && options[0].name ? options[0].name : "profile",
+	    .profiles = profiles,
+	    .reports = options,
+	    .nr_inputs = nr,
+	};
+	struct html_view *views = NULL;
+	char **names = NULL, *title = NULL;
+	size_t nr_names = 0, len = 0;
+	int n = 0, err = 0;
+	FILE *title_out;
+
+	for (size_t i = 0; i < nr && n >= 0; i++)
+		n = add_input_views(profiles[i], &options[i], i, nr, &views, n, &names, &nr_names);
+	if (n < 0) {
+		err = n;
+		goto out;
+	}
+	/* Several inputs: the page is titled by them all. */
+	if (nr > 1) {
+		title_out = open_memstream(&title, &len);
+		if (!title_out) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < nr; i++)
+			fprintf(title_out, "%s%s", i ? ", " : "",
+				options[i].name ? options[i].name : "profile");
+		if (fclose(title_out)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		page.title = title;
+	}
+	page.views = views;
+	page.nr_views = n;
+	err = html_page__write(&page, out);
+out:
+	for (size_t i = 0; i < nr_names; i++)
+		free(names[i]);
+	free(names);
+	free(views);
+	free(title);
+	return err;
 }

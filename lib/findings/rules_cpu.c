@@ -96,13 +96,33 @@ static const char *location_or(const struct profile *p, uint32_t stack, int belo
  * are: the Python location above the call (with the call's name when
  * name_call), else fallback.  *weight and *blocked (the part off the CPU)
  * are added to. */
-/* The innermost frame of the stack that is a wait of kinds, or -1. */
-static int stack_find_wait(const struct profile *p, uint32_t stack, unsigned int kinds)
+/* The kinds of wait a frame is, matched once per frame: stacks share
+ * their frames, and the table's patterns are many. */
+static unsigned int frame_waits(struct analysis *a, uint32_t frame)
 {
+	const struct frame *f = &a->profile->frames[frame];
+	unsigned int kinds = 0;
+
+	if (a->frame_waits && a->frame_waits[frame])
+		return a->frame_waits[frame] & 0x7f;
+	for (const struct ml_wait *w = ml_wait__find(f, ML_WAIT_ANY); w;
+	     w = ml_wait__find(f, 0x7f & ~kinds))
+		kinds |= ML_WAIT_MASK(w->kind);
+	if (a->frame_waits)
+		a->frame_waits[frame] = 0x80 | kinds;
+	return kinds;
+}
+
+/* The innermost frame of the stack that is a wait of kinds, or -1. */
+static int stack_find_wait(struct analysis *a, uint32_t stack, unsigned int kinds)
+{
+	const struct profile *p = a->profile;
 	const struct stack *s = &p->stacks[stack];
 
+	if (!a->frame_waits)
+		a->frame_waits = calloc(p->nr_frames ? p->nr_frames : 1, 1);
 	for (int i = (int)s->depth - 1; i >= 0; i--)
-		if (ml_wait__find(&p->frames[s->frames[i]], kinds))
+		if (frame_waits(a, s->frames[i]) & kinds)
 			return i;
 	return -1;
 }
@@ -118,7 +138,7 @@ static int tally_calls(struct analysis *a, unsigned int kinds, bool name_call, s
 
 		if (a->is_gpu_stack[i] || !p->stacks[i].weight)
 			continue;
-		at = stack_find_wait(p, i, kinds);
+		at = stack_find_wait(a, i, kinds);
 		if (at < 0)
 			continue;
 		*weight += p->stacks[i].weight;
@@ -806,7 +826,7 @@ static int tally_bare_gil_waits(struct analysis *a, struct tally *where, uint64_
 		char location[512], text[512];
 		int err;
 
-		if (!a->is_off_cpu_stack[i] || !s->weight || stack_find_wait(p, i, GIL_WAITS) >= 0)
+		if (!a->is_off_cpu_stack[i] || !s->weight || stack_find_wait(a, i, GIL_WAITS) >= 0)
 			continue;
 		for (uint32_t k = 0; k + 1 < s->depth; k++) {
 			const struct frame *f = &p->frames[s->frames[k]];

@@ -19,54 +19,61 @@ static int compare_lines(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
 }
 
-/* Joins a stack's folded names with ';'.  Returns a malloc'd string or NULL. */
-static char *join_stack(char **names, const struct stack *s)
+/* Joins a stack's folded names with ';' at text, which has room; returns
+ * the end of the line's string, past its NUL. */
+static char *join_stack(char **names, const size_t *lens, const struct stack *s, char *text)
 {
-	size_t len = 1;
-	char *text, *pos;
-
-	for (uint32_t d = 0; d < s->depth; d++)
-		len += strlen(names[s->frames[d]]) + 1;
-	text = malloc(len);
-	if (!text)
-		return NULL;
-	pos = text;
 	for (uint32_t d = 0; d < s->depth; d++) {
-		size_t n = strlen(names[s->frames[d]]);
-
 		if (d)
-			*pos++ = ';';
-		memcpy(pos, names[s->frames[d]], n);
-		pos += n;
+			*text++ = ';';
+		memcpy(text, names[s->frames[d]], lens[s->frames[d]]);
+		text += lens[s->frames[d]];
 	}
-	*pos = '\0';
+	*text++ = '\0';
 	return text;
+}
+
+static bool keeps(const struct profile *p, size_t i, enum output_view view)
+{
+	const struct stack *s = &p->stacks[i];
+
+	return s->weight && s->depth &&
+	       (view == VIEW_ALL || profile__stack_is_gpu(p, i) == (view == VIEW_GPU));
 }
 
 int folded__write(const struct profile *p, enum output_view view, FILE *out)
 {
 	char **names = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*names));
+	size_t *lens = calloc(p->nr_frames ? p->nr_frames : 1, sizeof(*lens));
 	struct folded_line *lines = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*lines));
-	size_t nr_lines = 0;
+	size_t nr_lines = 0, size = 1;
+	char *text = NULL, *pos;
 	int err = -ENOMEM;
 
-	if (!names || !lines)
+	if (!names || !lens || !lines)
 		goto cleanup;
 	for (size_t i = 0; i < p->nr_frames; i++) {
 		names[i] = frame__folded_text(&p->frames[i], p->python_pyspy_form);
 		if (!names[i])
 			goto cleanup;
+		lens[i] = strlen(names[i]);
 	}
+	/* Every line in one buffer: a million lines, a million mallocs less. */
 	for (size_t i = 0; i < p->nr_stacks; i++) {
-		const struct stack *s = &p->stacks[i];
-
-		if (!s->weight || !s->depth ||
-		    (view != VIEW_ALL && profile__stack_is_gpu(p, i) != (view == VIEW_GPU)))
+		if (!keeps(p, i, view))
 			continue;
-		lines[nr_lines].text = join_stack(names, s);
-		if (!lines[nr_lines].text)
-			goto cleanup;
-		lines[nr_lines++].weight = s->weight;
+		for (uint32_t d = 0; d < p->stacks[i].depth; d++)
+			size += lens[p->stacks[i].frames[d]] + 1;
+	}
+	pos = text = malloc(size);
+	if (!text)
+		goto cleanup;
+	for (size_t i = 0; i < p->nr_stacks; i++) {
+		if (!keeps(p, i, view))
+			continue;
+		lines[nr_lines].text = pos;
+		pos = join_stack(names, lens, &p->stacks[i], pos);
+		lines[nr_lines++].weight = p->stacks[i].weight;
 	}
 	qsort(lines, nr_lines, sizeof(*lines), compare_lines);
 	/* Stacks that differ only in source lines fold to one text line. */
@@ -82,9 +89,8 @@ cleanup:
 	if (names)
 		for (size_t i = 0; i < p->nr_frames; i++)
 			free(names[i]);
-	if (lines)
-		for (size_t i = 0; i < nr_lines; i++)
-			free(lines[i].text);
+	free(text);
+	free(lens);
 	free(names);
 	free(lines);
 	return err;

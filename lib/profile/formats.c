@@ -235,7 +235,7 @@ static const struct format formats[NR_PROFILE_FORMATS] = {
 	    .extension = "html",
 	    .description = "an HTML page",
 	    .note = "a page: the flame graphs, findings and tables",
-	    .flags = FORMAT_THREADS,
+	    .flags = FORMAT_THREADS | FORMAT_VALUES,
 	    .write = write_html,
 	},
     [FORMAT_PERF_SCRIPT] =

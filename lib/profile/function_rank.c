@@ -78,7 +78,104 @@ static int compare_stacks(const void *a, const void *b, void *context)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* A stack and a window of its functions' ranks + 1 packed high to low (0
+ * past its end), which order as compare_stacks() does: stacks are sorted
+ * a window at a time, most significant first, as strings are by radix. */
+struct stack_key {
+	uint64_t key;
+	uint32_t stack;
+};
+
+struct key_sort {
+	const struct function_rank *ranks;
+	unsigned int bits, per_key; /* per rank, ranks per key */
+	struct stack_key *other;    /* as long as the keys */
+};
+
+static int compare_keys(const void *a, const void *b, void *context)
+{
+	const struct stack_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return compare_stacks(&x->stack, &y->stack, context);
+}
+
+/* keys by key a byte at a time, least significant first, a pass per byte
+ * in which they differ; other as long as keys. */
+static void radix_sort(struct stack_key *keys, size_t nr, uint64_t differ, struct stack_key *other)
+{
+	struct stack_key *from = keys, *to = other;
+
+	for (unsigned int shift = 0; shift < 64; shift += 8) {
+		size_t count[257] = {0};
+
+		if (!(differ >> shift & 0xff))
+			continue;
+		for (size_t i = 0; i < nr; i++)
+			count[(from[i].key >> shift & 0xff) + 1]++;
+		for (size_t b = 1; b < 257; b++)
+			count[b] += count[b - 1];
+		for (size_t i = 0; i < nr; i++)
+			to[count[from[i].key >> shift & 0xff]++] = from[i];
+		to = from;
+		from = from == keys ? other : keys;
+	}
+	if (from != keys)
+		memcpy(keys, from, nr * sizeof(*keys));
+}
+
+/* keys[0, nr) by their window from frame first on, then each run of equal
+ * keys by the next window, or by compare_stacks() where the run is short
+ * or its stacks ended (equal functions: by id). */
+static void sort_window(const struct key_sort *k, struct stack_key *keys, size_t nr, uint32_t first)
+{
+	uint64_t differ = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		const struct stack *s = &k->ranks->profile->stacks[keys[i].stack];
+		uint64_t key = 0;
+
+		for (uint32_t d = first; d < first + k->per_key; d++)
+			key = key << k->bits |
+			      (d < s->depth ? k->ranks->rank[s->frames[d]] + 1ULL : 0);
+		keys[i].key = key;
+		differ |= key ^ keys[0].key;
+	}
+	radix_sort(keys, nr, differ, k->other);
+	for (size_t start = 0, end; start < nr; start = end) {
+		for (end = start + 1; end < nr && keys[end].key == keys[start].key; end++)
+			;
+		if (end - start < 2)
+			continue;
+		if (end - start < 16 || !(keys[start].key & ((1ULL << k->bits) - 1)))
+			qsort_r(keys + start, end - start, sizeof(*keys), compare_keys,
+				(void *)k->ranks);
+		else
+			sort_window(k, keys + start, end - start, first + k->per_key);
+	}
+}
+
 void function_rank__sort_stacks(const struct function_rank *ranks, uint32_t *stacks, size_t nr)
 {
-	qsort_r(stacks, nr, sizeof(*stacks), compare_stacks, (void *)ranks);
+	struct stack_key *keys = malloc(nr * sizeof(*keys));
+	struct key_sort k = {.ranks = ranks, .bits = 1};
+
+	k.other = malloc(nr * sizeof(*k.other));
+	if (!keys || !k.other) {
+		free(keys);
+		free(k.other);
+		qsort_r(stacks, nr, sizeof(*stacks), compare_stacks, (void *)ranks);
+		return;
+	}
+	while (k.bits < 32 && (1ULL << k.bits) <= ranks->nr_functions)
+		k.bits++;
+	k.per_key = 64 / k.bits;
+	for (size_t i = 0; i < nr; i++)
+		keys[i].stack = stacks[i];
+	sort_window(&k, keys, nr, 0);
+	for (size_t i = 0; i < nr; i++)
+		stacks[i] = keys[i].stack;
+	free(keys);
+	free(k.other);
 }

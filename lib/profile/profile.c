@@ -98,9 +98,7 @@ static uint64_t rehash_frame(const void *ctx, uint32_t id)
 
 static uint64_t rehash_stack(const void *ctx, uint32_t id)
 {
-	const struct stack *s = &((const struct profile *)ctx)->stacks[id];
-
-	return stack_hash(s->frames, s->depth);
+	return ((const struct profile *)ctx)->stack_hashes[id];
 }
 
 struct profile *profile__new(void)
@@ -138,6 +136,7 @@ void profile__free(struct profile *p)
 	free(p->stack_index);
 	free(p->frames);
 	free(p->stacks);
+	free(p->stack_hashes);
 	free(p->threads);
 	free(p->samples);
 	free(p->gpu);
@@ -238,15 +237,22 @@ int64_t profile__intern_stack(struct profile *p, const uint32_t *frames, size_t 
 
 	if (hash_index__reserve(index, 1024, rehash_stack, p))
 		return -ENOMEM;
+	/* The stored hashes spare reading the stacks that only collide. */
 	for (pos = hash_index__first(index, h); !hash_index__empty(index, pos);
 	     pos = hash_index__next(index, pos)) {
+		if (p->stack_hashes[hash_index__id(index, pos)] != h)
+			continue;
 		s = &p->stacks[hash_index__id(index, pos)];
 		if (s->depth == depth &&
 		    (!depth || !memcmp(s->frames, frames, depth * sizeof(*frames))))
 			return hash_index__id(index, pos);
 	}
-	if (array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1, sizeof(*p->stacks)))
+	if (array__grow((void **)&p->stacks, &p->cap_stacks, p->nr_stacks + 1,
+			sizeof(*p->stacks)) ||
+	    array__grow((void **)&p->stack_hashes, &p->cap_stack_hashes, p->nr_stacks + 1,
+			sizeof(*p->stack_hashes)))
 		return -ENOMEM;
+	p->stack_hashes[p->nr_stacks] = h;
 	s = &p->stacks[p->nr_stacks];
 	s->frames = arena_alloc(p->stack_frames, depth ? depth : 1);
 	if (!s->frames)

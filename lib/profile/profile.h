@@ -249,6 +249,8 @@ struct profile {
 
 	struct hash_index *frame_index;
 	struct hash_index *stack_index;
+	uint64_t *stack_hashes; /* per stack, its key's in stack_index */
+	size_t cap_stack_hashes;
 	struct id_arena *stack_frames;
 };
 

@@ -8,7 +8,12 @@
 // Usage: node html_browser.mjs PLAYWRIGHT_DIR CHECKS.json
 // CHECKS: { html, chromium, screenshot, views?: [names], view?: name,
 //   process?: { name, share }, threads?: true, frame?, search?, share?,
-//   sort?: section id, tables?: [section ids that must hold a table] }
+//   sort?: section id, tables?: [section ids that must hold a table],
+//   values?: [{ view, weight, shown, search?, share?, of?, unit? }]:
+//   switched to each view in turn, its total is weight exactly and its
+//   text says shown (as Google's pprof writes it: 112MB, 1.50s, 12) within
+//   rounding, a search finds share (its cum%); the tables say they are of
+//   the input named of, whose unit the run's table gives }
 // Prints "ok ..." lines; exits 1 with a message on the first failed check.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -24,6 +29,15 @@ function fail(message) {
 	process.exit(1);
 }
 const near = (a, b, tolerance) => Math.abs(a - b) <= tolerance;
+// A quantity as pprof or the page writes it, in bytes, ns or a count.
+const scales = { B: 1, kB: 1024, KiB: 1024, MB: 2 ** 20, MiB: 2 ** 20, GB: 2 ** 30, GiB: 2 ** 30,
+	TB: 2 ** 40, TiB: 2 ** 40, ns: 1, us: 1e3, ms: 1e6, s: 1e9, samples: 1, '': 1 };
+function quantity(text) {
+	const m = /^([0-9.]+)\s*([A-Za-z]*)/.exec(text.trim());
+	if (!m || !(m[2] in scales))
+		fail(`cannot read a quantity in '${text}'`);
+	return +m[1] * scales[m[2]];
+}
 
 const browser = await chromium.launch({ executablePath: checks.chromium, args: ['--no-sandbox'] });
 const errors = [], requests = [];
@@ -125,6 +139,47 @@ try {
 			fail(`the search for ${checks.search} shows '${m.text}', the profile says ` +
 				`${checks.share.toFixed(3)}%`);
 		console.log(`ok search ${checks.search}: ${m.text} (profile ${checks.share.toFixed(3)}%)`);
+	}
+
+	for (const v of checks.values || []) {
+		await page.click(`#views button:text-is("${v.view}")`);
+		if (await page.evaluate(() => window.llmprofPage.view()) !== v.view)
+			fail(`cannot switch to the ${v.view} view`);
+		const t = await page.$eval('#total', (e) => ({ text: e.textContent, weight: e.dataset.weight }));
+		const shown = quantity(t.text), expected = quantity(v.shown);
+		if (+t.weight !== v.weight || !near(shown, expected, 0.01 * expected + 1))
+			fail(`the ${v.view} view's total is '${t.text}' (${t.weight}), pprof says ` +
+				`${v.shown} (${v.weight})`);
+		const drawn = await frames();
+		if (v.weight && (!drawn.length || drawn[0].name !== 'all' || !near(drawn[0].w, 1180, 0.01)))
+			fail(`the ${v.view} view draws no full-width root`);
+		let found = '';
+		if (v.search) {
+			await page.fill('#search', v.search);
+			const m = await dataset('matched');
+			if (!near(+m.share, v.share, 0.01))
+				fail(`${v.view}: the search for ${v.search} shows '${m.text}', pprof's ` +
+					`cum% is ${v.share}`);
+			// The matched frames' widths say the same share.
+			const widths = (await frames()).filter((f) => f.name === v.name)
+				.reduce((sum, f) => sum + f.w, 0);
+			if (v.name && !near(100 * widths / 1180, v.share, 0.05))
+				fail(`${v.view}: ${v.name} is drawn ${widths} px wide for ${v.share}%`);
+			found = `, ${v.search} ${m.text}`;
+			await page.fill('#search', '');
+		}
+		if (v.of) {
+			const of = await page.$$eval('#findings p.input, #facts p.input, #report p.input',
+				(ps) => ps.map((p) => p.textContent));
+			const unit = await page.$$eval('#facts tbody tr', (trs) => trs.map((tr) =>
+				[...tr.children].map((td) => td.textContent)).filter((r) => r[0] === 'unit'));
+			if (of.length !== 3 || of.some((t) => t !== `Of ${v.of}.`) ||
+				unit.length !== 1 || unit[0][1] !== v.unit)
+				fail(`${v.view}: the tables say ${JSON.stringify(of)}, unit ` +
+					`${JSON.stringify(unit)}; expected ${v.of} in ${v.unit}`);
+			found += `, the tables of ${v.of} (${v.unit})`;
+		}
+		console.log(`ok ${v.view}: ${t.text} (expected ${v.shown}, ${v.weight})${found}`);
 	}
 
 	for (const id of checks.tables || []) {

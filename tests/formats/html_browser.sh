@@ -86,6 +86,29 @@ grep -q '"rule":"gpu-idle"' "$ARTIFACTS/report.html" || fail "report.html lacks 
 browse report "\"views\": [\"CPU\", \"GPU\", \"All\"], \"tables\": [\"findings\", \"gpu\"],
 	\"sort\": \"report\""
 
+# report --html of two files: a view per file (FILE: VIEW where it has
+# several), each with its file's total; the tables follow the view shown;
+# one processes table of both.
+base=$inputs/base.folded
+recorded=$inputs/recorded.speedscope.json
+"$LLMPROF" report --html -o "$ARTIFACTS/inputs.html" "$base" "$recorded" || fail "report --html A B"
+self_contained "$ARTIFACTS/inputs.html"
+base_total=$(awk '{ s += $NF } END { print s }' "$base")
+gpu_total=$(awk '{ s += $NF } END { print s }' "$WORK/gpu.folded")
+browse inputs "\"views\": [\"$base\", \"$recorded: CPU\", \"$recorded: GPU\", \"$recorded: All\"],
+	\"values\": [{\"view\": \"$recorded: GPU\", \"weight\": $gpu_total, \"shown\": \"${gpu_total}ns\",
+		\"of\": \"$recorded\", \"unit\": \"nanoseconds\"},
+	{\"view\": \"$base\", \"weight\": $base_total, \"shown\": \"$base_total\",
+		\"of\": \"$base\", \"unit\": \"samples\"}], \"tables\": [\"processes\", \"report\"]"
+rows=$(python3 - "$ARTIFACTS/inputs.html" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+data = json.loads(re.search(r'id="llmprof-data">(.*?)</script>', text, re.S).group(1))
+print(len(data["inputs"]), sorted({r["file"] for r in data["processes"]["processes"]}))
+PY
+)
+[ "$rows" = "2 ['$base', '$recorded']" ] || fail "inputs and processes of report --html A B: $rows"
+
 # Names that are markup, a script's end, quotes and bytes that are not
 # UTF-8 stay data: the page runs, and search finds them literally.
 printf 'main;operator<<(std::ostream&, "a\x27b");\xff\xfe bad 3\nmain;a]]>b</script><script>alert(1)</script> 1\nmain;plain 6\n' \
