@@ -25,6 +25,9 @@ enum {
 	OPT_INVERTED,
 };
 
+/* The most --label entries read. */
+#define MAX_INPUTS 4096
+
 static const struct option long_options[] = {
     {"format", required_argument, NULL, 'f'},
     {"output", required_argument, NULL, 'o'},
@@ -138,14 +141,115 @@ static int add_profile(struct profile *into, const struct profile *from, const s
 	return err;
 }
 
+/* Splits --label's text (a copy, owned by *text_out) into one label per
+ * input: EXIT_OK, or the status to exit with. */
+static int split_labels(const char *text, int nr_inputs, char **text_out, char **labels)
+{
+	char *save = NULL, *copy = strdup(text);
+	size_t nr = 0;
+
+	*text_out = copy;
+	if (!copy) {
+		status__error("out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (char *t = strtok_r(copy, ",", &save); t && nr < MAX_INPUTS;
+	     t = strtok_r(NULL, ",", &save))
+		labels[nr++] = t;
+	if (nr != (size_t)nr_inputs) {
+		char count[32];
+
+		snprintf(count, sizeof(count), "%d", nr_inputs);
+		return usage_error("--label needs one label per INPUT (%s)", count);
+	}
+	for (size_t i = 0; i < nr; i++)
+		if (strlen(labels[i]) > MAX_LABEL)
+			return usage_error("label '%s' is too long", labels[i]);
+	return EXIT_OK;
+}
+
+/* Checks that one (read from path) can join merged (whose first input was
+ * first, from which merged took its values when one is that input):
+ * EXIT_OK with map giving each of one's values its place in merged, or the
+ * status to exit with. */
+static int check_input(struct profile *merged, const struct profile *one, const char *path,
+		       const char *first, bool is_first, size_t *map)
+{
+	int err;
+
+	if (profile__nr_values(one) > PROFILE_MAX_VALUES) {
+		status__error("%s holds more than %d values: cannot merge it",
+			      profile_input__display_name(path), PROFILE_MAX_VALUES);
+		return EXIT_USAGE;
+	}
+	if (is_first) {
+		merged->unit = one->unit;
+		merged->frequency = one->frequency;
+		merged->python_pyspy_form = one->python_pyspy_form;
+		err = profile__copy_value_types(merged, one);
+		if (err) {
+			status__error("cannot merge %s: %s", path, strerror(-err));
+			return EXIT_RUNTIME;
+		}
+	}
+	/* As pprof -proto merges profiles: the same sample types, each summed
+	 * with its own (here in any order). */
+	if ((profile__nr_values(one) > 1 || profile__nr_values(merged) > 1) &&
+	    profile__value_map(merged, one, map)) {
+		char have[256], want[256];
+
+		profile__value_names(one, have, sizeof(have));
+		profile__value_names(merged, want, sizeof(want));
+		status__error("%s holds other values (%s) than %s (%s): cannot merge them",
+			      profile_input__display_name(path), have,
+			      profile_input__display_name(first), want);
+		return EXIT_USAGE;
+	}
+	if (profile__nr_values(one) == 1 && one->unit != merged->unit) {
+		status__error("%s weighs in other units than %s: cannot merge them",
+			      profile_input__display_name(path),
+			      profile_input__display_name(first));
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+/* Reads the input at paths[i] and adds it to merged: EXIT_OK or the status
+ * to exit with. */
+static int merge_input(struct profile *merged, char **paths, int i,
+		       const struct profile_read_options *read_options, const char *label)
+{
+	struct profile *one = NULL;
+	enum profile_format input_format;
+	size_t map[PROFILE_MAX_VALUES] = {0};
+	int status, err;
+
+	status = profile_input__load(paths[i], read_options, &one, &input_format);
+	if (status)
+		return status;
+	status = check_input(merged, one, paths[i], paths[0], i == 0, map);
+	if (status)
+		goto out;
+	if (one->frequency != merged->frequency)
+		merged->frequency = 0;
+	merged->python_pyspy_form &= one->python_pyspy_form;
+	err = add_profile(merged, one, map, label);
+	if (err) {
+		status__error("cannot merge %s: %s", paths[i], strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+out:
+	profile__free(one);
+	return status;
+}
+
 int do_merge(int argc, char **argv)
 {
 	struct profile_read_options read_options = {0};
 	struct output_file output = {0};
 	enum profile_format format = FORMAT_FOLDED;
-	const char *output_path = NULL;
-	char *labels_text = NULL, *labels[4096];
-	size_t nr_labels = 0;
+	const char *output_path = NULL, *labels_arg = NULL;
+	char *labels_text = NULL, *labels[MAX_INPUTS];
 	bool inverted = false;
 	struct profile *merged = NULL;
 	int c, err, status = EXIT_OK;
@@ -166,7 +270,7 @@ int do_merge(int argc, char **argv)
 			output_path = optarg;
 			break;
 		case OPT_LABEL:
-			labels_text = optarg;
+			labels_arg = optarg;
 			break;
 		case OPT_INVERTED:
 			inverted = true;
@@ -183,29 +287,12 @@ int do_merge(int argc, char **argv)
 		return usage_error("%s", "--inverted is for -f svg");
 	if (inverted)
 		format = FORMAT_SVG_INVERTED;
-	if (labels_text) {
-		char *save = NULL;
-
-		labels_text = strdup(labels_text);
-		if (!labels_text) {
-			status__error("out of memory");
-			return EXIT_RUNTIME;
-		}
-		for (char *t = strtok_r(labels_text, ",", &save); t && nr_labels < 4096;
-		     t = strtok_r(NULL, ",", &save))
-			labels[nr_labels++] = t;
-		if (nr_labels != (size_t)(argc - optind)) {
-			char count[32];
-
-			snprintf(count, sizeof(count), "%d", argc - optind);
+	if (labels_arg) {
+		status = split_labels(labels_arg, argc - optind, &labels_text, labels);
+		if (status) {
 			free(labels_text);
-			return usage_error("--label needs one label per INPUT (%s)", count);
+			return status;
 		}
-		for (size_t i = 0; i < nr_labels; i++)
-			if (strlen(labels[i]) > MAX_LABEL) {
-				free(labels_text);
-				return usage_error("label '%s' is too long", labels[i]);
-			}
 	}
 	err = output_file__open(&output, output_path);
 	if (err) {
@@ -219,67 +306,11 @@ int do_merge(int argc, char **argv)
 		status = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	for (int i = optind; i < argc; i++) {
-		struct profile *one = NULL;
-		enum profile_format input_format;
-		size_t map[PROFILE_MAX_VALUES] = {0};
-
-		status = profile_input__load(argv[i], &read_options, &one, &input_format);
-		if (status)
-			goto cleanup;
-		if (profile__nr_values(one) > PROFILE_MAX_VALUES) {
-			status__error("%s holds more than %d values: cannot merge it",
-				      profile_input__display_name(argv[i]), PROFILE_MAX_VALUES);
-			profile__free(one);
-			status = EXIT_USAGE;
-			goto cleanup;
-		}
-		if (i == optind) {
-			merged->unit = one->unit;
-			merged->frequency = one->frequency;
-			merged->python_pyspy_form = one->python_pyspy_form;
-			err = profile__copy_value_types(merged, one);
-			if (err) {
-				status__error("cannot merge %s: %s", argv[i], strerror(-err));
-				profile__free(one);
-				status = EXIT_RUNTIME;
-				goto cleanup;
-			}
-		}
-		/* As pprof -proto merges profiles: the same sample types, each
-		 * summed with its own (here in any order). */
-		if ((profile__nr_values(one) > 1 || profile__nr_values(merged) > 1) &&
-		    profile__value_map(merged, one, map)) {
-			char have[256], want[256];
-
-			profile__value_names(one, have, sizeof(have));
-			profile__value_names(merged, want, sizeof(want));
-			status__error("%s holds other values (%s) than %s (%s): cannot merge them",
-				      profile_input__display_name(argv[i]), have,
-				      profile_input__display_name(argv[optind]), want);
-			profile__free(one);
-			status = EXIT_USAGE;
-			goto cleanup;
-		}
-		if (profile__nr_values(one) == 1 && one->unit != merged->unit) {
-			status__error("%s weighs in other units than %s: cannot merge them",
-				      profile_input__display_name(argv[i]),
-				      profile_input__display_name(argv[optind]));
-			profile__free(one);
-			status = EXIT_USAGE;
-			goto cleanup;
-		}
-		if (one->frequency != merged->frequency)
-			merged->frequency = 0;
-		merged->python_pyspy_form &= one->python_pyspy_form;
-		err = add_profile(merged, one, map, labels_text ? labels[i - optind] : NULL);
-		profile__free(one);
-		if (err) {
-			status__error("cannot merge %s: %s", argv[i], strerror(-err));
-			status = EXIT_RUNTIME;
-			goto cleanup;
-		}
-	}
+	for (int i = 0; i < argc - optind && !status; i++)
+		status = merge_input(merged, argv + optind, i, &read_options,
+				     labels_text ? labels[i] : NULL);
+	if (status)
+		goto cleanup;
 	err = output_file__commit(&output, output__write(merged, format, VIEW_ALL, output.stream));
 	if (err) {
 		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
