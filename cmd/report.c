@@ -96,6 +96,26 @@ static int write_findings(const struct profile *profile, const struct report_opt
 	return err;
 }
 
+/* Reads the nr inputs at paths into profiles (and, where results is not
+ * NULL, what each read found): EXIT_OK or the status to exit with. */
+static int load_inputs(int nr, char **paths, const struct profile_read_options *read_options,
+		       enum profile_unit folded_unit, struct profile **profiles,
+		       struct profile_read_result *results)
+{
+	for (int i = 0; i < nr; i++) {
+		struct profile_read_result result;
+		int status =
+		    profile_input__load_result(paths[i], read_options, &profiles[i], &result);
+
+		if (status)
+			return status;
+		profile_input__set_unit(profiles[i], result.format, folded_unit);
+		if (results)
+			results[i] = result;
+	}
+	return EXIT_OK;
+}
+
 /* report --by-process INPUT...: every input loaded, then one table. */
 static int report_by_process(int nr, char **paths, const struct profile_read_options *read_options,
 			     enum profile_unit folded_unit, enum text_format format,
@@ -116,15 +136,11 @@ static int report_by_process(int nr, char **paths, const struct profile_read_opt
 		status = EXIT_RUNTIME;
 		goto cleanup;
 	}
-	for (int i = 0; i < nr; i++) {
-		enum profile_format input_format;
-
-		status = profile_input__load(paths[i], read_options, &profiles[i], &input_format);
-		if (status)
-			goto cleanup;
-		profile_input__set_unit(profiles[i], input_format, folded_unit);
+	status = load_inputs(nr, paths, read_options, folded_unit, profiles, NULL);
+	if (status)
+		goto cleanup;
+	for (int i = 0; i < nr; i++)
 		names[i] = profile_input__display_name(paths[i]);
-	}
 	err = output_file__open(&output, output_path);
 	if (!err)
 		err = output_file__commit(
@@ -149,26 +165,24 @@ static int report_html(int nr, char **paths, const struct profile_read_options *
 {
 	struct profile **profiles = calloc(nr, sizeof(*profiles));
 	struct report_options *options = calloc(nr, sizeof(*options));
+	struct profile_read_result *results = calloc(nr, sizeof(*results));
 	struct output_file output = {0};
 	int status = EXIT_OK, err;
 
-	if (!profiles || !options) {
+	if (!profiles || !options || !results) {
 		status__error("out of memory");
 		status = EXIT_RUNTIME;
 		goto cleanup;
 	}
+	status = load_inputs(nr, paths, read_options, folded_unit, profiles, results);
+	if (status)
+		goto cleanup;
 	for (int i = 0; i < nr; i++) {
-		struct profile_read_result result;
-
-		status = profile_input__load_result(paths[i], read_options, &profiles[i], &result);
-		if (status)
-			goto cleanup;
-		profile_input__set_unit(profiles[i], result.format, folded_unit);
 		options[i] = *defaults;
-		options[i].events = result.events;
-		options[i].event = result.event_read;
+		options[i].events = results[i].events;
+		options[i].event = results[i].event_read;
 		options[i].name = profile_input__display_name(paths[i]);
-		options[i].format = profile_format__name(result.format);
+		options[i].format = profile_format__name(results[i].format);
 	}
 	err = output_file__open(&output, output_path);
 	if (!err)
@@ -185,6 +199,7 @@ cleanup:
 		profile__free(profiles[i]);
 	free(profiles);
 	free(options);
+	free(results);
 	return status;
 }
 
