@@ -96,113 +96,6 @@ static int write_findings(const struct profile *profile, const struct report_opt
 	return err;
 }
 
-/* Reads the nr inputs at paths into profiles (and, where results is not
- * NULL, what each read found): EXIT_OK or the status to exit with. */
-static int load_inputs(int nr, char **paths, const struct profile_read_options *read_options,
-		       enum profile_unit folded_unit, struct profile **profiles,
-		       struct profile_read_result *results)
-{
-	for (int i = 0; i < nr; i++) {
-		struct profile_read_result result;
-		int status =
-		    profile_input__load_result(paths[i], read_options, &profiles[i], &result);
-
-		if (status)
-			return status;
-		profile_input__set_unit(profiles[i], result.format, folded_unit);
-		if (results)
-			results[i] = result;
-	}
-	return EXIT_OK;
-}
-
-/* report --by-process INPUT...: every input loaded, then one table. */
-static int report_by_process(int nr, char **paths, const struct profile_read_options *read_options,
-			     enum profile_unit folded_unit, enum text_format format,
-			     const char *output_path)
-{
-	struct profile **profiles = calloc(nr > 0 ? nr : 1, sizeof(*profiles));
-	const char **names = calloc(nr > 0 ? nr : 1, sizeof(*names));
-	struct output_file output = {0};
-	int status = EXIT_OK, err;
-
-	if (nr < 1) {
-		free(profiles);
-		free(names);
-		return usage_error("%s", "--by-process expects one or more INPUTs");
-	}
-	if (!profiles || !names) {
-		status__error("out of memory");
-		status = EXIT_RUNTIME;
-		goto cleanup;
-	}
-	status = load_inputs(nr, paths, read_options, folded_unit, profiles, NULL);
-	if (status)
-		goto cleanup;
-	for (int i = 0; i < nr; i++)
-		names[i] = profile_input__display_name(paths[i]);
-	err = output_file__open(&output, output_path);
-	if (!err)
-		err = output_file__commit(
-		    &output, process_report__write(profiles, names, nr, format, output.stream));
-	if (err) {
-		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
-			      strerror(-err));
-		status = EXIT_RUNTIME;
-	}
-cleanup:
-	for (int i = 0; profiles && i < nr; i++)
-		profile__free(profiles[i]);
-	free(profiles);
-	free(names);
-	return status;
-}
-
-/* report --html INPUT...: every input loaded, then one page. */
-static int report_html(int nr, char **paths, const struct profile_read_options *read_options,
-		       enum profile_unit folded_unit, const struct report_options *defaults,
-		       const char *output_path)
-{
-	struct profile **profiles = calloc(nr, sizeof(*profiles));
-	struct report_options *options = calloc(nr, sizeof(*options));
-	struct profile_read_result *results = calloc(nr, sizeof(*results));
-	struct output_file output = {0};
-	int status = EXIT_OK, err;
-
-	if (!profiles || !options || !results) {
-		status__error("out of memory");
-		status = EXIT_RUNTIME;
-		goto cleanup;
-	}
-	status = load_inputs(nr, paths, read_options, folded_unit, profiles, results);
-	if (status)
-		goto cleanup;
-	for (int i = 0; i < nr; i++) {
-		options[i] = *defaults;
-		options[i].events = results[i].events;
-		options[i].event = results[i].event_read;
-		options[i].name = profile_input__display_name(paths[i]);
-		options[i].format = profile_format__name(results[i].format);
-	}
-	err = output_file__open(&output, output_path);
-	if (!err)
-		err = output_file__commit(
-		    &output, html_report__write((const struct profile *const *)profiles, options,
-						nr, output.stream));
-	if (err) {
-		status__error("cannot write %s: %s", output_path ? output_path : "standard output",
-			      strerror(-err));
-		status = EXIT_RUNTIME;
-	}
-cleanup:
-	for (int i = 0; profiles && i < nr; i++)
-		profile__free(profiles[i]);
-	free(profiles);
-	free(options);
-	free(results);
-	return status;
-}
-
 /* What the command line asks for. */
 struct report_env {
 	struct profile_read_options read_options;
@@ -212,6 +105,57 @@ struct report_env {
 	const char *output_path;
 	bool findings, verbose, by_process, html, brief;
 };
+
+/* report --by-process or --html INPUT...: every input loaded, then one
+ * table or one page of them all. */
+static int report_inputs(int nr, char **paths, const struct report_env *env)
+{
+	struct profile **profiles = calloc(nr, sizeof(*profiles));
+	struct report_options *options = calloc(nr, sizeof(*options));
+	const char **names = calloc(nr, sizeof(*names));
+	struct output_file output = {0};
+	int status = EXIT_OK, err;
+
+	if (!profiles || !options || !names) {
+		status__error("out of memory");
+		status = EXIT_RUNTIME;
+		goto cleanup;
+	}
+	for (int i = 0; i < nr; i++) {
+		struct profile_read_result result;
+
+		status =
+		    profile_input__load_result(paths[i], &env->read_options, &profiles[i], &result);
+		if (status)
+			goto cleanup;
+		profile_input__set_unit(profiles[i], result.format, env->folded_unit);
+		options[i] = env->options;
+		options[i].events = result.events;
+		options[i].event = result.event_read;
+		options[i].name = names[i] = profile_input__display_name(paths[i]);
+		options[i].format = profile_format__name(result.format);
+	}
+	err = output_file__open(&output, env->output_path);
+	if (!err)
+		err = output_file__commit(
+		    &output, env->html ? html_report__write((const struct profile *const *)profiles,
+							    options, nr, output.stream)
+				       : process_report__write(profiles, names, nr, env->format,
+							       output.stream));
+	if (err) {
+		status__error("cannot write %s: %s",
+			      env->output_path ? env->output_path : "standard output",
+			      strerror(-err));
+		status = EXIT_RUNTIME;
+	}
+cleanup:
+	for (int i = 0; profiles && i < nr; i++)
+		profile__free(profiles[i]);
+	free(profiles);
+	free(options);
+	free(names);
+	return status;
+}
 
 /* Parses the options into env and checks they go together: REPORT_RUN to
  * go on, or the status to exit with. */
@@ -316,14 +260,11 @@ int do_report(int argc, char **argv)
 	if (status != REPORT_RUN)
 		return status;
 	output_path = env.output_path;
-	if (env.by_process)
-		return report_by_process(argc - optind, argv + optind, &env.read_options,
-					 env.folded_unit, env.format, output_path);
-	if (env.html && argc - optind < 1)
-		return usage_error("%s", "--html expects one or more INPUTs");
-	if (env.html)
-		return report_html(argc - optind, argv + optind, &env.read_options, env.folded_unit,
-				   &env.options, output_path);
+	if ((env.by_process || env.html) && argc - optind < 1)
+		return usage_error("%s", env.html ? "--html expects one or more INPUTs"
+						  : "--by-process expects one or more INPUTs");
+	if (env.by_process || env.html)
+		return report_inputs(argc - optind, argv + optind, &env);
 	if (argc - optind != 1)
 		return usage_error("%s", "expected one INPUT");
 
