@@ -3,12 +3,14 @@
 # On a terminal (a pseudo-terminal made by script(1)) attach shows a live
 # progress line that is cleared before the summary, and with stdout on the
 # terminal and no -o the profile goes to llmprof-PID-DATE-TIME.folded in the
-# current directory.  Off a terminal there is no progress line.
+# current directory.  Off a terminal there is no progress line.  The target
+# outlives the three attaches (each loads its BPF first, up to a second or
+# two on a busy machine).
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 command -v script >/dev/null || skip "script(1) (util-linux) is not installed"
 
-start_bg "$FIXTURES/ground_truth" 6
+start_bg "$FIXTURES/ground_truth" 12
 sleep 0.2
 mkdir "$WORK/cwd"
 (cd "$WORK/cwd" &&
