@@ -36,6 +36,10 @@ const struct ml_wait ml_waits[] = {
      ML_WAIT_COLLECTIVE},
     {"c10d::ProcessGroupNCCL::WorkNCCL::wait", "communication: waiting in a collective",
      ML_WAIT_COLLECTIVE},
+    /* The process group's store: ranks meeting at init_process_group or a
+     * store-based barrier (not a collective's work: no straggler reads it). */
+    {"c10d::TCPStore::*", "communication: ranks meeting at the store (rendezvous)",
+     ML_WAIT_COLLECTIVE, false, true},
     /* gloo's threads: a work thread with no collective queued, one that
      * runs a collective and waits for the other ranks' data, and the
      * thread that moves the bytes. */
