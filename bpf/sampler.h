@@ -19,24 +19,28 @@ enum sample_counter {
 	COUNTER_LOST_RINGBUF,	  /* ring buffer full: sample lost */
 	COUNTER_USER_STACK_ERROR, /* user stack could not be read */
 	COUNTER_KERNEL_STACK_ERROR,
-	COUNTER_LOST_LAUNCH,	 /* ring buffer full: a GPU launch stack lost */
-	COUNTER_OFFCPU,		 /* off-CPU intervals recorded with their stacks */
-	COUNTER_OFFCPU_SHORT,	 /* blocks under min_block_ns: counted only */
-	COUNTER_OFFCPU_SHORT_NS, /* their total time */
-	COUNTER_LOST_OFFCPU,	 /* ring buffer full: an off-CPU interval lost */
-	COUNTER_CHILDREN,	 /* processes that joined the target set by fork */
-	COUNTER_CHILDREN_FULL,	 /* forks not followed: the target set was full */
-	COUNTER_GPU_MEMORY,	 /* GPU memory calls recorded */
-	COUNTER_LOST_GPU_MEMORY, /* ring buffer full: a GPU memory call lost */
-	COUNTER_NCCL,		 /* NCCL calls recorded */
-	COUNTER_LOST_NCCL,	 /* ring buffer full: an NCCL call lost */
-	COUNTER_LAUNCH_STACKS,	 /* GPU launch stacks taken */
-	COUNTER_LAUNCH_SKIPPED,	 /* GPU launches past the rate: no stack taken */
-	COUNTER_CAPTURE_NESTED,	 /* captures with every scratch slot of the CPU taken:
-				  * no user or Python stack */
-	COUNTER_THINNED_WAITS,	 /* off-CPU intervals while the governor thinned them,
-				  * their stacks kept or not */
-	COUNTER_THINNED_WAIT_NS, /* their total time */
+	COUNTER_LOST_LAUNCH,	  /* ring buffer full: a GPU launch stack lost */
+	COUNTER_OFFCPU,		  /* off-CPU intervals recorded with their stacks */
+	COUNTER_OFFCPU_SHORT,	  /* blocks under min_block_ns: counted only */
+	COUNTER_OFFCPU_SHORT_NS,  /* their total time */
+	COUNTER_LOST_OFFCPU,	  /* ring buffer full: an off-CPU interval lost */
+	COUNTER_CHILDREN,	  /* processes that joined the target set by fork */
+	COUNTER_CHILDREN_FULL,	  /* forks not followed: the target set was full */
+	COUNTER_GPU_MEMORY,	  /* GPU memory calls recorded */
+	COUNTER_LOST_GPU_MEMORY,  /* ring buffer full: a GPU memory call lost */
+	COUNTER_NCCL,		  /* NCCL calls recorded */
+	COUNTER_LOST_NCCL,	  /* ring buffer full: an NCCL call lost */
+	COUNTER_LAUNCH_STACKS,	  /* GPU launch stacks taken */
+	COUNTER_LAUNCH_SKIPPED,	  /* GPU launches past the rate: no stack taken */
+	COUNTER_CAPTURE_NESTED,	  /* captures with every scratch slot of the CPU taken:
+				   * no user or Python stack */
+	COUNTER_THINNED_WAITS,	  /* off-CPU intervals drawn from (wall mode, or the
+				   * governor thinning them), their stacks kept or not */
+	COUNTER_THINNED_WAIT_NS,  /* their total time */
+	COUNTER_OFFCPU_UNSEEN,	  /* drawn waits whose thread left the syscall unseen */
+	COUNTER_OFFCPU_STASHED,	  /* off-CPU stacks taken as a thread blocked */
+	COUNTER_OFFCPU_PREEMPTED, /* of them, because it was preempted or not in a syscall */
+	COUNTER_OFFCPU_DUE,	  /* off-CPU stacks taken as a thread left its syscall */
 	COUNTER_MAX,
 };
 

@@ -22,11 +22,13 @@
 
 struct offcpu {
 	struct offcpu_bpf *skel;
-	struct bpf_link *link;
+	struct bpf_link *link, *exit_link;
+	struct offcpu_kernel_stack kernel_stack; /* flush's copy of one */
 	size_t record_bytes;
 };
 
-int offcpu__open(struct offcpu **out, const struct session *session, uint64_t min_block_ns)
+int offcpu__open(struct offcpu **out, const struct session *session, uint64_t min_block_ns,
+		 uint64_t wait_period_ns)
 {
 	struct capture_settings settings;
 	struct offcpu *o = calloc(1, sizeof(*o));
@@ -48,6 +50,7 @@ int offcpu__open(struct offcpu **out, const struct session *session, uint64_t mi
 		settings.stack_copy_bytes = OFFCPU_STACK_COPY;
 	SESSION_SET_CAPTURE_RODATA(o->skel->rodata, &settings, OFFCPU_STACK_COPY);
 	o->skel->rodata->min_block_ns = min_block_ns;
+	o->skel->rodata->wait_period_ns = wait_period_ns;
 	/* The record as the ring carries it: the same layout as a CPU sample
 	 * (STACK_COPY_RECORD_BYTES in unwind.bpf.h). */
 	o->record_bytes = sizeof(struct sample_event);
@@ -72,10 +75,28 @@ fail:
 	return err;
 }
 
+/* The syscall probe, where the kernel has the tracepoint; without it every
+ * wait's stacks are taken as it begins, which costs more but sees the
+ * same. */
+static void attach_syscall_probe(struct offcpu *o)
+{
+	o->exit_link = bpf_program__attach(o->skel->progs.offcpu_syscall_exit);
+	if (!o->exit_link) {
+		status__debug("off-CPU: no syscall exit probe (%s): every wait's stacks are "
+			      "taken as it begins",
+			      strerror(errno));
+		return;
+	}
+	o->skel->bss->syscall_probe = true;
+}
+
 int offcpu__attach(struct offcpu *o)
 {
 	o->link = bpf_program__attach(o->skel->progs.offcpu_switch);
-	return o->link ? 0 : -errno;
+	if (!o->link)
+		return -errno;
+	attach_syscall_probe(o);
+	return 0;
 }
 
 void offcpu__detach(struct offcpu *o)
@@ -84,15 +105,46 @@ void offcpu__detach(struct offcpu *o)
 		return;
 	if (o->link)
 		bpf_cost__ran("off-CPU", o->skel->progs.offcpu_switch);
+	if (o->exit_link)
+		bpf_cost__ran("off-CPU syscall exit", o->skel->progs.offcpu_syscall_exit);
 	bpf_link__destroy(o->link);
 	o->link = NULL;
+	bpf_link__destroy(o->exit_link);
+	o->exit_link = NULL;
+}
+
+/* The stacks for thread tid's open wait w into event: those stashed at its
+ * site, as it or an earlier wait there began.  False when there are none. */
+static bool open_wait_stacks(struct offcpu *o, __u32 tid, const struct offcpu_wait *w,
+			     struct sample_event *event)
+{
+	__u64 key = OFFCPU_STASH_KEY(tid, w->stash);
+
+	if (w->stash >= OFFCPU_STASHES || !w->stashed_ns[w->stash] ||
+	    w->stash_sites[w->stash] != w->site ||
+	    bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.offcpu_pending), &key, event))
+		return false;
+	event->time_ns = w->start_ns;
+	event->detail[OFFCPU_DETAIL_SYSCALL] = w->syscall;
+	event->detail[OFFCPU_DETAIL_STATE] = w->state;
+	/* The kernel stack where this wait began, where it was kept. */
+	if (!bpf_map_lookup_elem(bpf_map__fd(o->skel->maps.offcpu_kernel_stacks), &w->kernel_site,
+				 &o->kernel_stack) &&
+	    o->kernel_stack.bytes > 0 &&
+	    (size_t)o->kernel_stack.bytes <= sizeof(event->kernel_stack)) {
+		memcpy(event->kernel_stack, o->kernel_stack.frames, o->kernel_stack.bytes);
+		event->kernel_stack_bytes = o->kernel_stack.bytes;
+	}
+	return true;
 }
 
 int offcpu__flush(struct offcpu *o, uint64_t end_ns,
 		  int (*emit)(void *ctx, void *data, size_t size), void *ctx)
 {
-	int fd = bpf_map__fd(o->skel->maps.offcpu_pending);
+	int fd = bpf_map__fd(o->skel->maps.offcpu_waits);
 	struct sample_event *event = malloc(o->record_bytes);
+	uint64_t unseen = 0, unseen_ns = 0;
+	struct offcpu_wait w;
 	__u32 key, next;
 	bool first = true;
 	int err = 0;
@@ -102,16 +154,32 @@ int offcpu__flush(struct offcpu *o, uint64_t end_ns,
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, event) || !event->time_ns ||
-		    event->time_ns > end_ns ||
-		    event->detail[OFFCPU_DETAIL_THINNING] == OFFCPU_THINNED_DROPPED)
+		if (bpf_map_lookup_elem(fd, &key, &w))
 			continue;
-		event->detail[OFFCPU_DETAIL_DURATION_NS] = end_ns - event->time_ns;
+		/* A wait drawn whose thread had not yet left its syscall. */
+		if (w.due_start_ns) {
+			unseen++;
+			unseen_ns += w.due_ns;
+		}
+		if (!w.start_ns || w.start_ns > end_ns || w.thinning == OFFCPU_THINNED_DROPPED)
+			continue;
+		if (!open_wait_stacks(o, key, &w, event)) {
+			unseen++;
+			unseen_ns += end_ns - w.start_ns;
+			continue;
+		}
+		event->detail[OFFCPU_DETAIL_DURATION_NS] = end_ns - w.start_ns;
+		event->detail[OFFCPU_DETAIL_WEIGHT_NS] = 0;
+		event->detail[OFFCPU_DETAIL_THINNING] = OFFCPU_ALL;
 		event->detail[OFFCPU_DETAIL_OPEN] = 1;
 		err = emit(ctx, event, o->record_bytes);
 		if (err)
 			break;
 	}
+	if (unseen)
+		status__debug("off-CPU: %llu waits at the end (%.3f s) had no stacks taken yet; "
+			      "left out",
+			      (unsigned long long)unseen, unseen_ns / 1e9);
 	free(event);
 	return err;
 }
@@ -211,8 +279,12 @@ static bool offcpu_wanted(const struct probe_family_env *env)
 
 static int offcpu_open(void **state, const struct probe_family_env *env)
 {
-	int err =
-	    offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns);
+	/* Wall mode samples waits as it samples CPU time, once a period. */
+	uint64_t period = env->sampling->mode == SESSION_MODE_WALL && env->sampling->frequency
+			      ? 1000000000ULL / env->sampling->frequency
+			      : 0;
+	int err = offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns,
+			       period);
 
 	if (err)
 		status__error("cannot load the off-CPU probe: %s", status__bpf_error(err));

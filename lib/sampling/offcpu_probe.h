@@ -14,14 +14,17 @@ struct session;
 struct offcpu;
 
 /* Loads the program into the session's maps; attaches nothing.  Blocks
- * shorter than min_block_ns are counted but get no record.  0 or -errno. */
-int offcpu__open(struct offcpu **out, const struct session *session, uint64_t min_block_ns);
+ * shorter than min_block_ns are counted but get no record; with
+ * wait_period_ns, a wait shorter than that gets one with a probability of
+ * its length over it, weighing wait_period_ns (wall mode).  0 or -errno. */
+int offcpu__open(struct offcpu **out, const struct session *session, uint64_t min_block_ns,
+		 uint64_t wait_period_ns);
 int offcpu__attach(struct offcpu *offcpu);
 void offcpu__detach(struct offcpu *offcpu);
 /*
  * After offcpu__detach(): hands emit() a record for every thread still off
- * the CPU, as if it ran again at end_ns (detail OFFCPU_DETAIL_OPEN set), and
- * empties the pending map.  0 or the first error emit() returns.
+ * the CPU whose stacks are known, as if it ran again at end_ns (detail
+ * OFFCPU_DETAIL_OPEN set).  0 or the first error emit() returns.
  */
 int offcpu__flush(struct offcpu *offcpu, uint64_t end_ns,
 		  int (*emit)(void *ctx, void *data, size_t size), void *ctx);

@@ -121,10 +121,20 @@ void session__scale_thinned_waits(struct session *s, const uint64_t *counters)
 	double rest;
 	size_t kept = 0;
 
-	/* Every wait of those spells, not only the drawn ones, was timed,
-	 * by thread: scaling each thread's drawn waits to its total keeps
-	 * it exact, where weighing each by N would keep it only on average
-	 * (a long wait drawn or not moves it by N times its length). */
+	if (counters[COUNTER_OFFCPU_STASHED] || counters[COUNTER_OFFCPU_DUE])
+		status__debug(
+		    "off-CPU stacks: %llu taken as threads blocked (%llu preempted or outside a "
+		    "syscall), %llu as threads left their syscall, %llu waits drawn left unseen",
+		    (unsigned long long)counters[COUNTER_OFFCPU_STASHED],
+		    (unsigned long long)counters[COUNTER_OFFCPU_PREEMPTED],
+		    (unsigned long long)counters[COUNTER_OFFCPU_DUE],
+		    (unsigned long long)counters[COUNTER_OFFCPU_UNSEEN]);
+
+	/* Every wait drawn from (wall mode's draw in proportion to length,
+	 * the governor's 1 in N), not only the kept ones, was timed, by
+	 * thread: scaling each thread's kept waits' weights to its total
+	 * keeps it exact, where the weights alone would keep it only on
+	 * average (a long wait kept or not moves it by its weight). */
 	for (size_t i = 0; i < s->nr_threads; i++)
 		by_thread_ns += s->threads[i].kept_ns ? s->threads[i].thinned_ns : 0;
 	for (size_t i = 0; i < s->nr_samples; i++) {
@@ -148,8 +158,8 @@ void session__scale_thinned_waits(struct session *s, const uint64_t *counters)
 			if (s->samples[i].thinned)
 				s->samples[i].off_cpu_ns =
 				    llround(s->samples[i].off_cpu_ns * (1 + rest)) | 1;
-	status__debug("overhead governor: %llu off-CPU waits (%.3f s) while thinned, the stacks "
-		      "of %zu (%.3f s) kept, scaled to stand for them all, thread by thread "
+	status__debug("off-CPU: %llu waits (%.3f s) drawn from, the stacks of %zu (%.3f s) kept, "
+		      "scaled to stand for them all, thread by thread "
 		      "(%.3f s after the threads' last kept waits shared by all)",
 		      (unsigned long long)counters[COUNTER_THINNED_WAITS], all_ns / 1e9, kept,
 		      kept_ns / 1e9, all_ns > by_thread_ns ? (all_ns - by_thread_ns) / 1e9 : 0.0);

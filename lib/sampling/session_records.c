@@ -223,8 +223,13 @@ static int keep_sample(struct session *s, const struct sample_event *e, int thre
 	sample->off_cpu_ns = 0;
 	sample->thinned = false;
 	if (e->kind == SAMPLE_KIND_OFF_CPU) {
-		/* Never 0: that would make it a CPU sample. */
-		sample->off_cpu_ns = e->detail[OFFCPU_DETAIL_DURATION_NS] | 1;
+		/* What it stands for (a wait drawn in proportion to its
+		 * length stands for a period); never 0: that would make it
+		 * a CPU sample. */
+		sample->off_cpu_ns =
+		    (e->detail[OFFCPU_DETAIL_WEIGHT_NS] ? e->detail[OFFCPU_DETAIL_WEIGHT_NS]
+							: e->detail[OFFCPU_DETAIL_DURATION_NS]) |
+		    1;
 		sample->syscall = (int64_t)e->detail[OFFCPU_DETAIL_SYSCALL] < 0 ||
 					  e->detail[OFFCPU_DETAIL_SYSCALL] > INT16_MAX
 				      ? -1

@@ -19,9 +19,9 @@ command -v perf >/dev/null || skip "needs perf (perf bench sched pipe)"
 	fail "record --max-overhead of a ping-pong failed: $(cat "$WORK/err")"
 grep -q "the stacks of 1 off-CPU wait in [0-9]*)" "$WORK/err" ||
 	fail "the governor did not thin the off-CPU waits: $(cat "$WORK/err")"
-grep -q "off-CPU waits (.* s) while thinned, the stacks of [0-9]* (.* s) kept" "$WORK/err" ||
+grep -q "off-CPU: [0-9]* waits (.* s) drawn from, the stacks of [0-9]* (.* s) kept" "$WORK/err" ||
 	fail "-v does not say how the thinned waits were scaled: $(cat "$WORK/err")"
-grep -E "wait in|while thinned" "$WORK/err"
+grep -E "wait in|drawn from|off-CPU stacks" "$WORK/err"
 
 python3 - "$WORK/wall.folded" <<'PY' || fail "the wall totals of the thinned ping-pong"
 import collections, sys
