@@ -19,6 +19,8 @@
 #include "offcpu.skel.h"
 
 #define OFFCPU_STACK_COPY 4096
+/* The longest period wall mode draws waits at. */
+#define WALL_WAIT_PERIOD_NS 1000000ULL
 
 struct offcpu {
 	struct offcpu_bpf *skel;
@@ -279,10 +281,17 @@ static bool offcpu_wanted(const struct probe_family_env *env)
 
 static int offcpu_open(void **state, const struct probe_family_env *env)
 {
-	/* Wall mode samples waits as it samples CPU time, once a period. */
-	uint64_t period = env->sampling->mode == SESSION_MODE_WALL && env->sampling->frequency
-			      ? 1000000000ULL / env->sampling->frequency
-			      : 0;
+	/* Wall mode samples waits as it samples CPU time, once a period, or
+	 * once a millisecond where the period is longer: a collective or a
+	 * queue wait lasts milliseconds, and the findings that weigh them
+	 * against each other step by step need more of them than the CPU
+	 * rate gives (a capture costs a few microseconds). */
+	uint64_t period = 0;
+
+	if (env->sampling->mode == SESSION_MODE_WALL && env->sampling->frequency)
+		period = 1000000000ULL / env->sampling->frequency;
+	if (period > WALL_WAIT_PERIOD_NS)
+		period = WALL_WAIT_PERIOD_NS;
 	int err = offcpu__open((struct offcpu **)state, env->session, env->sampling->off_cpu_min_ns,
 			       period);
 
