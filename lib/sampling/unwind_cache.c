@@ -2,6 +2,7 @@
 /* The on-disk cache of compiled unwind rows, keyed by build-id; see
  * unwind_cache.h. */
 #include <dirent.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +20,10 @@
 #include "array.h"
 #include "status.h"
 #include "sampling/unwind_cache.h"
+
+#ifndef UNWIND_COMPILER_ID
+#define UNWIND_COMPILER_ID "unknown"
+#endif
 
 #define ENTRY_SUFFIX ".unwind"
 #define TEMP_PREFIX ".tmp-"
@@ -259,19 +264,32 @@ int unwind_cache__key(int fd, struct unwind_cache_key *key)
 	return found ? 0 : -ENOENT;
 }
 
+/* What else makes the rows: this build's compiler (UNWIND_COMPILER_ID, a
+ * hash of its source and the rows' layout) and libdw, which evaluates the
+ * FDEs the compiler leaves to it. */
+static void compiler_of_rows(char *buf, size_t size)
+{
+	const char *libdw = dwfl_version(NULL);
+
+	snprintf(buf, size, "%s-dw%s", UNWIND_COMPILER_ID, libdw ? libdw : "");
+}
+
 int unwind_cache__entry_name(const struct unwind_cache_key *key, char *buf, size_t size)
 {
+	char compiler[48];
 	size_t n = 0;
+	int len;
 
-	if (!key->build_id_size || size < 2 * key->build_id_size + 64)
+	if (!key->build_id_size || size < 2 * key->build_id_size + 1)
 		return -ENAMETOOLONG;
 	for (uint32_t i = 0; i < key->build_id_size; i++)
 		n += snprintf(buf + n, size - n, "%02x", key->build_id[i]);
-	/* The format and the row size in the name too: an older or newer
+	/* The format, the row size and the compiler in the name too: another
 	 * llmprof's entries are never opened, and age out. */
-	snprintf(buf + n, size - n, "-%" PRIx64 "-v%dr%zu" ENTRY_SUFFIX, key->file_size,
-		 UNWIND_CACHE_FORMAT, sizeof(struct unwind_row));
-	return 0;
+	compiler_of_rows(compiler, sizeof(compiler));
+	len = snprintf(buf + n, size - n, "-%" PRIx64 "-v%dr%zu-%s" ENTRY_SUFFIX, key->file_size,
+		       UNWIND_CACHE_FORMAT, sizeof(struct unwind_row), compiler);
+	return len < 0 || (size_t)len >= size - n ? -ENAMETOOLONG : 0;
 }
 
 static int write_all(int fd, const void *buf, size_t size)
@@ -292,9 +310,15 @@ static int write_all(int fd, const void *buf, size_t size)
 static uint64_t entry_checksum(const struct entry_header *h, const struct unwind_row *rows)
 {
 	struct entry_header copy = *h;
+	uint64_t seed = FNV_OFFSET;
+	char compiler[48];
 
+	/* An entry renamed to another compiler's name does not check out. */
+	compiler_of_rows(compiler, sizeof(compiler));
+	for (const char *c = compiler; *c; c++)
+		seed = (seed ^ (uint8_t)*c) * FNV_PRIME;
 	copy.checksum = 0;
-	return unwind_rows__hash(hash_words(FNV_OFFSET, &copy, sizeof(copy) / 8), rows, h->nr_rows);
+	return unwind_rows__hash(hash_words(seed, &copy, sizeof(copy) / 8), rows, h->nr_rows);
 }
 
 /* What is wrong with the entry's header, or NULL. */

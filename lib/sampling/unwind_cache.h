@@ -16,9 +16,9 @@
 
 #include "sampling/unwind_table.h"
 
-/* Raised whenever the compiler's rows for the same file can change, so a
- * newer llmprof never reads an older one's rows (the row size is in the
- * key too). */
+/* The entries' layout.  The key also holds the row size, a hash of the
+ * compiler's source and the rows' layout (set by lib/CMakeLists.txt) and
+ * libdw's version: no build reads rows that another made differently. */
 #define UNWIND_CACHE_FORMAT 1
 /* The cache's bound: past it the least recently used entries go. */
 #define UNWIND_CACHE_MAX_BYTES (512ULL << 20)
@@ -58,7 +58,8 @@ int unwind_cache__read(struct unwind_cache *cache, const struct unwind_cache_key
  * least recently used entries past the bound.  0 or -errno. */
 int unwind_cache__write(struct unwind_cache *cache, const struct unwind_cache_key *key,
 			const struct unwind_table *table);
-/* The entry's file name under the directory ("KEY.unwind"). */
+/* The entry's file name under the directory:
+ * BUILDID-SIZE-vFORMATrROWSIZE-COMPILER.unwind. */
 int unwind_cache__entry_name(const struct unwind_cache_key *key, char *buf, size_t size);
 
 /* A 64-bit hash of rows (FNV-1a by 8-byte row; any one changed row
