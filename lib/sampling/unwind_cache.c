@@ -111,10 +111,13 @@ int unwind_cache__default_dir(char *buf, size_t size)
 }
 
 /* The directory and its missing parents, 0700 (what the XDG base
- * directory specification asks of a cache). */
-static int make_dirs(const char *dir)
+ * directory specification asks of a cache), each only inside one that is
+ * the effective user's or root's: root with another user's HOME leaves
+ * nothing of its own in that user's home.  0, -errno, or -EACCES with *why. */
+static int make_dirs(const char *dir, const char **why)
 {
-	char *path = strdup(dir);
+	char *path = strdup(dir), *slash;
+	struct stat st;
 	int err = 0;
 
 	if (!path)
@@ -125,8 +128,19 @@ static int make_dirs(const char *dir)
 		if (*p != '/' && !last)
 			continue;
 		*p = 0;
-		if (mkdir(path, 0700) && errno != EEXIST)
-			err = -errno;
+		if (stat(path, &st) && errno == ENOENT) {
+			slash = strrchr(path, '/');
+			*slash = 0;
+			if (stat(slash == path ? "/" : path, &st)) {
+				err = -errno;
+			} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+				*why = "would be made in another user's directory";
+				err = -EACCES;
+			}
+			*slash = '/';
+			if (!err && mkdir(path, 0700) && errno != EEXIST)
+				err = -errno;
+		}
 		if (last)
 			break;
 		*p = '/';
@@ -157,9 +171,9 @@ int unwind_cache__open(const char *dir, uint64_t max_bytes, struct unwind_cache 
 	struct stat st;
 	int fd, err;
 
-	err = make_dirs(dir);
+	err = make_dirs(dir, &why);
 	if (err) {
-		status__debug("unwind cache %s not used: %s", dir, strerror(-err));
+		status__debug("unwind cache %s not used: %s", dir, why ? why : strerror(-err));
 		return err;
 	}
 	/* The checks hold for the directory opened, not for a path that

@@ -6,7 +6,8 @@
  * count; an entry with any one byte flipped (magic, format, build-id, row
  * count, a row, the checksum), cut short, or writable by others is refused;
  * a file without a build-id has no key; a directory that others may write
- * (or, as root, that another user owns) is refused; the bound removes the
+ * (or, as root, that another user owns, or one to be made inside it) is
+ * refused; the bound removes the
  * least recently used entry; and writers racing on one entry never let a
  * reader see half of one.
  *
@@ -170,6 +171,11 @@ static void check_directory_refused(void)
 		EXPECT(!chown(dir, 65534, 65534), "chown %s", dir);
 		EXPECT(unwind_cache__open(dir, UNWIND_CACHE_MAX_BYTES, &cache) == -EPERM,
 		       "another user's directory is refused");
+		/* Nothing of root's made inside another user's directory. */
+		strcat(dir, "/cache");
+		EXPECT(unwind_cache__open(dir, UNWIND_CACHE_MAX_BYTES, &cache) == -EACCES &&
+			   access(dir, F_OK),
+		       "no cache made in another user's directory");
 	}
 	EXPECT(!unwind_cache__open(root, UNWIND_CACHE_MAX_BYTES, &cache), "one's own is used");
 	unwind_cache__close(cache);
