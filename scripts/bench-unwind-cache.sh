@@ -6,8 +6,8 @@
 # --no-unwind-cache (compiled, nothing written), RUNS rounds interleaved.
 # Prints per mode the medians of llmprof's own CPU (user + sys, from
 # /usr/bin/time), its peak RSS, the CPU -v gives to compiling rows and to
-# reading entries, the files compiled and read, and how long after the
-# first file was queued the files that samples ran through were ready.
+# reading entries, the files compiled and read, and attach's warm-up (from
+# its first samples until the files they ran through have their rows).
 #
 # Usage: scripts/bench-unwind-cache.sh [RUNS] [WORKLOAD]   (root; default 3)
 #   WORKLOAD c      build/fixtures/ground_truth (default)
@@ -49,7 +49,7 @@ one() {
 		"$llmprof" attach -v -p "$target" -d 3 "${options[@]}" -o /dev/null 2>"$work/err"
 	local line ready
 	line=$(grep 'unwind rows:' "$work/err" | tail -1)
-	ready=$(sed -n 's/.*those samples ran through ready \([0-9.]*\) s after.*/\1/p' "$work/err" | tail -1)
+	ready=$(sed -n 's/.*warm-up: [0-9]* samples in \([0-9.]*\) s.*/\1/p' "$work/err" | tail -1)
 	read -r user sys rss <"$work/time"
 	echo "$mode $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }') $rss" \
 		"$(sed -n 's/.*compiled (\([0-9.]*\) s of CPU).*/\1/p' <<<"$line")" \
@@ -64,13 +64,12 @@ for round in $(seq "$runs"); do
 	one off "$round"
 done
 echo "$workload, $runs rounds, medians (llmprof attach -v -d 3 -p PID, /usr/bin/time):"
-printf '%-7s %9s %9s %11s %9s %9s %6s %13s\n' mode "CPU s" "RSS MiB" "compile s" "read s" compiled read "sampled ready s"
-cat "$work/rows" >&2
+printf '%-7s %9s %9s %11s %9s %9s %6s %10s\n' mode "CPU s" "RSS MiB" "compile s" "read s" compiled read "warm-up s"
 for mode in first cached off; do
 	awk -v m="$mode" '$1 == m' "$work/rows" | python3 -c '
 import statistics, sys
 rows = [l.split() for l in sys.stdin]
 med = lambda i: statistics.median(float(r[i]) for r in rows)
-print("%-7s %9.2f %9.1f %11.3f %9.3f %9d %6d %13.2f" % (sys.argv[1], med(1), med(2) / 1024,
+print("%-7s %9.2f %9.1f %11.3f %9.3f %9d %6d %10.2f" % (sys.argv[1], med(1), med(2) / 1024,
       med(3), med(4), med(5), med(6), med(7)))' "$mode"
 done
