@@ -52,7 +52,6 @@ struct table_file {
 	struct unwind_table table; /* rows freed once loaded into BPF */
 	uint32_t chunk, first_row;
 	uint64_t build_ns;
-	bool from_cache; /* its rows read from the unwind cache, not compiled */
 	int err;
 };
 
@@ -268,7 +267,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct table_file *f = NULL;
 		struct unwind_table table;
-		struct file_build built;
+		struct file_build built = {0};
 		uint64_t start;
 		uint32_t chunk = 0, first = 0;
 		int err;
@@ -342,7 +341,6 @@ static void *worker_main(void *arg)
 		f->chunk = chunk;
 		f->first_row = first;
 		f->build_ns = clock__thread_cpu_ns() - start;
-		f->from_cache = built.from_cache;
 		f->err = err;
 		f->state = err ? TABLE_FAILED : TABLE_READY;
 		t->queued--;

@@ -2,7 +2,8 @@
 /*
  * Unwind tables for the BPF unwinder (--unwind ehframe): each mapped
  * file's .eh_frame compiled into sorted rows (bpf/unwind.h), once per file
- * (by device and inode, so processes that map one file share its rows), on
+ * (by device and inode, so processes that map one file share its rows;
+ * across runs by build-id, in the unwind cache of unwind_cache.h), on
  * a background thread, every file a process maps queued as soon as its
  * maps are read, those that samples run through first; and each target
  * process's executable mappings,
