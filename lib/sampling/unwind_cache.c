@@ -130,14 +130,16 @@ static int make_dirs(const char *dir, const char **why)
 		*p = 0;
 		if (stat(path, &st) && errno == ENOENT) {
 			slash = strrchr(path, '/');
-			*slash = 0;
-			if (stat(slash == path ? "/" : path, &st)) {
+			if (slash)
+				*slash = 0;
+			if (stat(!slash ? "." : slash == path ? "/" : path, &st)) {
 				err = -errno;
 			} else if (st.st_uid != geteuid() && st.st_uid != 0) {
 				*why = "would be made in another user's directory";
 				err = -EACCES;
 			}
-			*slash = '/';
+			if (slash)
+				*slash = '/';
 			if (!err && mkdir(path, 0700) && errno != EEXIST)
 				err = -errno;
 		}

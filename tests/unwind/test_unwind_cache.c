@@ -179,6 +179,13 @@ static void check_directory_refused(void)
 	}
 	EXPECT(!unwind_cache__open(root, UNWIND_CACHE_MAX_BYTES, &cache), "one's own is used");
 	unwind_cache__close(cache);
+	/* A relative LLMPROF_CACHE_DIR, made with its parent. */
+	int cwd = open(".", O_RDONLY | O_DIRECTORY);
+	EXPECT(!chdir(root) && !unwind_cache__open("relative/cache", UNWIND_CACHE_MAX_BYTES, &cache),
+	       "a relative directory is made and used");
+	unwind_cache__close(cache);
+	EXPECT(cwd >= 0 && !fchdir(cwd), "back to the working directory");
+	close(cwd);
 }
 
 /* Three entries of one size with room for two: the least recently used
