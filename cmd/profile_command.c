@@ -82,6 +82,7 @@ enum {
 	OPT_INVERTED,
 	OPT_LAUNCH_STACK_RATE,
 	OPT_MAX_OVERHEAD,
+	OPT_NO_UNWIND_CACHE,
 };
 
 static const struct option long_options[] = {
@@ -104,6 +105,7 @@ static const struct option long_options[] = {
     {"launch-stack-rate", required_argument, NULL, OPT_LAUNCH_STACK_RATE},
     {"max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD},
     {"unwind", required_argument, NULL, OPT_UNWIND},
+    {"no-unwind-cache", no_argument, NULL, OPT_NO_UNWIND_CACHE},
     {"mode", required_argument, NULL, OPT_MODE},
     {"children", no_argument, NULL, 'C'},
     {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
@@ -184,6 +186,9 @@ static void usage(enum profile_mode mode, FILE *out)
 	    "                         16384, completed by frame pointers),\n"
 	    "                         or compare (ehframe, each stack checked against\n"
 	    "                         dwarf's on the same sample; -v says how many agree)\n"
+	    "      --no-unwind-cache  compile every file's unwind rows; read and keep none\n"
+	    "                         in the cache by build-id (LLMPROF_CACHE_DIR, else\n"
+	    "                         ~/.cache/llmprof)\n"
 	    "      --mode MODE        cpu (on-CPU samples; default), off-cpu (where\n"
 	    "                         threads wait, weighted by time blocked) or wall\n"
 	    "                         (both, in microseconds: each thread sums to its\n"
@@ -520,6 +525,9 @@ static int parse_sampling_option(int opt, struct profile_env *env)
 		return OPTION_TAKEN;
 	case OPT_NO_PYTHON:
 		sampling->python = false;
+		return OPTION_TAKEN;
+	case OPT_NO_UNWIND_CACHE:
+		sampling->no_unwind_cache = true;
 		return OPTION_TAKEN;
 	case OPT_UNWIND:
 		if (parse_unwind(optarg, sampling)) {

@@ -161,9 +161,10 @@ int session__open(struct session **out, const struct session_options *options)
 	bpf_cost__loaded("sampler", s->skel->obj, load_started);
 	status__debug("sample records of %zu bytes in a ring of %zu", record_bytes, ring_bytes);
 	if (in_bpf) {
-		err = unwind_tables__new(
-		    bpf_map__fd(s->skel->maps.unwind_rows), UNWIND_DEFAULT_ROWS,
-		    bpf_map__fd(s->skel->maps.unwind_processes), &s->unwind_tables);
+		err =
+		    unwind_tables__new(bpf_map__fd(s->skel->maps.unwind_rows), UNWIND_DEFAULT_ROWS,
+				       bpf_map__fd(s->skel->maps.unwind_processes),
+				       !options->no_unwind_cache, &s->unwind_tables);
 		if (!err)
 			err = session__add_poll_fd(s, unwind_tables__event_fd(s->unwind_tables),
 						   on_unwind_tables, s);

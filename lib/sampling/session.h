@@ -57,6 +57,9 @@ struct session_options {
 	bool per_thread;	/* thread frames under the process frame */
 	bool python;		/* Python frames (off with --no-python) */
 	enum unwind_mode unwind;
+	/* --no-unwind-cache: compile every file's unwind rows, read and keep
+	 * none in the unwind cache (unwind_cache.h). */
+	bool no_unwind_cache;
 	unsigned int
 	    stack_copy_bytes; /* user stack copied per sample (dwarf, compare); 0: 16 KiB */
 	enum session_mode mode;

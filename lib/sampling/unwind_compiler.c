@@ -8,6 +8,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "array.h"
 #include "sampling/unwind_table.h"
@@ -1042,7 +1043,11 @@ int unwind_table__compile_by_libdw(int fd, struct unwind_table *out)
 
 void unwind_table__release(struct unwind_table *table)
 {
-	free(table->rows);
+	if (table->mapping)
+		munmap(table->mapping, table->mapping_size);
+	else
+		free(table->rows);
+	table->mapping = NULL;
 	table->rows = NULL;
 	table->nr_rows = 0;
 }

@@ -22,6 +22,7 @@
 #include "base/clock.h"
 #include "base/procfs.h"
 #include "status.h"
+#include "sampling/unwind_cache.h"
 #include "sampling/unwind_table.h"
 
 enum table_state {
@@ -96,6 +97,14 @@ struct unwind_tables {
 	uint64_t first_queued_ns, last_ready_ns, sampled_ready_ns, build_ns;
 	size_t nr_built, nr_failed, nr_deferred;
 	bool reported;
+
+	struct unwind_cache *cache; /* NULL: every file compiled, none kept */
+	size_t nr_from_cache, nr_compiled, cache_write_failed;
+	/* CPU time compiling, reading entries, writing them. */
+	uint64_t compile_ns, cache_read_ns, cache_write_ns;
+	/* The rows loaded, file by file, summed: the same files give the same
+	 * digest whether their rows were compiled or read (-v). */
+	uint64_t rows_digest;
 };
 
 /* Copies rows into the BPF array through a mapping of just their pages, so
@@ -189,6 +198,67 @@ static int place_rows(struct unwind_tables *t, uint32_t nr, uint32_t *chunk, uin
 	return 0;
 }
 
+/* How one file's rows were had, for the counts of -v. */
+struct file_build {
+	struct unwind_cache_key key;
+	bool keyed;	 /* it has a build-id: its rows can be kept */
+	bool from_cache; /* read, not compiled */
+	bool compiled;
+	uint64_t read_ns, compile_ns;
+};
+
+/* The rows of the file open at fd: the cache's where it holds them, else
+ * compiled.  0 or -errno. */
+static int rows_of_file(struct unwind_tables *t, int fd, struct unwind_table *table,
+			struct file_build *built)
+{
+	uint64_t start = clock__thread_cpu_ns();
+	int err;
+
+	*built = (struct file_build){0};
+	if (t->cache) {
+		built->keyed = !unwind_cache__key(fd, &built->key);
+		built->from_cache =
+		    built->keyed && !unwind_cache__read(t->cache, &built->key, table);
+		built->read_ns = clock__thread_cpu_ns() - start;
+		if (built->from_cache)
+			return 0;
+		start = clock__thread_cpu_ns();
+	}
+	err = unwind_table__compile(fd, table);
+	built->compiled = !err;
+	built->compile_ns = clock__thread_cpu_ns() - start;
+	return err;
+}
+
+/* Called with the lock held. */
+static void count_build(struct unwind_tables *t, const struct file_build *built)
+{
+	t->nr_from_cache += built->from_cache;
+	t->nr_compiled += built->compiled;
+	t->cache_read_ns += built->read_ns;
+	t->compile_ns += built->compile_ns;
+}
+
+/* Writes compiled rows to the cache, for the next run. */
+static void store_rows(struct unwind_tables *t, const struct file_build *built,
+		       const struct unwind_table *table)
+{
+	uint64_t start = clock__thread_cpu_ns();
+	int err;
+
+	if (!t->cache || !built->keyed || !built->compiled)
+		return;
+	err = unwind_cache__write(t->cache, &built->key, table);
+	pthread_mutex_lock(&t->lock);
+	t->cache_write_ns += clock__thread_cpu_ns() - start;
+	/* Once: a full disk would say it for every file. */
+	if (err && !t->cache_write_failed++)
+		status__debug("unwind cache: rows not kept in %s: %s", unwind_cache__dir(t->cache),
+			      strerror(-err));
+	pthread_mutex_unlock(&t->lock);
+}
+
 static void *worker_main(void *arg)
 {
 	struct unwind_tables *t = arg;
@@ -197,6 +267,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct table_file *f = NULL;
 		struct unwind_table table;
+		struct file_build built = {0};
 		uint64_t start;
 		uint32_t chunk = 0, first = 0;
 		int err;
@@ -238,7 +309,7 @@ static void *worker_main(void *arg)
 			f->fd = open(f->map_file, O_RDONLY | O_CLOEXEC);
 		if (f->fd < 0)
 			f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-		err = f->fd < 0 ? -errno : unwind_table__compile(f->fd, &table);
+		err = f->fd < 0 ? -errno : rows_of_file(t, f->fd, &table, &built);
 		if (f->fd >= 0)
 			close(f->fd);
 		f->fd = -1;
@@ -246,10 +317,14 @@ static void *worker_main(void *arg)
 			table = (struct unwind_table){0};
 
 		pthread_mutex_lock(&t->lock);
+		count_build(t, &built);
 		if (!err && !f->sampled && t->used_rows + table.nr_rows > t->max_rows / 4) {
-			free(table.rows);
 			t->build_ns += clock__thread_cpu_ns() - start;
 			defer(t, f);
+			pthread_mutex_unlock(&t->lock);
+			store_rows(t, &built, &table);
+			unwind_table__release(&table);
+			pthread_mutex_lock(&t->lock);
 			continue;
 		}
 		if (!err)
@@ -257,12 +332,12 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&t->lock);
 		if (!err)
 			err = write_rows(t->chunks[chunk].fd, first, table.rows, table.nr_rows);
-		/* BPF has the rows now; keep only what maps them. */
-		free(table.rows);
-		table.rows = NULL;
 
 		pthread_mutex_lock(&t->lock);
+		/* BPF has the rows now; keep only what maps them. */
 		f->table = table;
+		f->table.rows = NULL;
+		f->table.mapping = NULL;
 		f->chunk = chunk;
 		f->first_row = first;
 		f->build_ns = clock__thread_cpu_ns() - start;
@@ -270,25 +345,34 @@ static void *worker_main(void *arg)
 		f->state = err ? TABLE_FAILED : TABLE_READY;
 		t->queued--;
 		t->build_ns += f->build_ns;
-		if (err)
+		if (err) {
 			t->nr_failed++;
-		else
+		} else {
 			t->nr_built++;
+			if (status__level() >= STATUS_VERBOSE)
+				t->rows_digest += unwind_rows__hash(0, table.rows, table.nr_rows);
+		}
 		t->last_ready_ns = clock__monotonic_ns();
 		if (f->sampled)
 			t->sampled_ready_ns = t->last_ready_ns;
 		pthread_cond_broadcast(&t->built);
 		pthread_mutex_unlock(&t->lock);
 		eventfd_write(t->event_fd, 1);
+		/* Kept for the next run once this one has them. */
+		if (!err)
+			store_rows(t, &built, &table);
+		unwind_table__release(&table);
 		pthread_mutex_lock(&t->lock);
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
 }
 
-int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, struct unwind_tables **out)
+int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, bool use_cache,
+		       struct unwind_tables **out)
 {
 	struct unwind_tables *t = calloc(1, sizeof(*t));
+	char dir[4096];
 	int err;
 
 	if (!t)
@@ -296,6 +380,10 @@ int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, struct 
 	t->rows_fd = rows_fd;
 	t->max_rows = max_rows;
 	t->processes_fd = processes_fd;
+	/* Without a cache (none wanted, none usable) every file is compiled,
+	 * as before. */
+	if (use_cache && !unwind_cache__default_dir(dir, sizeof(dir)))
+		unwind_cache__open(dir, UNWIND_CACHE_MAX_BYTES, &t->cache);
 	pthread_mutex_init(&t->lock, NULL);
 	pthread_cond_init(&t->wake, NULL);
 	pthread_cond_init(&t->built, NULL);
@@ -344,6 +432,7 @@ void unwind_tables__free(struct unwind_tables *t)
 	pthread_cond_destroy(&t->wake);
 	pthread_cond_destroy(&t->built);
 	pthread_mutex_destroy(&t->lock);
+	unwind_cache__close(t->cache);
 	free(t);
 }
 
@@ -738,5 +827,12 @@ void unwind_tables__report(struct unwind_tables *t)
 	    t->nr_deferred ? "; the files no sample reached wait for one, with the rows map "
 			     "a quarter full"
 			   : "");
+	/* The digest sums each file's hash: the same files loaded give the
+	 * same digest, in whatever order, compiled or read. */
+	status__debug("unwind rows: %zu files read from the cache%s%s (%.3f s of CPU), %zu "
+		      "compiled (%.3f s of CPU), kept in %.3f s; rows digest %016" PRIx64,
+		      t->nr_from_cache, t->cache ? " " : " (off)",
+		      t->cache ? unwind_cache__dir(t->cache) : "", t->cache_read_ns / 1e9,
+		      t->nr_compiled, t->compile_ns / 1e9, t->cache_write_ns / 1e9, t->rows_digest);
 	pthread_mutex_unlock(&t->lock);
 }

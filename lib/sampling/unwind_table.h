@@ -2,7 +2,8 @@
 /*
  * Unwind tables for the BPF unwinder (--unwind ehframe): each mapped
  * file's .eh_frame compiled into sorted rows (bpf/unwind.h), once per file
- * (by device and inode, so processes that map one file share its rows), on
+ * (by device and inode, so processes that map one file share its rows;
+ * across runs by build-id, in the unwind cache of unwind_cache.h), on
  * a background thread, every file a process maps queued as soon as its
  * maps are read, those that samples run through first; and each target
  * process's executable mappings,
@@ -31,6 +32,11 @@ struct unwind_segment {
 struct unwind_table {
 	struct unwind_row *rows;
 	size_t nr_rows;
+	/* Where the rows lie in a mapping of an unwind cache entry (rows
+	 * read from there fault in no fresh memory), its start and size;
+	 * NULL where they were allocated. */
+	void *mapping;
+	size_t mapping_size;
 	struct unwind_segment segments[UNWIND_TABLE_MAX_SEGMENTS];
 	int nr_segments;
 	size_t nr_fdes;
@@ -42,6 +48,7 @@ int unwind_table__compile(int fd, struct unwind_table *out);
 /* The same rows, every one evaluated by libdw (unwind_table__compile runs
  * the common FDEs itself): the reference it is tested against. */
 int unwind_table__compile_by_libdw(int fd, struct unwind_table *out);
+/* Frees or unmaps the rows. */
 void unwind_table__release(struct unwind_table *table);
 /* The row that covers ELF address vaddr, or NULL (before the first row). */
 const struct unwind_row *unwind_table__find(const struct unwind_row *rows, size_t nr,
@@ -55,8 +62,9 @@ struct unwind_tables;
 
 /* rows_fd: the BPF array of maps that holds the chunks of rows, created
  * here as files need room, max_rows in all; processes_fd: the BPF hash
- * from PID to struct unwind_process. */
-int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd,
+ * from PID to struct unwind_process; use_cache: files' rows are read from
+ * and kept in the unwind cache (unwind_cache.h). */
+int unwind_tables__new(int rows_fd, uint32_t max_rows, int processes_fd, bool use_cache,
 		       struct unwind_tables **out);
 void unwind_tables__free(struct unwind_tables *tables);
 /* Readable when tables became ready: call unwind_tables__poll() then. */
