@@ -799,11 +799,19 @@ int agent_server__print_summary(const struct agent_server *gs, const struct prof
 		status__text("  unattributed: %" PRIu64
 			     " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
-	if (stats.dropped_by_agent)
-		status__text("  dropped: %" PRIu64 " records in the agents\n",
-			     stats.dropped_by_agent);
+	if (stats.dropped_by_agent || stats.unnamed_kernels)
+		status__text("  dropped: %" PRIu64 " records in the agents; %" PRIu64
+			     " kernels without a name (the agent's name table was full: "
+			     "[gpu] [unknown kernel])\n",
+			     stats.dropped_by_agent, stats.unnamed_kernels);
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		const struct gpu_agent_info *a = &gs->agents[i];
+
+		status__debug("GPU agent of pid %u: dropped %" PRIu64 " activity records, %" PRIu64
+			      " launch records, %" PRIu64 " messages; %" PRIu64
+			      " kernels without a name",
+			      a->pid, a->dropped_activity, a->dropped_launches, a->dropped_messages,
+			      a->unnamed_kernels);
 
 		if (a->incomplete)
 			status__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "

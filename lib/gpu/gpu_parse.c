@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,13 +372,15 @@ static int parse_dropped(const struct message *msg)
 	uint32_t agent = msg->agent;
 	const uint8_t *body = msg->body;
 	struct gpu_agent_info *info = &gs->agents[agent];
-	struct gpu_dropped m;
+	struct gpu_dropped m = {0};
 
-	memcpy(&m, body, sizeof(m));
+	/* An older agent's is shorter: what it lacks stays 0. */
+	memcpy(&m, body, msg->length < sizeof(m) ? msg->length : sizeof(m));
 	info->dropped_activity = m.activity_records;
 	info->dropped_launches = m.launch_records;
 	info->dropped_messages = m.messages;
 	info->incomplete = m.incomplete;
+	info->unnamed_kernels = m.unnamed_kernels;
 	return 0;
 }
 
@@ -448,8 +451,9 @@ static int parse_goodbye(const struct message *msg)
 	return 0;
 }
 
-/* The messages this llmprof knows, by type: the fixed part's size and its
- * parser; a type not here is skipped. */
+/* The messages this llmprof knows, by type: the fixed part's smallest size
+ * (its first version's, see gpu_protocol.h) and its parser; a type not here
+ * is skipped. */
 static const struct {
 	size_t size;
 	int (*parse)(const struct message *msg);
@@ -460,7 +464,7 @@ static const struct {
     [GPU_MSG_MEMCPY] = {sizeof(struct gpu_memcpy), parse_memcpy},
     [GPU_MSG_MEMSET] = {sizeof(struct gpu_memset), parse_memset},
     [GPU_MSG_LAUNCH] = {sizeof(struct gpu_launch), parse_launch},
-    [GPU_MSG_DROPPED] = {sizeof(struct gpu_dropped), parse_dropped},
+    [GPU_MSG_DROPPED] = {offsetof(struct gpu_dropped, unnamed_kernels), parse_dropped},
     [GPU_MSG_OTHER_SUBSCRIBER] = {sizeof(struct gpu_other_subscriber), parse_other_subscriber},
     [GPU_MSG_ERROR] = {sizeof(struct gpu_error), parse_error},
     [GPU_MSG_NOTICE] = {sizeof(struct gpu_error), parse_error},
