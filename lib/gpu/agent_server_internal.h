@@ -52,19 +52,29 @@ struct launch_index {
 
 /*
  * The GPU records of one (process, thread, kernel or copy kind, device)
- * that arrived after the timeline was full: their time and count, and one
- * of them with its launch, whose stack stands for all of them.
+ * that arrived after the timeline was full, per call site: their time and
+ * count, and one of them with its launch, whose stack stands for all of
+ * them.  A launch that fired the probe is a site of its own (site: its
+ * correlation id), so a kernel launched from two places keeps each one's
+ * time; one that fired none joins the latest that did of the same
+ * (process, thread, kernel, device), as a record on the timeline takes the
+ * stack of the nearest, and before any did, site 0.  So there are at most
+ * as many folds as launch probes past the timeline, which the launch-stack
+ * rate bounds, as it bounds the core's launch stacks.
  */
 struct gpu_fold {
 	struct gpu_record record;
 	struct gpu_launch_record launch; /* its outer launch; correlation 0: none */
 	uint64_t total_ns, count, bytes;
+	uint32_t site;
 };
 
 struct fold_table {
 	struct gpu_fold *folds;
 	size_t nr, cap;
 	struct hash_index index;
+	/* (process, thread, kernel, device) -> its latest fold with a site */
+	struct u64_map latest;
 };
 
 struct agent_server {

@@ -28,15 +28,18 @@
 #include "gpu/agent_server_internal.h"
 #include "status.h"
 
-/* Records of one fold: same process, launching thread, kernel or copy, device. */
-static bool same_fold(const struct gpu_fold *f, const struct gpu_record *r, uint32_t tid)
+/* Records of one fold: same process, launching thread, kernel or copy,
+ * device, and call site. */
+static bool same_fold(const struct gpu_fold *f, const struct gpu_record *r, uint32_t tid,
+		      uint32_t site)
 {
 	return f->record.agent == r->agent && f->record.kind == r->kind &&
 	       f->record.name == r->name && f->record.device == r->device &&
 	       f->record.src_memory == r->src_memory && f->record.dst_memory == r->dst_memory &&
-	       !f->record.correlation == !r->correlation && f->launch.tid == tid;
+	       !f->record.correlation == !r->correlation && f->launch.tid == tid && f->site == site;
 }
 
+/* The hash of a fold's records whatever their site. */
 static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
 {
 	uint64_t h = ((uint64_t)r->agent << 32 | r->name) * 0x9e3779b97f4a7c15ull;
@@ -47,11 +50,33 @@ static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
 	return (h ^ (h >> 29)) + !r->correlation;
 }
 
+static uint64_t site_hash(uint64_t hash, uint32_t site)
+{
+	return hash ^ (uint64_t)site * 0xff51afd7ed558ccdull;
+}
+
 static uint64_t fold_rehash(const void *ctx, uint32_t id)
 {
 	const struct fold_table *t = ctx;
+	const struct gpu_fold *f = &t->folds[id];
 
-	return fold_hash(&t->folds[id].record, t->folds[id].launch.tid);
+	return site_hash(fold_hash(&f->record, f->launch.tid), f->site);
+}
+
+/* The call site r's records fold under: its launch's when that fired the
+ * probe, else the latest such launch's of the same kernel and thread, else
+ * 0. */
+static uint32_t fold_site(const struct fold_table *t, const struct gpu_record *r,
+			  const struct gpu_launch_record *l, uint32_t tid, uint64_t hash)
+{
+	uint64_t latest;
+
+	if (l && (l->flags & GPU_LAUNCH_PROBED))
+		return l->correlation;
+	if (!u64_map__get(&t->latest, hash, &latest) || latest >= t->nr ||
+	    !same_fold(&t->folds[latest], r, tid, t->folds[latest].site))
+		return 0;
+	return t->folds[latest].site;
 }
 
 /*
@@ -65,14 +90,16 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 	struct hash_index *index = &t->index;
 	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 	uint32_t tid = l ? l->tid : 0;
+	uint64_t hash = fold_hash(r, tid);
+	uint32_t site = fold_site(t, r, l, tid, hash);
 	struct gpu_fold *f = NULL;
 	size_t at;
 
 	if (hash_index__reserve(index, 256, fold_rehash, t))
 		return -ENOMEM;
-	for (at = hash_index__first(index, fold_hash(r, tid)); !hash_index__empty(index, at);
+	for (at = hash_index__first(index, site_hash(hash, site)); !hash_index__empty(index, at);
 	     at = hash_index__next(index, at)) {
-		if (same_fold(&t->folds[hash_index__id(index, at)], r, tid)) {
+		if (same_fold(&t->folds[hash_index__id(index, at)], r, tid, site)) {
 			f = &t->folds[hash_index__id(index, at)];
 			break;
 		}
@@ -80,8 +107,11 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 	if (!f) {
 		if (array__grow_zeroed((void **)&t->folds, &t->cap, t->nr + 1, sizeof(*f)))
 			return -ENOMEM;
+		if (site && u64_map__put(&t->latest, hash, t->nr))
+			return -ENOMEM;
 		hash_index__set(index, at, t->nr);
 		f = &t->folds[t->nr++];
+		f->site = site;
 	}
 	if (!f->count ||
 	    (l && (l->flags & GPU_LAUNCH_PROBED) && !(f->launch.flags & GPU_LAUNCH_PROBED))) {
@@ -99,6 +129,7 @@ void fold_table__free(struct fold_table *t)
 {
 	free(t->folds);
 	hash_index__free(&t->index);
+	u64_map__free(&t->latest);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -11,7 +11,7 @@
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *          [--profiler-window START:END] [--foreign-clock START]
- *          [--load-library LIB] [--failed-launch] [--long-names N]
+ *          [--load-library LIB] [--failed-launch] [--long-names N] [--two-sites]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -40,7 +40,8 @@
  * no work on the GPU.  --long-names registers N more kernels whose names
  * are 64 KiB each (distinct in their first characters), and each step
  * launches each of them once, 10 us long, from run_long_names(): more name
- * bytes than the agent keeps.
+ * bytes than the agent keeps.  --two-sites launches gemm_kernel a second
+ * time in each step, from run_gemm_again(), for a quarter of its time.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -168,6 +169,18 @@ __attribute__((noinline)) static void run_gemm(void)
 			       0, stream));
 }
 
+static bool two_sites;
+
+/* The same kernel from another call site (--two-sites). */
+__attribute__((noinline)) static void run_gemm_again(void)
+{
+	unsigned int us = GEMM_US / 4;
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel((const void *)gemm_stub, (dim3){64, 4, 1}, (dim3){128, 1, 1}, args,
+			       0, stream));
+}
+
 __attribute__((noinline)) static void run_softmax(void)
 {
 	unsigned int us = SOFTMAX_US;
@@ -267,6 +280,8 @@ __attribute__((noinline)) static void train_step(void)
 	upload_batch();
 	clear_tail();
 	run_gemm();
+	if (two_sites)
+		run_gemm_again();
 	run_softmax();
 	run_attention();
 	run_graph_step();
@@ -745,6 +760,8 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			register_long_names(n);
+		} else if (!strcmp(argv[i], "--two-sites")) {
+			two_sites = true;
 		} else if (!strcmp(argv[i], "--failed-launch")) {
 			failed_launch = true;
 		} else if (!strcmp(argv[i], "--load-library") && i + 1 < argc) {
@@ -760,7 +777,7 @@ int main(int argc, char **argv)
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
 				"[--api-coverage] [--profiler-window START:END] "
 				"[--foreign-clock START] [--load-library LIB] [--failed-launch] "
-				"[--long-names N]\n");
+				"[--long-names N] [--two-sites]\n");
 			return 2;
 		}
 	}
