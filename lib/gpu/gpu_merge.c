@@ -512,6 +512,11 @@ int agent_server__merge(struct agent_server *gs, struct profile *p,
 		goto cleanup;
 	gs->stats.merged = gs->stats.unattributed = gs->stats.outside_window = 0;
 	gs->stats.inferred = 0;
+	/* Past the timeline, the records whose launch never came, without one. */
+	err = fold_table__add_pending(gs, true);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
 	for (size_t i = 0; i < gs->nr_records; i++)
 		order[i] = i;
 	qsort_r(order, gs->nr_records, sizeof(*order), compare_records, gs->records);

@@ -80,15 +80,16 @@ static uint32_t fold_site(const struct fold_table *t, const struct gpu_record *r
 }
 
 /*
- * Adds r's time to its fold.  The first record whose launch fired the
- * probe stands for the fold (else the first record): its stack, which the
- * core keeps, is the one all of them take.
+ * Adds r's time to its fold, on its launch l (NULL: none known).  The
+ * first record whose launch fired the probe stands for the fold (else the
+ * first record): its stack, which the core keeps, is the one all of them
+ * take.
  */
-int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
+static int fold_record(struct agent_server *gs, const struct gpu_record *r,
+		       const struct gpu_launch_record *l)
 {
 	struct fold_table *t = &gs->folds;
 	struct hash_index *index = &t->index;
-	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 	uint32_t tid = l ? l->tid : 0;
 	uint64_t hash = fold_hash(r, tid);
 	uint32_t site = fold_site(t, r, l, tid, hash);
@@ -121,13 +122,50 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 	f->total_ns += r->end_ns - r->start_ns;
 	f->bytes += r->bytes;
 	f->count++;
-	gs->folded++;
 	return 0;
+}
+
+int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
+{
+	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
+	struct fold_table *t = &gs->folds;
+
+	gs->folded++;
+	/* The agent sends launches and records in packets of their own: a
+	 * record that came before its launch waits for it. */
+	if (!l && r->correlation && t->nr_pending < FOLD_PENDING_MAX) {
+		if (array__grow((void **)&t->pending, &t->cap_pending, t->nr_pending + 1,
+				sizeof(*t->pending)))
+			return -ENOMEM;
+		t->pending[t->nr_pending++] = *r;
+		return 0;
+	}
+	return fold_record(gs, r, l);
+}
+
+int fold_table__add_pending(struct agent_server *gs, bool all)
+{
+	struct fold_table *t = &gs->folds;
+	size_t waiting = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_pending && !err; i++) {
+		const struct gpu_record *r = &t->pending[i];
+		const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
+
+		if (l || all)
+			err = fold_record(gs, r, l);
+		else
+			t->pending[waiting++] = *r;
+	}
+	t->nr_pending = err ? t->nr_pending : waiting;
+	return err;
 }
 
 void fold_table__free(struct fold_table *t)
 {
 	free(t->folds);
+	free(t->pending);
 	hash_index__free(&t->index);
 	u64_map__free(&t->latest);
 	memset(t, 0, sizeof(*t));
@@ -550,6 +588,12 @@ int agent_server__parse_buffer(struct agent_server *gs, uint32_t agent)
 		if (n <= 0)
 			break;
 		off += n;
+	}
+	if (gs->folds.nr_pending && n >= 0) {
+		int err = fold_table__add_pending(gs, false);
+
+		if (err)
+			return err;
 	}
 	if (off) {
 		memmove(c->data, c->data + off, c->used - off);

@@ -89,7 +89,7 @@ for site in run_gemm:2000 run_gemm_again:500; do
 	got=$(awk -v f="${site%:*}" '$0 ~ ";" f ";.*\\[gpu\\] gemm_kernel [0-9]+$" { sum += $NF } END { print sum + 0 }' \
 		"$WORK/sites_cut.folded")
 	[ "$got" = $((${site#*:} * N)) ] ||
-		fail "${site%:*}'s gemm_kernel past the cut: $got us, launched $((${site#*:} * N)): $(grep gemm "$WORK/sites_cut.folded")"
+		fail "${site%:*}'s gemm_kernel past the cut: $got us, launched $((${site#*:} * N)): $(grep gemm "$WORK/sites_cut.folded"; grep -A30 "GPU summary" "$WORK/sites_cut.err")"
 done
 same_time sites_whole sites_cut
 echo "ok: $RECORDS records, 50 on the timeline, $(wc -l <"$WORK/cut.folded") stacks alike; two call sites exact"

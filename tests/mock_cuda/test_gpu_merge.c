@@ -547,8 +547,13 @@ static char *merge_loop(size_t timeline, uint32_t nr, bool two_sites, size_t *ke
 		uint32_t name = c % 3 == 1 && !two_sites ? NAME_ATTENTION : NAME_GEMM;
 		uint32_t flags = c % 3 == 2 && c % 2 && !two_sites ? 0 : GPU_LAUNCH_PROBED;
 
-		add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
+		/* The agent sends launches and records in packets of their
+		 * own: now and then a record comes before its launch. */
+		if (!two_sites || c % 7)
+			add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
 		add_kernel_on(&s, 0, 7, c, name, US(c) + 10, US(c) + 10 + 100 + c * 37 % 800, 0);
+		if (two_sites && !(c % 7))
+			add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
 		if (s.nr_boundaries > 48 || c == nr) {
 			memcpy(data + len, s.data, s.len);
 			len += s.len;
@@ -590,7 +595,8 @@ static void test_timeline_fold(void)
 }
 
 /* One kernel launched from two call sites on one thread: past the timeline
- * each site keeps its own GPU time, as in a run that kept every record. */
+ * each site keeps its own GPU time, as in a run that kept every record,
+ * also where a record came before its launch. */
 static void test_timeline_fold_sites(void)
 {
 	size_t kept, folds, all_kept, no_folds;
