@@ -19,6 +19,9 @@ enum gpu_memory_shape {
 	GPU_MEMORY_UNMAP,	/* cuMemUnmap(address, size) */
 	GPU_MEMORY_SET_DEVICE,	/* cudaSetDevice(int device) */
 	GPU_MEMORY_LOADER,	/* the dynamic loader mapped or unmapped a library */
+	/* cuGetProcAddress(symbol, void **out, ...): a driver function handed
+	 * out by name; its record's cookie names the call of that name. */
+	GPU_MEMORY_ENTRY_POINT,
 };
 
 /* The uprobe cookie: shape | call << 8, call being userspace's index into
@@ -37,6 +40,13 @@ enum gpu_memory_detail {
 	GPU_MEMORY_DETAIL_HANDLE,   /* cuMemMap: the handle mapped */
 	GPU_MEMORY_DETAIL_START_NS, /* when the outermost call was entered */
 };
+
+/* sample_event.detail[] of an entry point record: the address handed out
+ * for a call of gpu_memory_entry_names, the first time in its process. */
+#define GPU_MEMORY_DETAIL_ENTRY_ADDRESS 1
+/* The names of the calls looked up by name, NUL padded: the map's key. */
+#define GPU_MEMORY_ENTRY_NAME_BYTES 32
+#define GPU_MEMORY_MAX_ENTRY_POINTS 4096
 
 /* The calling thread's device when it never called cudaSetDevice (the
  * runtime's default is device 0 too). */

@@ -191,6 +191,10 @@ static void write_facts(const struct profile *p, FILE *out)
 		     p->off_cpu_short_ns / 1e9, (unsigned long long)p->off_cpu_lost);
 	if (p->nr_gpu)
 		FACT("GPU activities", "%zu", p->nr_gpu);
+	if (p->gpu_records_dropped || p->gpu_kernels_unnamed)
+		FACT("GPU records lost", "%llu dropped in the agents, %llu kernels without a name",
+		     (unsigned long long)p->gpu_records_dropped,
+		     (unsigned long long)p->gpu_kernels_unnamed);
 	if (p->memory.known) {
 		char peak[32];
 

@@ -506,10 +506,13 @@ void agent_server__stats(const struct agent_server *gs, struct agent_server_stat
 {
 	*out = gs->stats;
 	out->dropped_by_agent = 0;
-	for (size_t i = 0; i < gs->nr_agents; i++)
+	out->unnamed_kernels = 0;
+	for (size_t i = 0; i < gs->nr_agents; i++) {
 		out->dropped_by_agent += gs->agents[i].dropped_activity +
 					 gs->agents[i].dropped_launches +
 					 gs->agents[i].dropped_messages;
+		out->unnamed_kernels += gs->agents[i].unnamed_kernels;
+	}
 }
 
 size_t agent_server__nr_agents(const struct agent_server *gs)

@@ -87,6 +87,7 @@ struct gpu_agent_info {
 	char *error;		  /* the agent's last error text, or NULL */
 	char *notice;		  /* what its data lacks, or NULL */
 	uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
+	uint64_t unnamed_kernels; /* sent without a name: its name table was full */
 	uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches; /* from goodbye */
 };
 
@@ -98,6 +99,7 @@ struct agent_server_stats {
 	size_t probed;		   /* those that fired the launch probe */
 	uint64_t folded;	   /* records past the timeline, in totals */
 	uint64_t dropped_by_agent; /* sum of the agents' dropped counts */
+	uint64_t unnamed_kernels;  /* sum of the agents' kernels without a name */
 	size_t other_subscriber;   /* agents that found CUPTI taken */
 	size_t malformed;	   /* connections ended for bad data */
 	size_t rejected;	   /* connections refused (wrong user) */

@@ -52,20 +52,35 @@ struct launch_index {
 
 /*
  * The GPU records of one (process, thread, kernel or copy kind, device)
- * that arrived after the timeline was full: their time and count, and one
- * of them with its launch, whose stack stands for all of them.
+ * that arrived after the timeline was full, per call site: their time and
+ * count, and one of them with its launch, whose stack stands for all of
+ * them.  A launch that fired the probe is a site of its own (site: its
+ * correlation id), so a kernel launched from two places keeps each one's
+ * time; one that fired none joins the latest that did of the same
+ * (process, thread, kernel, device), as a record on the timeline takes the
+ * stack of the nearest, and before any did, site 0.  So there are at most
+ * as many folds as launch probes past the timeline, which the launch-stack
+ * rate bounds, as it bounds the core's launch stacks.  A record that came
+ * before its launch waits for it in pending (at most FOLD_PENDING_MAX).
  */
 struct gpu_fold {
 	struct gpu_record record;
 	struct gpu_launch_record launch; /* its outer launch; correlation 0: none */
 	uint64_t total_ns, count, bytes;
+	uint32_t site;
 };
 
 struct fold_table {
 	struct gpu_fold *folds;
 	size_t nr, cap;
 	struct hash_index index;
+	/* (process, thread, kernel, device) -> its latest fold with a site */
+	struct u64_map latest;
+	struct gpu_record *pending;
+	size_t nr_pending, cap_pending;
 };
+
+#define FOLD_PENDING_MAX (1u << 16)
 
 struct agent_server {
 	struct agent_server_options options;
@@ -102,6 +117,9 @@ int64_t launch_index__get(const struct launch_index *li, uint64_t key);
 const struct gpu_launch_record *agent_server__outer_launch(const struct agent_server *gs,
 							   const struct gpu_record *r);
 int fold_table__add(struct agent_server *gs, const struct gpu_record *r);
+/* Folds the records that came before their launches: those whose launch is
+ * known now, or (all) every one.  0 or -ENOMEM. */
+int fold_table__add_pending(struct agent_server *gs, bool all);
 void fold_table__free(struct fold_table *t);
 int64_t agent_server__add_agent(struct agent_server *gs, int fd);
 void agent_server__close_connection(struct agent_server *gs, uint32_t agent);

@@ -246,7 +246,11 @@ int gpu_capture__merge(struct gpu_capture *gc, struct session *session, struct p
 	    .join = gc->join,
 	    .join_ctx = gc->join_ctx,
 	};
+	struct agent_server_stats stats;
 
+	agent_server__stats(gc->gpu, &stats);
+	profile->gpu_records_dropped = stats.dropped_by_agent;
+	profile->gpu_kernels_unnamed = stats.unnamed_kernels;
 	if (!agent_server__nr_records(gc->gpu))
 		return 0;
 	weights_to_microseconds(profile);

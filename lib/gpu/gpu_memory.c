@@ -3,9 +3,10 @@
  * The GPU memory probes' userspace half: finds the CUDA libraries the
  * processes profiled map (now, and later through the dynamic loader's
  * probe), resolves the allocation calls in each file with libelf, attaches
- * an entry and a return probe to each, once per file, and keeps every call
- * the BPF side records, with its process.  The accounting is in
- * gpu_memory_account.c.
+ * an entry and a return probe to each, once per file, and to the address
+ * cuGetProcAddress hands out for one where that is another function, and
+ * keeps every call the BPF side records, with its process.  The accounting
+ * is in gpu_memory_account.c.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -53,6 +54,10 @@ const struct gpu_memory_call gpu_memory_calls[] = {
     {"cuMemRelease", "cuMemRelease", LIBRARY_DRIVER, GPU_MEMORY_FREE, SPACE_PHYSICAL},
     {"cuMemMap", "cuMemMap", LIBRARY_DRIVER, GPU_MEMORY_MAP, SPACE_NONE},
     {"cuMemUnmap", "cuMemUnmap", LIBRARY_DRIVER, GPU_MEMORY_UNMAP, SPACE_NONE},
+    /* The driver's functions by name (NCCL, cudaGetDriverEntryPoint*):
+     * what they hand out for the calls above may be internal functions. */
+    {"cuGetProcAddress_v2", "cuGetProcAddress", LIBRARY_DRIVER, GPU_MEMORY_ENTRY_POINT, SPACE_NONE},
+    {"cuGetProcAddress", "cuGetProcAddress", LIBRARY_DRIVER, GPU_MEMORY_ENTRY_POINT, SPACE_NONE},
     {"cudaMalloc", "cudaMalloc", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
     {"cudaMallocAsync", "cudaMallocAsync", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_DEVICE},
     {"cudaMallocManaged", "cudaMallocManaged", LIBRARY_RUNTIME, GPU_MEMORY_ALLOC, SPACE_MANAGED},
@@ -70,6 +75,45 @@ static int record_call(void *ctx, const struct sample_event *event, uint32_t thr
 		       uint32_t stack);
 static bool is_cuda_library(const char *mapped, void *ctx);
 static int probe_library(void *ctx, const char *path, const char *mapped);
+
+/* The driver's calls by the name cuGetProcAddress takes, for its probes:
+ * the first row of a name stands for it (cuMemAllocAsync, whichever
+ * function the driver hands out). */
+static int entry_names__fill(struct gpu_memory *m)
+{
+	int fd = bpf_map__fd(m->skel->maps.gpu_memory_entry_names);
+
+	for (size_t k = 0; k < gpu_memory_nr_calls; k++) {
+		const struct gpu_memory_call *call = &gpu_memory_calls[k];
+		char key[GPU_MEMORY_ENTRY_NAME_BYTES] = {0};
+		__u64 cookie = GPU_MEMORY_COOKIE(GPU_MEMORY_ENTRY_POINT, k);
+
+		if (call->library != LIBRARY_DRIVER || call->shape == GPU_MEMORY_ENTRY_POINT)
+			continue;
+		snprintf(key, sizeof(key), "%s", call->name);
+		if (bpf_map_update_elem(fd, key, &cookie, BPF_NOEXIST) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+static int probed__add(struct gpu_memory *m, const struct library_probe_file *file, size_t offset)
+{
+	if (array__grow((void **)&m->probed, &m->cap_probed, m->nr_probed + 1, sizeof(*m->probed)))
+		return -ENOMEM;
+	m->probed[m->nr_probed++] = (struct probed_function){*file, offset};
+	return 0;
+}
+
+static bool probed__has(const struct gpu_memory *m, const struct library_probe_file *file,
+			size_t offset)
+{
+	for (size_t i = 0; i < m->nr_probed; i++)
+		if (m->probed[i].file.dev == file->dev && m->probed[i].file.ino == file->ino &&
+		    m->probed[i].offset == offset)
+			return true;
+	return false;
+}
 
 int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid, bool stop_on_load)
 {
@@ -117,6 +161,8 @@ int gpu_memory__open(struct gpu_memory **out, struct session *session, pid_t pid
 		err = gpu_memory_bpf__load(m->skel);
 	if (!err)
 		bpf_cost__loaded("gpu_memory", m->skel->obj, load_started);
+	if (!err)
+		err = entry_names__fill(m);
 	if (!err)
 		err = session__set_record_handler(session, SAMPLE_KIND_GPU_MEMORY, record_call, m);
 	if (err)
@@ -191,6 +237,31 @@ static int probe_library_multi(struct gpu_memory *m, const char *path, const cha
 	return 0;
 }
 
+/* An entry and a return probe (only the entry one: entry_only) on one
+ * function of a library file. */
+static int probe_function(struct gpu_memory *m, const char *path, size_t offset, uint64_t cookie,
+			  bool entry_only)
+{
+	for (int which = 0; which < (entry_only ? 1 : 2); which++) {
+		const struct bpf_program *program =
+		    which ? m->skel->progs.gpu_memory_return : m->skel->progs.gpu_memory_enter;
+		int fd, err;
+
+		if (m->multi) {
+			fd = library_probe__attach_multi(
+			    bpf_program__fd(program), path, &offset, &cookie, 1, which,
+			    m->probe.only_pid > 0 ? m->probe.only_pid : 0);
+			err = fd < 0 ? fd : library_probe__add_link_fd(&m->probe, fd);
+		} else {
+			err = library_probe__attach_uprobe(&m->probe, program, path, offset, cookie,
+							   which);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static bool library_kind(const char *path, enum gpu_memory_library *kind)
 {
 	const char *base = strrchr(path, '/');
@@ -215,6 +286,53 @@ static bool is_cuda_library(const char *mapped, void *ctx)
 	return library_kind(mapped, &kind);
 }
 
+static bool is_driver_library(const char *mapped, void *ctx)
+{
+	enum gpu_memory_library kind;
+
+	(void)ctx;
+	return library_kind(mapped, &kind) && kind == LIBRARY_DRIVER;
+}
+
+/*
+ * cuGetProcAddress handed out address for call k in process pid: where no
+ * probe of ours is, the call is probed there as at its exported function.
+ * An address in no executable mapping of the driver is left alone.  The
+ * process, stopped for this in record mode, goes on either way.  0 or
+ * -ENOMEM.
+ */
+static int probe_entry_point(struct gpu_memory *m, pid_t pid, size_t k, uint64_t address)
+{
+	const struct gpu_memory_call *call = &gpu_memory_calls[k];
+	struct library_probe_file file;
+	char path[PATH_MAX + 64];
+	size_t offset;
+	int err;
+
+	err = library_probe__locate(pid, address, is_driver_library, NULL, path, sizeof(path),
+				    &file, &offset);
+	if (err) {
+		status__debug("GPU memory: %s handed out at 0x%llx in process %d, in no code of "
+			      "the CUDA driver: not probed (%s)",
+			      call->name, (unsigned long long)address, pid, strerror(-err));
+		err = 0;
+	} else if (!probed__has(m, &file, offset)) {
+		err = probe_function(m, path, offset, GPU_MEMORY_COOKIE(call->shape, k), false);
+		if (!err)
+			err = probed__add(m, &file, offset);
+		if (err && err != -ENOMEM)
+			status__debug("GPU memory: cannot probe %s at %s+0x%zx: %s", call->name,
+				      strrchr(path, '/') + 1, offset, strerror(-err));
+		else if (!err)
+			status__debug("GPU memory: %s handed out at %s+0x%zx, not its exported "
+				      "function: probed there",
+				      call->name, strrchr(path, '/') + 1, offset);
+	}
+	if (m->probe.stop_on_load)
+		kill(pid, SIGCONT);
+	return err == -ENOMEM ? err : 0;
+}
+
 /* An entry and a return probe on each allocation call of a CUDA library. */
 static int probe_library(void *ctx, const char *path, const char *mapped)
 {
@@ -222,6 +340,8 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 	struct gpu_memory *m = ctx;
 	struct function_match match;
 	unsigned int nr_functions = 0;
+	struct stat st;
+	bool known;
 	int err;
 
 	library_kind(mapped, &match.kind);
@@ -229,6 +349,16 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 	if (err) {
 		status__warn("no CUDA memory functions found in %s: %s", mapped, strerror(-err));
 		return 0;
+	}
+	/* What is probed here, for the addresses cuGetProcAddress hands out. */
+	known = !stat(path, &st);
+	for (size_t k = 0; known && k < gpu_memory_nr_calls; k++) {
+		err = offsets[k]
+			  ? probed__add(m, &(struct library_probe_file){st.st_dev, st.st_ino},
+					offsets[k])
+			  : 0;
+		if (err)
+			return err;
 	}
 	if (m->multi)
 		return probe_library_multi(m, path, mapped, offsets);
@@ -238,12 +368,8 @@ static int probe_library(void *ctx, const char *path, const char *mapped)
 
 		if (!offsets[k])
 			continue;
-		err = library_probe__attach_uprobe(&m->probe, m->skel->progs.gpu_memory_enter, path,
-						   offsets[k], cookie, false);
-		if (!err && call->shape != GPU_MEMORY_SET_DEVICE)
-			err = library_probe__attach_uprobe(&m->probe,
-							   m->skel->progs.gpu_memory_return, path,
-							   offsets[k], cookie, true);
+		err = probe_function(m, path, offsets[k], cookie,
+				     call->shape == GPU_MEMORY_SET_DEVICE);
 		if (err) {
 			status__warn("cannot probe %s in %s: %s", call->symbol, mapped,
 				     strerror(-err));
@@ -264,6 +390,14 @@ static int record_call(void *ctx, const struct sample_event *e, uint32_t thread,
 
 	if (GPU_MEMORY_COOKIE_SHAPE(cookie) == GPU_MEMORY_LOADER)
 		return library_probe__on_load(&m->probe, e->pid);
+	if (GPU_MEMORY_COOKIE_SHAPE(cookie) == GPU_MEMORY_ENTRY_POINT) {
+		if ((size_t)GPU_MEMORY_COOKIE_CALL(cookie) < gpu_memory_nr_calls)
+			return probe_entry_point(m, e->pid, GPU_MEMORY_COOKIE_CALL(cookie),
+						 e->detail[GPU_MEMORY_DETAIL_ENTRY_ADDRESS]);
+		if (m->probe.stop_on_load)
+			kill(e->pid, SIGCONT);
+		return 0;
+	}
 	if ((size_t)GPU_MEMORY_COOKIE_CALL(cookie) >= gpu_memory_nr_calls)
 		return 0;
 	err =
@@ -401,6 +535,7 @@ void gpu_memory__close(struct gpu_memory *m)
 	if (!m)
 		return;
 	library_probe__free(&m->probe);
+	free(m->probed);
 	free(m->before);
 	gpu_memory_bpf__destroy(m->skel);
 	free(m->events);

@@ -91,6 +91,13 @@ struct gpu_memory {
 	struct library_probe probe;
 	bool attach_mode;
 	bool multi; /* multi-uprobe links (library_probe__attach_multi()) */
+	/* The functions probed, by file and offset: an address the driver
+	 * hands out is probed where none of them is. */
+	struct probed_function {
+		struct library_probe_file file;
+		size_t offset;
+	} * probed;
+	size_t nr_probed, cap_probed;
 
 	struct memory_event *events;
 	size_t nr_events, cap_events;

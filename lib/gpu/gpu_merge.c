@@ -512,6 +512,11 @@ int agent_server__merge(struct agent_server *gs, struct profile *p,
 		goto cleanup;
 	gs->stats.merged = gs->stats.unattributed = gs->stats.outside_window = 0;
 	gs->stats.inferred = 0;
+	/* Past the timeline, the records whose launch never came, without one. */
+	err = fold_table__add_pending(gs, true);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
 	for (size_t i = 0; i < gs->nr_records; i++)
 		order[i] = i;
 	qsort_r(order, gs->nr_records, sizeof(*order), compare_records, gs->records);
@@ -799,11 +804,19 @@ int agent_server__print_summary(const struct agent_server *gs, const struct prof
 		status__text("  unattributed: %" PRIu64
 			     " of %zu GPU activities had no launch stack\n",
 			     s.unattributed, total);
-	if (stats.dropped_by_agent)
-		status__text("  dropped: %" PRIu64 " records in the agents\n",
-			     stats.dropped_by_agent);
+	if (stats.dropped_by_agent || stats.unnamed_kernels)
+		status__text("  dropped: %" PRIu64 " records in the agents; %" PRIu64
+			     " kernels without a name (the agent's name table was full: "
+			     "[gpu] [unknown kernel])\n",
+			     stats.dropped_by_agent, stats.unnamed_kernels);
 	for (size_t i = 0; i < gs->nr_agents; i++) {
 		const struct gpu_agent_info *a = &gs->agents[i];
+
+		status__debug("GPU agent of pid %u: dropped %" PRIu64 " activity records, %" PRIu64
+			      " launch records, %" PRIu64 " messages; %" PRIu64
+			      " kernels without a name",
+			      a->pid, a->dropped_activity, a->dropped_launches, a->dropped_messages,
+			      a->unnamed_kernels);
 
 		if (a->incomplete)
 			status__text("  pid %u: %" PRIu64 " GPU activities cut off: still running "

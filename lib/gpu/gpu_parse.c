@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +28,18 @@
 #include "gpu/agent_server_internal.h"
 #include "status.h"
 
-/* Records of one fold: same process, launching thread, kernel or copy, device. */
-static bool same_fold(const struct gpu_fold *f, const struct gpu_record *r, uint32_t tid)
+/* Records of one fold: same process, launching thread, kernel or copy,
+ * device, and call site. */
+static bool same_fold(const struct gpu_fold *f, const struct gpu_record *r, uint32_t tid,
+		      uint32_t site)
 {
 	return f->record.agent == r->agent && f->record.kind == r->kind &&
 	       f->record.name == r->name && f->record.device == r->device &&
 	       f->record.src_memory == r->src_memory && f->record.dst_memory == r->dst_memory &&
-	       !f->record.correlation == !r->correlation && f->launch.tid == tid;
+	       !f->record.correlation == !r->correlation && f->launch.tid == tid && f->site == site;
 }
 
+/* The hash of a fold's records whatever their site. */
 static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
 {
 	uint64_t h = ((uint64_t)r->agent << 32 | r->name) * 0x9e3779b97f4a7c15ull;
@@ -46,32 +50,57 @@ static uint64_t fold_hash(const struct gpu_record *r, uint32_t tid)
 	return (h ^ (h >> 29)) + !r->correlation;
 }
 
+static uint64_t site_hash(uint64_t hash, uint32_t site)
+{
+	return hash ^ (uint64_t)site * 0xff51afd7ed558ccdull;
+}
+
 static uint64_t fold_rehash(const void *ctx, uint32_t id)
 {
 	const struct fold_table *t = ctx;
+	const struct gpu_fold *f = &t->folds[id];
 
-	return fold_hash(&t->folds[id].record, t->folds[id].launch.tid);
+	return site_hash(fold_hash(&f->record, f->launch.tid), f->site);
+}
+
+/* The call site r's records fold under: its launch's when that fired the
+ * probe, else the latest such launch's of the same kernel and thread, else
+ * 0. */
+static uint32_t fold_site(const struct fold_table *t, const struct gpu_record *r,
+			  const struct gpu_launch_record *l, uint32_t tid, uint64_t hash)
+{
+	uint64_t latest;
+
+	if (l && (l->flags & GPU_LAUNCH_PROBED))
+		return l->correlation;
+	if (!u64_map__get(&t->latest, hash, &latest) || latest >= t->nr ||
+	    !same_fold(&t->folds[latest], r, tid, t->folds[latest].site))
+		return 0;
+	return t->folds[latest].site;
 }
 
 /*
- * Adds r's time to its fold.  The first record whose launch fired the
- * probe stands for the fold (else the first record): its stack, which the
- * core keeps, is the one all of them take.
+ * Adds r's time to its fold, on its launch l (NULL: none known).  The
+ * first record whose launch fired the probe stands for the fold (else the
+ * first record): its stack, which the core keeps, is the one all of them
+ * take.
  */
-int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
+static int fold_record(struct agent_server *gs, const struct gpu_record *r,
+		       const struct gpu_launch_record *l)
 {
 	struct fold_table *t = &gs->folds;
 	struct hash_index *index = &t->index;
-	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 	uint32_t tid = l ? l->tid : 0;
+	uint64_t hash = fold_hash(r, tid);
+	uint32_t site = fold_site(t, r, l, tid, hash);
 	struct gpu_fold *f = NULL;
 	size_t at;
 
 	if (hash_index__reserve(index, 256, fold_rehash, t))
 		return -ENOMEM;
-	for (at = hash_index__first(index, fold_hash(r, tid)); !hash_index__empty(index, at);
+	for (at = hash_index__first(index, site_hash(hash, site)); !hash_index__empty(index, at);
 	     at = hash_index__next(index, at)) {
-		if (same_fold(&t->folds[hash_index__id(index, at)], r, tid)) {
+		if (same_fold(&t->folds[hash_index__id(index, at)], r, tid, site)) {
 			f = &t->folds[hash_index__id(index, at)];
 			break;
 		}
@@ -79,8 +108,11 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 	if (!f) {
 		if (array__grow_zeroed((void **)&t->folds, &t->cap, t->nr + 1, sizeof(*f)))
 			return -ENOMEM;
+		if (site && u64_map__put(&t->latest, hash, t->nr))
+			return -ENOMEM;
 		hash_index__set(index, at, t->nr);
 		f = &t->folds[t->nr++];
+		f->site = site;
 	}
 	if (!f->count ||
 	    (l && (l->flags & GPU_LAUNCH_PROBED) && !(f->launch.flags & GPU_LAUNCH_PROBED))) {
@@ -90,14 +122,52 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 	f->total_ns += r->end_ns - r->start_ns;
 	f->bytes += r->bytes;
 	f->count++;
-	gs->folded++;
 	return 0;
+}
+
+int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
+{
+	const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
+	struct fold_table *t = &gs->folds;
+
+	gs->folded++;
+	/* The agent sends launches and records in packets of their own: a
+	 * record that came before its launch waits for it. */
+	if (!l && r->correlation && t->nr_pending < FOLD_PENDING_MAX) {
+		if (array__grow((void **)&t->pending, &t->cap_pending, t->nr_pending + 1,
+				sizeof(*t->pending)))
+			return -ENOMEM;
+		t->pending[t->nr_pending++] = *r;
+		return 0;
+	}
+	return fold_record(gs, r, l);
+}
+
+int fold_table__add_pending(struct agent_server *gs, bool all)
+{
+	struct fold_table *t = &gs->folds;
+	size_t waiting = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_pending && !err; i++) {
+		const struct gpu_record *r = &t->pending[i];
+		const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
+
+		if (l || all)
+			err = fold_record(gs, r, l);
+		else
+			t->pending[waiting++] = *r;
+	}
+	t->nr_pending = err ? t->nr_pending : waiting;
+	return err;
 }
 
 void fold_table__free(struct fold_table *t)
 {
 	free(t->folds);
+	free(t->pending);
 	hash_index__free(&t->index);
+	u64_map__free(&t->latest);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -371,13 +441,15 @@ static int parse_dropped(const struct message *msg)
 	uint32_t agent = msg->agent;
 	const uint8_t *body = msg->body;
 	struct gpu_agent_info *info = &gs->agents[agent];
-	struct gpu_dropped m;
+	struct gpu_dropped m = {0};
 
-	memcpy(&m, body, sizeof(m));
+	/* An older agent's is shorter: what it lacks stays 0. */
+	memcpy(&m, body, msg->length < sizeof(m) ? msg->length : sizeof(m));
 	info->dropped_activity = m.activity_records;
 	info->dropped_launches = m.launch_records;
 	info->dropped_messages = m.messages;
 	info->incomplete = m.incomplete;
+	info->unnamed_kernels = m.unnamed_kernels;
 	return 0;
 }
 
@@ -448,8 +520,9 @@ static int parse_goodbye(const struct message *msg)
 	return 0;
 }
 
-/* The messages this llmprof knows, by type: the fixed part's size and its
- * parser; a type not here is skipped. */
+/* The messages this llmprof knows, by type: the fixed part's smallest size
+ * (its first version's, see gpu_protocol.h) and its parser; a type not here
+ * is skipped. */
 static const struct {
 	size_t size;
 	int (*parse)(const struct message *msg);
@@ -460,7 +533,7 @@ static const struct {
     [GPU_MSG_MEMCPY] = {sizeof(struct gpu_memcpy), parse_memcpy},
     [GPU_MSG_MEMSET] = {sizeof(struct gpu_memset), parse_memset},
     [GPU_MSG_LAUNCH] = {sizeof(struct gpu_launch), parse_launch},
-    [GPU_MSG_DROPPED] = {sizeof(struct gpu_dropped), parse_dropped},
+    [GPU_MSG_DROPPED] = {offsetof(struct gpu_dropped, unnamed_kernels), parse_dropped},
     [GPU_MSG_OTHER_SUBSCRIBER] = {sizeof(struct gpu_other_subscriber), parse_other_subscriber},
     [GPU_MSG_ERROR] = {sizeof(struct gpu_error), parse_error},
     [GPU_MSG_NOTICE] = {sizeof(struct gpu_error), parse_error},
@@ -515,6 +588,12 @@ int agent_server__parse_buffer(struct agent_server *gs, uint32_t agent)
 		if (n <= 0)
 			break;
 		off += n;
+	}
+	if (gs->folds.nr_pending && n >= 0) {
+		int err = fold_table__add_pending(gs, false);
+
+		if (err)
+			return err;
 	}
 	if (off) {
 		memmove(c->data, c->data + off, c->used - off);

@@ -21,6 +21,12 @@
  * or more whole messages and never splits one; the receiver parses it as a
  * byte stream anyway.  Fields are host byte order: both ends share a host.
  *
+ * A type's fixed struct may grow at its end within one protocol version:
+ * the receiver takes a shorter one (from an agent copy an older llmprof
+ * left loaded in a process) with the fields it lacks 0, and an older
+ * receiver reads the part it knows of a longer one.  Anything else changes
+ * GPU_PROTOCOL_VERSION.
+ *
  * Clock: every time is CLOCK_MONOTONIC in nanoseconds.  The agent either
  * makes CUPTI use that clock (cuptiActivityRegisterTimestampCallback) or
  * adds a measured offset to each CUPTI timestamp before sending it.
@@ -204,6 +210,9 @@ struct gpu_dropped {
 	__u64 messages;		/* llmprof did not read in time */
 	__u64 incomplete;	/* records without valid times: work still
 				 * running at stop, cut off by the forced flush */
+	/* Added within version 1: absent (0) from older agents. */
+	__u64 unnamed_kernels; /* kernels sent without a name: the agent's
+				* name table was full */
 };
 
 struct gpu_other_subscriber {

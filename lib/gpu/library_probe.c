@@ -260,6 +260,48 @@ int library_probe__attach_uprobe(struct library_probe *lp, const struct bpf_prog
 	return 0;
 }
 
+struct located {
+	uint64_t address;
+	bool (*is_library)(const char *mapped, void *ctx);
+	void *ctx;
+	struct procfs_mapping mapping;
+	char path[PATH_MAX];
+};
+
+static int locate_mapping(const struct procfs_mapping *m, void *ctx)
+{
+	struct located *l = ctx;
+
+	if (l->address < m->start || l->address >= m->end || m->perms[2] != 'x' ||
+	    m->path[0] != '/' || m->deleted || !l->is_library(m->path, l->ctx))
+		return 0;
+	l->mapping = *m;
+	snprintf(l->path, sizeof(l->path), "%s", m->path);
+	return 1;
+}
+
+int library_probe__locate(pid_t pid, uint64_t address,
+			  bool (*is_library)(const char *mapped, void *ctx), void *ctx, char *path,
+			  size_t size, struct library_probe_file *file, size_t *offset)
+{
+	struct located l = {.address = address, .is_library = is_library, .ctx = ctx};
+	char maps_path[64];
+	struct stat st;
+	int found;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", pid);
+	found = procfs__for_each_mapping(maps_path, locate_mapping, &l);
+	if (found <= 0)
+		return found < 0 ? found : -ENOENT;
+	/* Through the process's root: its mount namespace may differ. */
+	snprintf(path, size, "/proc/%d/root%s", pid, l.path);
+	if (stat(path, &st))
+		return -errno;
+	*file = (struct library_probe_file){st.st_dev, st.st_ino};
+	*offset = address - l.mapping.start + l.mapping.offset;
+	return 0;
+}
+
 int library_probe__add_link_fd(struct library_probe *lp, int fd)
 {
 	if (array__grow((void **)&lp->link_fds, &lp->cap_link_fds, lp->nr_link_fds + 1,

@@ -79,6 +79,15 @@ int library_probe__scan(struct library_probe *probe);
 /* From the family's record handler, for a loader record of process pid:
  * probes what it mapped, then lets the process go on.  0. */
 int library_probe__on_load(struct library_probe *probe, pid_t pid);
+/*
+ * Where a function address of process pid lies: the executable mapping of
+ * a file is_library takes that holds it, as a path through the process's
+ * root (path, size bytes), its file and the file offset for a uprobe.  0,
+ * or -ENOENT when no such mapping holds it, -errno.
+ */
+int library_probe__locate(pid_t pid, uint64_t address,
+			  bool (*is_library)(const char *mapped, void *ctx), void *ctx, char *path,
+			  size_t size, struct library_probe_file *file, size_t *offset);
 /* A uprobe kept until library_probe__detach(); pid as only_pid. */
 int library_probe__attach_uprobe(struct library_probe *probe, const struct bpf_program *program,
 				 const char *path, size_t offset, uint64_t cookie, bool retprobe);

@@ -231,6 +231,10 @@ struct profile {
 	 * it are in their stacks' weights but not in gpu[]; 0 when whole.  Busy
 	 * and idle shares are the timeline's up to here. */
 	uint64_t gpu_timeline_end_ns;
+	/* GPU records the agents dropped (no buffer space, a full queue, a
+	 * slow reader), and kernels they sent without a name (their name
+	 * table was full), which are "[unknown kernel]" leaves. */
+	uint64_t gpu_records_dropped, gpu_kernels_unnamed;
 	struct memory_facts memory;
 	struct nccl_facts nccl;
 	/*

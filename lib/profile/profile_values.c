@@ -281,6 +281,8 @@ static int copy_metadata(const struct profile *p, struct profile *q, size_t inde
 	q->off_cpu_short = p->off_cpu_short;
 	q->off_cpu_short_ns = p->off_cpu_short_ns;
 	q->off_cpu_lost = p->off_cpu_lost;
+	q->gpu_records_dropped = p->gpu_records_dropped;
+	q->gpu_kernels_unnamed = p->gpu_kernels_unnamed;
 	return copy_facts(p, q);
 }
 

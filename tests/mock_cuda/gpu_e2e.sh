@@ -4,7 +4,8 @@
 # goes in from llmprof's own image, the launch probe gives each kernel,
 # memcpy and memset the CPU stack that launched it, GPU time matches the
 # mock's programmed durations, a second attach works, and the application's
-# output is unchanged.  MODE (record or attach) is the first argument.
+# output is unchanged.  MODE (record, attach, launch_rate, record_nofp, or
+# unnamed: the agent's kernel-name table full) is the first argument.
 . "$TESTS_SOURCE/lib/testlib.sh"
 need_root
 mode=$1
@@ -149,6 +150,40 @@ if [ "$mode" = launch_rate ]; then
 	rc=$?
 	[ "$rc" = 2 ] && grep -q -- "--launch-stack-rate" "$WORK/bad.err" ||
 		fail "--launch-stack-rate -1: exit $rc, $(cat "$WORK/bad.err")"
+	echo PASS
+	exit 0
+fi
+
+if [ "$mode" = unnamed ]; then
+	# 136 kernels named 64 KiB each: the agent keeps 8 MiB of names, which
+	# the six short names of a step (121 bytes) and 127 long ones fill, so
+	# the 9 others are sent without a name at every launch.  The summary,
+	# -v and the profile's facts say how many, as many as the trace has
+	# kernels of no name.
+	want=$((3 * 9))
+	"$LLMPROF" record -v -f chrome -o "$WORK/unnamed.json" -- "$MOCK_APP" --iterations 3 \
+		--long-names 136 >"$WORK/app.out" 2>"$WORK/app.err" ||
+		fail "record exited $?: $(tail "$WORK/app.err")"
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	grep -q "dropped: 0 records in the agents; $want kernels without a name" "$WORK/app.err" ||
+		fail "summary: $(grep -A20 'GPU summary' "$WORK/app.err")"
+	grep -q "GPU agent of pid [0-9]*: dropped 0 activity records.* $want kernels without a name" \
+		"$WORK/app.err" || fail "-v: $(grep 'GPU agent of pid' "$WORK/app.err")"
+	python3 - "$WORK/unnamed.json" "$want" <<'PY' || fail "the trace's kernels without a name"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+events = doc["traceEvents"] if isinstance(doc, dict) else doc
+kernels = [e for e in events if e.get("cat") == "gpu.kernel" and e.get("ph") == "X"]
+unnamed = [e for e in kernels if "[unknown kernel]" in e["name"]]
+long = [e for e in kernels if e["name"].startswith("_Z0") or "kkkk" in e["name"]]
+print(f"{len(kernels)} kernels, {len(unnamed)} without a name, {len(long)} long names")
+if len(unnamed) != int(sys.argv[2]) or len(long) != 3 * 127:
+    sys.exit(1)
+PY
+	"$LLMPROF" record -f html -o "$WORK/unnamed.html" -- "$MOCK_APP" --iterations 3 --long-names 136 \
+		>/dev/null 2>"$WORK/html.err" || fail "record -o html exited $?: $(tail "$WORK/html.err")"
+	grep -q "GPU records lost\",\"0 dropped in the agents, $want kernels without a name" \
+		"$WORK/unnamed.html" || fail "no GPU loss fact in the HTML report"
 	echo PASS
 	exit 0
 fi

@@ -160,16 +160,31 @@ PY
 		fail "convert --view of a missing value: $(cat "$WORK/nope.err")"
 	;;
 entry_points)
-	# Allocations through the driver's entry points, as PyTorch's
-	# expandable segments and NCCL make them: every byte the app says it
-	# allocated is seen, under the function that allocated it.
-	"$LLMPROF" record --no-gpu --view memory-alloc -o "$WORK/e.alloc" -- "$MEMORY_APP" \
-		--entry-points >"$WORK/app.out" 2>"$WORK/e.err" || fail "--entry-points: $(cat "$WORK/e.err")"
-	own=$(sed -n 's/^entry points: \([0-9]*\) bytes$/\1/p' "$WORK/app.out")
-	[ -n "$own" ] || fail "the app did not allocate: $(cat "$WORK/app.out")"
-	expect "allocated through entry points" "$(total "$WORK/e.alloc")" "$own"
-	expect "cuMemAllocAsync_ptsz" "$(weight ';entry_points;\[gpu-mem\] cuMemAllocAsync 4\.0 MiB$' "$WORK/e.alloc")" $((4 * MiB))
-	expect "cuMemCreate" "$(weight ';entry_points;\[gpu-mem\] cuMemCreate 2\.0 MiB$' "$WORK/e.alloc")" $((2 * MiB))
+	# Allocations through the driver's entry points, as NCCL
+	# (cuGetProcAddress) and PyTorch's expandable segments
+	# (cudaGetDriverEntryPointByVersion) make them: the bytes the app says
+	# it allocated are the allocation view's, those it did not free the
+	# leak view's, each under the function that allocated it; first with
+	# the exported functions handed out, then with the driver's internal
+	# ones, which no exported symbol's probe sees.
+	for internal in 0 1; do
+		for view in alloc leaks; do
+			MOCK_CUDA_INTERNAL_ENTRY_POINTS=$internal "$LLMPROF" record -v --no-gpu \
+				--view memory-$view -o "$WORK/e$internal.$view" -- "$MEMORY_APP" \
+				--entry-points >"$WORK/app.out" 2>"$WORK/e$internal.$view.err" ||
+				fail "--entry-points: $(cat "$WORK/e$internal.$view.err")"
+		done
+		read -r allocated freed < <(sed -n 's/^entry points: allocated \([0-9]*\) bytes, freed \([0-9]*\) bytes$/\1 \2/p' "$WORK/app.out")
+		[ -n "$freed" ] || fail "the app did not allocate: $(cat "$WORK/app.out")"
+		what="internal entry points $internal"
+		expect "$what: allocated" "$(total "$WORK/e$internal.alloc")" "$allocated"
+		expect "$what: not freed" "$(total "$WORK/e$internal.leaks")" $((allocated - freed))
+		expect "$what: cuMemAllocAsync_ptsz" "$(weight ';entry_points;\[gpu-mem\] cuMemAllocAsync 4\.0 MiB$' "$WORK/e$internal.alloc")" $((4 * MiB))
+		expect "$what: cuMemCreate" "$(weight ';entry_points;\[gpu-mem\] cuMemCreate 2\.0 MiB$' "$WORK/e$internal.alloc")" $((2 * MiB))
+		expect "$what: cuMemCreate kept" "$(weight ';entry_points;\[gpu-mem\] cuMemCreate 2\.0 MiB$' "$WORK/e$internal.leaks")" $((2 * MiB))
+	done
+	grep -q "GPU memory: cuMemCreate handed out at .*libcuda.so.1+0x[0-9a-f]*, not its exported function: probed there" "$WORK/e1.alloc.err" ||
+		fail "no debug line for the internal entry points: $(grep 'GPU memory' "$WORK/e1.alloc.err")"
 	;;
 attach)
 	start_bg "$MEMORY_APP" --wait >"$WORK/app.out"

@@ -18,9 +18,13 @@
  *   --fork     fork first: parent and child (no exec, the libraries and
  *              their probes already mapped) each run the workload, at the
  *              same addresses
- *   --entry-points  only: cuMemAllocAsync 4 MiB (freed), cuMemCreate and
- *              cuMemMap 2 MiB, through cuGetProcAddress's pointers for the
- *              per-thread default stream, in entry_points()
+ *   --entry-points  only, in entry_points(): cuMemAllocAsync 4 MiB (freed)
+ *              through cuGetProcAddress's pointers for the per-thread
+ *              default stream, as NCCL takes them; cuMemCreate and cuMemMap
+ *              2 MiB (kept), and cuMemCreate 1 MiB and cuMemRelease,
+ *              through cudaGetDriverEntryPointByVersion's, as PyTorch's
+ *              expandable segments take them; prints the bytes allocated
+ *              and freed
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -123,9 +127,22 @@ NOINLINE static void stream_ordered(void)
 	check(cudaFreeAsync(p, NULL), "cudaFreeAsync");
 }
 
-/* As PyTorch's expandable segments and NCCL's buffers do: the driver's
- * functions through the pointers cuGetProcAddress gives, here for the
- * per-thread default stream; prints the bytes it allocated. */
+/* A driver function through cudaGetDriverEntryPointByVersion. */
+static void *runtime_entry_point(const char *symbol)
+{
+	enum cudaDriverEntryPointQueryResult status;
+	void *function = NULL;
+
+	if (cudaGetDriverEntryPointByVersion(symbol, &function, 12000, cudaEnableDefault,
+					     &status) ||
+	    status != cudaDriverEntryPointSuccess || !function)
+		exit(1);
+	return function;
+}
+
+/* As NCCL's buffers and PyTorch's expandable segments do: the driver's
+ * functions through the pointers its entry point table gives, never by
+ * their exported names. */
 NOINLINE static void entry_points(void)
 {
 	CUresult (*alloc_async)(CUdeviceptr *, size_t, CUstream);
@@ -134,20 +151,23 @@ NOINLINE static void entry_points(void)
 			   unsigned long long);
 	CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle,
 			unsigned long long);
+	CUresult (*release)(CUmemGenericAllocationHandle);
 	cuuint64_t flags = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
 	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED};
-	CUmemGenericAllocationHandle handle;
+	CUmemGenericAllocationHandle handle, scratch;
 	CUdeviceptr p = 0, address = 4096;
 
 	if (cuGetProcAddress("cuMemAllocAsync", (void **)&alloc_async, 12000, flags, NULL) ||
-	    cuGetProcAddress("cuMemFreeAsync", (void **)&free_async, 12000, flags, NULL) ||
-	    cuGetProcAddress("cuMemCreate", (void **)&create, 12000, flags, NULL) ||
-	    cuGetProcAddress("cuMemMap", (void **)&map, 12000, flags, NULL))
+	    cuGetProcAddress("cuMemFreeAsync", (void **)&free_async, 12000, flags, NULL))
 		exit(1);
+	create = runtime_entry_point("cuMemCreate");
+	map = runtime_entry_point("cuMemMap");
+	release = runtime_entry_point("cuMemRelease");
 	if (alloc_async(&p, 4 * MiB, NULL) || free_async(p, NULL) ||
-	    create(&handle, 2 * MiB, &prop, 0) || map(address, 2 * MiB, 0, handle, 0))
+	    create(&handle, 2 * MiB, &prop, 0) || map(address, 2 * MiB, 0, handle, 0) ||
+	    create(&scratch, 1 * MiB, &prop, 0) || release(scratch))
 		exit(1);
-	printf("entry points: %llu bytes\n", 6ull * MiB);
+	printf("entry points: allocated %llu bytes, freed %llu bytes\n", 7 * MiB, 5 * MiB);
 }
 
 NOINLINE static void *pitched(void)

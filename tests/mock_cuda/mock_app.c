@@ -11,7 +11,7 @@
  *          [--attach-agent LIB [--attach-count K]] [--bench N]
  *          [--spawn-child | --spawn-child-closed] [--child] [--api-coverage]
  *          [--profiler-window START:END] [--foreign-clock START]
- *          [--load-library LIB] [--failed-launch]
+ *          [--load-library LIB] [--failed-launch] [--long-names N] [--two-sites]
  *
  * --subscribe-first takes CUPTI (dlopen of $LLMPROF_CUPTI_LIBRARY) before
  * any CUDA call, as a profiler of its own would; --attach-agent loads the
@@ -37,7 +37,11 @@
  * libtorch's bundled libraries (libcupti-HASH.so.13) come in; at the end
  * mock_app prints how many libcupti files it maps.  --failed-launch adds to
  * each step a launch of a function that is no kernel, which fails and puts
- * no work on the GPU.
+ * no work on the GPU.  --long-names registers N more kernels whose names
+ * are 64 KiB each (distinct in their first characters), and each step
+ * launches each of them once, 10 us long, from run_long_names(): more name
+ * bytes than the agent keeps.  --two-sites launches gemm_kernel a second
+ * time in each step, from run_gemm_again(), for a quarter of its time.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -123,6 +127,35 @@ __attribute__((constructor)) static void register_kernels(void)
 	__cudaRegisterFatBinaryEnd(handle);
 }
 
+/* --long-names: a kernel name of LONG_NAME_BYTES each; the host stubs'
+ * addresses are bytes of long_name_stubs, as the mock runtime only compares
+ * them. */
+#define MAX_LONG_NAMES 200
+#define LONG_NAME_BYTES 65536
+static char long_name_stubs[MAX_LONG_NAMES];
+static long nr_long_names;
+
+static void register_long_names(long n)
+{
+	void **handle = __cudaRegisterFatBinary(fatbin);
+
+	for (long i = 0; i < n; i++) {
+		char *name = malloc(LONG_NAME_BYTES + 1);
+
+		if (!name)
+			exit(1);
+		memset(name, 'k', LONG_NAME_BYTES);
+		name[LONG_NAME_BYTES] = '\0';
+		memcpy(name, "_Z", 2);
+		snprintf(name + 2, 16, "%05ld", i);
+		name[7] = 'k';
+		__cudaRegisterFunction(handle, &long_name_stubs[i], name, name, -1, NULL, NULL,
+				       NULL, NULL, NULL);
+	}
+	__cudaRegisterFatBinaryEnd(handle);
+	nr_long_names = n;
+}
+
 static cudaStream_t stream;
 static cudaGraphExec_t graph;
 static float *host_in, *host_out, *device_buf;
@@ -130,6 +163,18 @@ static float *host_in, *host_out, *device_buf;
 __attribute__((noinline)) static void run_gemm(void)
 {
 	unsigned int us = GEMM_US;
+	void *args[] = {&us, &device_buf};
+
+	CHECK(cudaLaunchKernel((const void *)gemm_stub, (dim3){64, 4, 1}, (dim3){128, 1, 1}, args,
+			       0, stream));
+}
+
+static bool two_sites;
+
+/* The same kernel from another call site (--two-sites). */
+__attribute__((noinline)) static void run_gemm_again(void)
+{
+	unsigned int us = GEMM_US / 4;
 	void *args[] = {&us, &device_buf};
 
 	CHECK(cudaLaunchKernel((const void *)gemm_stub, (dim3){64, 4, 1}, (dim3){128, 1, 1}, args,
@@ -218,6 +263,16 @@ __attribute__((noinline)) static void launch_not_a_kernel(void)
 	}
 }
 
+__attribute__((noinline)) static void run_long_names(void)
+{
+	unsigned int us = 10;
+	void *args[] = {&us, &device_buf};
+
+	for (long i = 0; i < nr_long_names; i++)
+		CHECK(cudaLaunchKernel(&long_name_stubs[i], (dim3){1, 1, 1}, (dim3){32, 1, 1}, args,
+				       0, stream));
+}
+
 __attribute__((noinline)) static void train_step(void)
 {
 	if (failed_launch)
@@ -225,9 +280,12 @@ __attribute__((noinline)) static void train_step(void)
 	upload_batch();
 	clear_tail();
 	run_gemm();
+	if (two_sites)
+		run_gemm_again();
 	run_softmax();
 	run_attention();
 	run_graph_step();
+	run_long_names();
 	download_result();
 }
 
@@ -693,6 +751,17 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--profiler-window") && i + 1 < argc) {
 			profiler_setup(argv[++i]);
+		} else if (!strcmp(argv[i], "--long-names") && i + 1 < argc) {
+			long n = parse_number(argv[++i], "--long-names");
+
+			if (n > MAX_LONG_NAMES) {
+				fprintf(stderr, "mock_app: --long-names: at most %d\n",
+					MAX_LONG_NAMES);
+				return 2;
+			}
+			register_long_names(n);
+		} else if (!strcmp(argv[i], "--two-sites")) {
+			two_sites = true;
 		} else if (!strcmp(argv[i], "--failed-launch")) {
 			failed_launch = true;
 		} else if (!strcmp(argv[i], "--load-library") && i + 1 < argc) {
@@ -707,7 +776,8 @@ int main(int argc, char **argv)
 				"[--subscribe-first] [--attach-agent LIB [--attach-count K]] "
 				"[--bench N] [--spawn-child | --spawn-child-closed] [--child] "
 				"[--api-coverage] [--profiler-window START:END] "
-				"[--foreign-clock START] [--load-library LIB] [--failed-launch]\n");
+				"[--foreign-clock START] [--load-library LIB] [--failed-launch] "
+				"[--long-names N] [--two-sites]\n");
 			return 2;
 		}
 	}

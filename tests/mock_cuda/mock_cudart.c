@@ -11,6 +11,7 @@
  * MOCK_CUDA_CONCURRENT_STREAMS=1 each stream has its own queue, so kernels
  * on different streams overlap as on a real GPU; MOCK_CUDA_DEVICES=N lets
  * cudaSetDevice() choose among N devices (one per process).
+ * cudaGetDriverEntryPoint* ask the mock driver's cuGetProcAddress.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -893,6 +894,50 @@ EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
 	init();
 	return from_driver(cuMemFreeHost(ptr));
+}
+
+/* The driver's entry points, asked of the driver's cuGetProcAddress as the
+ * real runtime asks it: a symbol not found is no error, driverStatus says
+ * so and *funcPtr is NULL. */
+static cudaError_t driver_entry_point(uint32_t cbid, const char *function, const char *symbol,
+				      void **funcPtr, unsigned int cudaVersion,
+				      unsigned long long flags,
+				      enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	CUresult result;
+
+	init();
+	PLAIN_CALL(cbid, function);
+	if (!symbol || !funcPtr)
+		return fail(cudaErrorInvalidValue);
+	result = cuGetProcAddress_v2(symbol, funcPtr, cudaVersion, flags, &found);
+	if (driverStatus)
+		*driverStatus = found == CU_GET_PROC_ADDRESS_SUCCESS ? cudaDriverEntryPointSuccess
+				: found == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+				    ? cudaDriverEntryPointVersionNotSufficent
+				    : cudaDriverEntryPointSymbolNotFound;
+	return result == CUDA_SUCCESS || result == CUDA_ERROR_NOT_FOUND
+		   ? cudaSuccess
+		   : fail(cudaErrorInvalidValue);
+}
+
+EXPORT cudaError_t cudaGetDriverEntryPointByVersion(
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	return driver_entry_point(CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_v12050,
+				  "cudaGetDriverEntryPointByVersion", symbol, funcPtr, cudaVersion,
+				  flags, driverStatus);
+}
+
+EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+					   unsigned long long flags,
+					   enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	return driver_entry_point(CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+				  "cudaGetDriverEntryPoint", symbol, funcPtr, CUDART_VERSION, flags,
+				  driverStatus);
 }
 
 EXPORT cudaError_t cudaStreamCreate(cudaStream_t *stream)

@@ -504,15 +504,34 @@ static int loop_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint
 	return 0;
 }
 
+/* One thread's gemm from two call sites, every launch probed: the odd
+ * correlation ids from run_gemm, the even ones from run_gemm_again. */
+static int sites_launch_stack(void *ctx, uint32_t correlation, uint32_t tid, uint64_t time_ns,
+			      uint32_t *frames, size_t max, size_t *depth)
+{
+	struct fake_core *core = ctx;
+	const char *path[3] = {"mock_app", "main", correlation % 2 ? "run_gemm" : "run_gemm_again"};
+
+	if (max < 3 || !time_ns || tid != 4243)
+		return -ENOENT;
+	for (size_t i = 0; i < 3; i++)
+		frames[i] = profile__intern_frame(core->profile, path[i], NULL, 0,
+						  i ? FRAME_NATIVE : FRAME_PROCESS);
+	*depth = 3;
+	return 0;
+}
+
 /* Merges nr launches and their sub-microsecond kernels, keeping timeline
- * records; returns the GPU view's folded text. */
-static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *folds)
+ * records; with two_sites the launches of sites_launch_stack(), else those
+ * of loop_launch_stack().  Returns the GPU view's folded text. */
+static char *merge_loop(size_t timeline, uint32_t nr, bool two_sites, size_t *kept, size_t *folds)
 {
 	struct agent_server_options options = {.target_uid = (uid_t)-1,
 					       .timeline_records = timeline};
 	struct profile *p = cpu_profile(UNIT_MICROSECONDS);
 	struct fake_core core = {.profile = p};
-	struct gpu_merge_options merge = {.launch_stack = loop_launch_stack, .ctx = &core};
+	struct gpu_merge_options merge = {
+	    .launch_stack = two_sites ? sites_launch_stack : loop_launch_stack, .ctx = &core};
 	uint8_t *data = malloc((size_t)nr * 256 + 4096);
 	struct agent_server *gs;
 	struct stream s;
@@ -524,12 +543,17 @@ static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *fold
 	add_name(&s, NAME_GEMM, "_Z11gemm_kerneljPf");
 	add_name(&s, NAME_ATTENTION, "_ZN5flash13attention_fwdILi128EEEvjPf");
 	for (uint32_t c = 1; c <= nr; c++) {
-		uint32_t tid = c % 3 == 2 ? 5000 : 4243;
-		uint32_t name = c % 3 == 1 ? NAME_ATTENTION : NAME_GEMM;
-		uint32_t flags = c % 3 == 2 && c % 2 ? 0 : GPU_LAUNCH_PROBED;
+		uint32_t tid = c % 3 == 2 && !two_sites ? 5000 : 4243;
+		uint32_t name = c % 3 == 1 && !two_sites ? NAME_ATTENTION : NAME_GEMM;
+		uint32_t flags = c % 3 == 2 && c % 2 && !two_sites ? 0 : GPU_LAUNCH_PROBED;
 
-		add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
+		/* The agent sends launches and records in packets of their
+		 * own: now and then a record comes before its launch. */
+		if (!two_sites || c % 7)
+			add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
 		add_kernel_on(&s, 0, 7, c, name, US(c) + 10, US(c) + 10 + 100 + c * 37 % 800, 0);
+		if (two_sites && !(c % 7))
+			add_launch_on(&s, c, 0, GPU_DOMAIN_RUNTIME, flags, tid, US(c));
 		if (s.nr_boundaries > 48 || c == nr) {
 			memcpy(data + len, s.data, s.len);
 			len += s.len;
@@ -549,18 +573,42 @@ static char *merge_loop(size_t timeline, uint32_t nr, size_t *kept, size_t *fold
 	return text;
 }
 
-/* Past the timeline records are folded: the kept records stay few, and
- * every stack's GPU time is that of a run that kept them all. */
+/* Past the timeline records are folded: the kept records stay few, the
+ * folds at most one per launch probe past it (and one per kernel and
+ * thread before that), and every stack's GPU time is that of a run that
+ * kept them all. */
 static void test_timeline_fold(void)
 {
-	size_t kept, folds, all_kept, no_folds;
-	char *cut = merge_loop(50, 6000, &kept, &folds);
-	char *all = merge_loop(1 << 20, 6000, &all_kept, &no_folds);
+	size_t kept, folds, all_kept, no_folds, probed = 0;
+	char *cut = merge_loop(50, 6000, false, &kept, &folds);
+	char *all = merge_loop(1 << 20, 6000, false, &all_kept, &no_folds);
 
-	EXPECT(kept == 50 && folds == 3, "%zu records kept, %zu folds", kept, folds);
+	for (uint32_t c = 51; c <= 6000; c++)
+		probed += !(c % 3 == 2 && c % 2);
+	EXPECT(kept == 50 && folds <= probed + 3, "%zu records kept, %zu folds for %zu probes",
+	       kept, folds, probed);
 	EXPECT(all_kept == 6000 && no_folds == 0, "%zu records kept uncut", all_kept);
 	EXPECT(!strcmp(cut, all), "cut timeline:\n%s\nwhole:\n%s", cut, all);
 	EXPECT(strstr(all, "mock_app;worker;worker_loop;[gpu] gemm_kernel "), "worker:\n%s", all);
+	free(cut);
+	free(all);
+}
+
+/* One kernel launched from two call sites on one thread: past the timeline
+ * each site keeps its own GPU time, as in a run that kept every record,
+ * also where a record came before its launch. */
+static void test_timeline_fold_sites(void)
+{
+	size_t kept, folds, all_kept, no_folds;
+	char *cut = merge_loop(50, 6000, true, &kept, &folds);
+	char *all = merge_loop(1 << 20, 6000, true, &all_kept, &no_folds);
+
+	EXPECT(kept == 50 && all_kept == 6000 && no_folds == 0, "%zu and %zu records kept", kept,
+	       all_kept);
+	EXPECT(strstr(all, "mock_app;main;run_gemm;[gpu] gemm_kernel ") &&
+		   strstr(all, "mock_app;main;run_gemm_again;[gpu] gemm_kernel "),
+	       "two sites:\n%s", all);
+	EXPECT(!strcmp(cut, all), "cut timeline:\n%s\nwhole:\n%s", cut, all);
 	free(cut);
 	free(all);
 }
@@ -574,6 +622,7 @@ int main(void)
 	test_rounding();
 	test_graph_without_launch();
 	test_timeline_fold();
+	test_timeline_fold_sites();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures ? 1 : 0;

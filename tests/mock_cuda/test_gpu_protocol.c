@@ -47,7 +47,8 @@ static void build_valid(struct stream *s)
 	    .callback_id = 307,
 	    .domain = GPU_DOMAIN_DRIVER,
 	};
-	struct gpu_dropped d = {.activity_records = 3, .launch_records = 2, .messages = 1};
+	struct gpu_dropped d = {
+	    .activity_records = 3, .launch_records = 2, .messages = 1, .unnamed_kernels = 5};
 	struct gpu_goodbye g = {.kernels = 2, .memcpys = 1, .memsets = 1, .launches = 2};
 	uint32_t unknown[2] = {1, 2};
 
@@ -99,6 +100,8 @@ static void test_valid(void)
 	       "dropped");
 	EXPECT(a && a->incomplete == 0, "DROPPED replaces the incomplete count: %lu",
 	       (unsigned long)(a ? a->incomplete : 0));
+	EXPECT(a && a->unnamed_kernels == 5, "kernels without a name: %lu",
+	       (unsigned long)(a ? a->unnamed_kernels : 0));
 	r = agent_server__record(gs, 0);
 	EXPECT(r && r->kind == GPU_KERNEL && r->start_ns == 1000 && r->end_ns == 3000 &&
 		   r->correlation == 10 && r->stream == 7,
@@ -229,6 +232,40 @@ static void test_malformed(void)
 	}
 }
 
+/* A DROPPED of the protocol's first layout (an agent copy an older llmprof
+ * left in a process) parses with no kernels without a name; one shorter
+ * than that layout is malformed. */
+static void test_older_dropped(void)
+{
+	struct gpu_dropped d = {.activity_records = 3, .messages = 1, .unnamed_kernels = 9};
+	const struct gpu_agent_info *a;
+	struct agent_server_stats stats;
+	struct agent_server *gs;
+	struct stream s;
+
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add(&s, GPU_MSG_DROPPED, &d, 4 * sizeof(__u64), NULL);
+	add_kernel(&s, 1, 0, 10, 20);
+	gs = new_session();
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "older DROPPED refused");
+	a = agent_server__agent(gs, 0);
+	agent_server__stats(gs, &stats);
+	EXPECT(a && a->dropped_activity == 3 && a->dropped_messages == 1 && !a->unnamed_kernels,
+	       "older DROPPED: %lu dropped, %lu unnamed",
+	       (unsigned long)(a ? a->dropped_activity : 0),
+	       (unsigned long)(a ? a->unnamed_kernels : 0));
+	EXPECT(stats.dropped_by_agent == 4 && !stats.unnamed_kernels && !stats.malformed,
+	       "older DROPPED: stats");
+	EXPECT(agent_server__nr_records(gs) == 1, "older DROPPED: the kernel after it");
+	agent_server__close(gs);
+
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add(&s, GPU_MSG_DROPPED, &d, 3 * sizeof(__u64), NULL);
+	expect_malformed("DROPPED shorter than its first layout", &s, 0);
+}
+
 /* Random bytes after a valid hello never crash the parser. */
 static void test_random(void)
 {
@@ -353,6 +390,7 @@ int main(void)
 	test_valid();
 	test_truncated();
 	test_malformed();
+	test_older_dropped();
 	test_random();
 	test_socket();
 	test_path_socket();

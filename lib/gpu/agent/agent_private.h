@@ -146,8 +146,8 @@ struct agent {
 	_Atomic int buffers_out;
 
 	_Atomic uint64_t dropped_activity, dropped_launches, dropped_messages, incomplete;
-	/* Kernels sent without their name: the name table was full.  No
-	 * message carries it (struct gpu_dropped has no field for it). */
+	/* Kernels sent without their name: the name table was full
+	 * (gpu_dropped.unnamed_kernels). */
 	_Atomic uint64_t dropped_names;
 	_Atomic uint64_t sent_kernels, sent_memcpys, sent_memsets, sent_launches;
 	/* Launches outside graphs that make one GPU record each, and such

@@ -804,6 +804,7 @@ static void send_dropped(void)
 	    .launch_records = atomic_load(&agent.dropped_launches),
 	    .messages = atomic_load(&agent.dropped_messages),
 	    .incomplete = atomic_load(&agent.incomplete),
+	    .unnamed_kernels = atomic_load(&agent.dropped_names),
 	};
 
 	send_message(GPU_MSG_DROPPED, &m, sizeof(m), NULL);
@@ -1213,7 +1214,8 @@ static void *agent_thread(void *arg)
 			measure_offset();
 		dropped = atomic_load(&agent.dropped_activity) +
 			  atomic_load(&agent.dropped_launches) +
-			  atomic_load(&agent.dropped_messages) + atomic_load(&agent.incomplete);
+			  atomic_load(&agent.dropped_messages) + atomic_load(&agent.incomplete) +
+			  atomic_load(&agent.dropped_names);
 		if (dropped != last_dropped)
 			send_dropped();
 		last_dropped = dropped;
