@@ -473,7 +473,7 @@ int library_probe__on_load(struct library_probe *lp, pid_t pid)
 			     strerror(-err));
 		lp->loader_error = err;
 	}
-	session__refresh_modules(lp->session);
+	session__refresh_modules(lp->session, pid);
 	if (lp->stop_on_load)
 		session__load_handled(lp->session, pid);
 	return 0;

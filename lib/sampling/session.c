@@ -650,10 +650,15 @@ int session__attach_launch_probe(struct session *s, const char *binary_path)
 	return 0;
 }
 
-void session__refresh_modules(struct session *s)
+void session__refresh_modules(struct session *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->processes.nr; i++)
-		session__refresh_process(s, &s->processes.processes[i], clock__monotonic_ns());
+	int64_t at = process_table__find(&s->processes, pid);
+
+	/* Only the process that mapped the library: a job's others, a rank's
+	 * workers, read theirs when they map it (each read is a walk of its
+	 * maps and of the files new in it). */
+	if (at >= 0)
+		session__refresh_process(s, &s->processes.processes[at], clock__monotonic_ns());
 }
 
 size_t session__processes(const struct session *s, pid_t *pids, size_t max)

@@ -174,9 +174,10 @@ int session__set_record_handler(struct session *session, enum sample_kind kind,
 int session__stack_frames(const struct session *session, uint32_t thread, uint32_t stack,
 			  uint32_t *frames, size_t max, size_t *depth);
 
-/* Re-reads the target's mappings now (a probe family saw a library mapped),
- * so stacks through it symbolize while it is there. */
-void session__refresh_modules(struct session *session);
+/* Re-reads process pid's mappings now (a probe family saw it map a
+ * library), so stacks through it symbolize while it is there; a process
+ * the session does not know is left alone. */
+void session__refresh_modules(struct session *session, pid_t pid);
 
 /* The processes known now (named, and with children their descendants
  * found at open): up to max PIDs into pids; returns how many. */
