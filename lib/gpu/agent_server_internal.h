@@ -76,11 +76,19 @@ struct fold_table {
 	struct hash_index index;
 	/* (process, thread, kernel, device) -> its latest fold with a site */
 	struct u64_map latest;
-	struct gpu_record *pending;
+	struct fold_pending {
+		struct gpu_record record;
+		uint64_t since_ns; /* when it arrived (CLOCK_MONOTONIC) */
+	} * pending;
 	size_t nr_pending, cap_pending;
+	/* Launches known at the last look at pending: none new, none found. */
+	uint64_t launches_seen;
 };
 
 #define FOLD_PENDING_MAX (1u << 16)
+/* A record whose launch has not come in this long goes without it: the
+ * agent dropped the launch (its queue was full). */
+#define FOLD_PENDING_WAIT_NS 2000000000ull
 
 struct agent_server {
 	struct agent_server_options options;
@@ -118,7 +126,8 @@ const struct gpu_launch_record *agent_server__outer_launch(const struct agent_se
 							   const struct gpu_record *r);
 int fold_table__add(struct agent_server *gs, const struct gpu_record *r);
 /* Folds the records that came before their launches: those whose launch is
- * known now, or (all) every one.  0 or -ENOMEM. */
+ * known now or that waited FOLD_PENDING_WAIT_NS, or (all) every one.  0 or
+ * -ENOMEM. */
 int fold_table__add_pending(struct agent_server *gs, bool all);
 void fold_table__free(struct fold_table *t);
 int64_t agent_server__add_agent(struct agent_server *gs, int fd);

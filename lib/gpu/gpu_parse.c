@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "array.h"
+#include "base/clock.h"
 #include "base/procfs.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/agent_server.h"
@@ -137,7 +138,7 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 		if (array__grow((void **)&t->pending, &t->cap_pending, t->nr_pending + 1,
 				sizeof(*t->pending)))
 			return -ENOMEM;
-		t->pending[t->nr_pending++] = *r;
+		t->pending[t->nr_pending++] = (struct fold_pending){*r, clock__monotonic_ns()};
 		return 0;
 	}
 	return fold_record(gs, r, l);
@@ -146,17 +147,24 @@ int fold_table__add(struct agent_server *gs, const struct gpu_record *r)
 int fold_table__add_pending(struct agent_server *gs, bool all)
 {
 	struct fold_table *t = &gs->folds;
+	uint64_t now = clock__monotonic_ns();
 	size_t waiting = 0;
 	int err = 0;
 
+	/* Looked at again only when launches came or the oldest is due: a
+	 * buffer of records alone costs nothing here. */
+	if (!all && t->nr_pending && gs->stats.launches == t->launches_seen &&
+	    now - t->pending[0].since_ns < FOLD_PENDING_WAIT_NS)
+		return 0;
+	t->launches_seen = gs->stats.launches;
 	for (size_t i = 0; i < t->nr_pending && !err; i++) {
-		const struct gpu_record *r = &t->pending[i];
+		const struct gpu_record *r = &t->pending[i].record;
 		const struct gpu_launch_record *l = agent_server__outer_launch(gs, r);
 
-		if (l || all)
+		if (l || all || now - t->pending[i].since_ns >= FOLD_PENDING_WAIT_NS)
 			err = fold_record(gs, r, l);
 		else
-			t->pending[waiting++] = *r;
+			t->pending[waiting++] = t->pending[i];
 	}
 	t->nr_pending = err ? t->nr_pending : waiting;
 	return err;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "gpu/gpu_protocol.h"
 #include "gpu/agent_server.h"
 #include "gpu/agent_server_internal.h"
@@ -613,6 +614,35 @@ static void test_timeline_fold_sites(void)
 	free(all);
 }
 
+/* Past the timeline, a record whose launch the agent dropped waits for it
+ * FOLD_PENDING_WAIT_NS at most, then folds without it: pending stays
+ * bounded however long the run. */
+static void test_pending_expires(void)
+{
+	struct agent_server_options options = {.target_uid = (uid_t)-1, .timeline_records = 1};
+	struct agent_server *gs;
+	struct stream s;
+
+	memset(&s, 0, sizeof(s));
+	add_hello(&s, GPU_PROTOCOL_VERSION);
+	add_name(&s, NAME_GEMM, "_Z11gemm_kerneljPf");
+	add_launch_on(&s, 1, 0, GPU_DOMAIN_RUNTIME, GPU_LAUNCH_PROBED, 4243, US(1));
+	add_kernel_on(&s, 0, 7, 1, NAME_GEMM, US(1) + 10, US(1) + 200, 0);
+	add_kernel_on(&s, 0, 7, 2, NAME_GEMM, US(2) + 10, US(2) + 200, 0);
+	if (agent_server__open(&gs, &options))
+		exit(1);
+	EXPECT(agent_server__ingest(gs, s.data, s.len) == 0, "ingest");
+	EXPECT(gs->folds.nr_pending == 1, "%zu records wait for their launch",
+	       gs->folds.nr_pending);
+	EXPECT(fold_table__add_pending(gs, false) == 0 && gs->folds.nr_pending == 1,
+	       "a record not yet due still waits");
+	gs->folds.pending[0].since_ns = clock__monotonic_ns() - FOLD_PENDING_WAIT_NS - 1;
+	EXPECT(fold_table__add_pending(gs, false) == 0 && gs->folds.nr_pending == 0 &&
+		   gs->folds.nr == 1 && gs->folds.folds[0].count == 1,
+	       "%zu still wait, %zu folds", gs->folds.nr_pending, gs->folds.nr);
+	agent_server__close(gs);
+}
+
 int main(void)
 {
 	status__set_level(STATUS_QUIET);
@@ -623,6 +653,7 @@ int main(void)
 	test_graph_without_launch();
 	test_timeline_fold();
 	test_timeline_fold_sites();
+	test_pending_expires();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	return failures ? 1 : 0;
