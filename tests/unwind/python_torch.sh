@@ -19,7 +19,8 @@ ROOTS="python3 $TESTS_SOURCE/unwind/check_roots.py"
 [ -x $PYTHON ] && $PYTHON -c 'import torch' 2>/dev/null ||
 	skip "needs Debian's python3 with torch (apt-get install python3-torch)"
 
-start_bg $PYTHON "$TESTS_SOURCE/unwind/fixtures/torch_mlp.py" 14 >"$WORK/out"
+# Long enough for three attaches on a loaded machine; killed at the end.
+start_bg $PYTHON "$TESTS_SOURCE/unwind/fixtures/torch_mlp.py" 120 >"$WORK/out"
 for _ in $(seq 100); do
 	grep -q ready "$WORK/out" && break
 	sleep 0.1

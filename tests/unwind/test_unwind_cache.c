@@ -181,7 +181,8 @@ static void check_directory_refused(void)
 	unwind_cache__close(cache);
 	/* A relative LLMPROF_CACHE_DIR, made with its parent. */
 	int cwd = open(".", O_RDONLY | O_DIRECTORY);
-	EXPECT(!chdir(root) && !unwind_cache__open("relative/cache", UNWIND_CACHE_MAX_BYTES, &cache),
+	EXPECT(!chdir(root) &&
+		   !unwind_cache__open("relative/cache", UNWIND_CACHE_MAX_BYTES, &cache),
 	       "a relative directory is made and used");
 	unwind_cache__close(cache);
 	EXPECT(cwd >= 0 && !fchdir(cwd), "back to the working directory");
