@@ -60,7 +60,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, OFFCPU_MAX_THREADS);
-	__type(key, __u64);
+	__uint(key_size, sizeof(__u64)); /* no BTF: the value has none */
 	__uint(value_size, sizeof(struct sample_event));
 } offcpu_pending SEC(".maps");
 
@@ -254,9 +254,38 @@ static __always_inline void forget(__u32 tid)
 	}
 }
 
+/*
+ * The record in event holds the current thread's stacks at the site of its
+ * due wait: it goes out as that wait's (its header, kernel stack and
+ * figures), in a copy, leaving event to be filled again.
+ */
+static __always_inline void send_due(struct sample_event *event, struct offcpu_wait *w)
+{
+	fill_header(event, w->due_start_ns, w->due_syscall, w->due_state);
+	copy_kernel_stack(event, bpf_map_lookup_elem(&offcpu_kernel_stacks, &w->due_kernel_site));
+	fill_wait(event, w->due_ns, w->due_weight, w->due_sampled, w->thread_ns);
+	if (bpf_ringbuf_output(&samples, event, sizeof(*event) + STACK_COPY_RECORD_BYTES,
+			       bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) > wakeup_bytes
+				   ? BPF_RB_FORCE_WAKEUP
+				   : BPF_RB_NO_WAKEUP))
+		add(COUNTER_LOST_OFFCPU, 1);
+	else
+		add(COUNTER_OFFCPU_DUE, 1);
+	w->due_start_ns = 0;
+}
+
+/*
+ * Thread prev leaves the CPU: its wait begins, and its stacks are stashed
+ * when they are wanted (a new site, the bucket's rate, or no syscall probe
+ * to take them later).  One capture serves both this wait and a due one
+ * at the same site (the thread blocks again without leaving its syscall):
+ * each call site of capture__stacks() is verified on its own, at the cost
+ * of a whole unwinder.
+ */
 static __always_inline void switched_out(void *ctx, struct task_struct *prev, __u32 state)
 {
 	struct sample_event *event;
+	bool due = false, stash = true;
 	struct offcpu_wait *w;
 	__u32 tid = prev->pid, i;
 	struct pt_regs *regs;
@@ -281,11 +310,11 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	 * the same syscall, its user stack as it was (at another site it
 	 * left that syscall unseen, and the wait is lost). */
 	if (w->due_start_ns) {
-		if (w->due_site == site)
-			take_due(ctx, w, tid);
-		else
+		due = w->due_site == site;
+		if (!due) {
 			add(COUNTER_OFFCPU_UNSEEN, 1);
-		w->due_start_ns = 0;
+			w->due_start_ns = 0;
+		}
 	}
 	w->start_ns = now;
 	w->state = state;
@@ -296,47 +325,59 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 	i = stash_for_site(w);
 	w->stash = i;
 	if (syscall_probe) {
-		struct offcpu_kernel_stack *kernel = kernel_stack_at(ctx, w->kernel_site);
-
+		/* Walked (once per kernel site) for this wait's record however
+		 * its stacks are taken: at its syscall's exit they are not
+		 * where it blocked. */
+		kernel_stack_at(ctx, w->kernel_site);
 		w->thinning = OFFCPU_ALL;
 		/* A thread preempted (runnable) may be past its syscall's
 		 * exit already, and one outside a syscall has none: their
 		 * stacks only now. */
 		w->every = 1;
 		if (state && (__s64)w->syscall >= 0) {
-			if (i < OFFCPU_STASHES && w->stashed_ns[i] && !stash_again(w, now))
-				return;
+			stash = !(i < OFFCPU_STASHES && w->stashed_ns[i] && !stash_again(w, now));
 		} else if (!stash_again(w, now)) {
 			/* Past the rate, 1 in PREEMPTED_EVERY of these, each
 			 * standing for as many. */
 			w->every = PREEMPTED_EVERY;
-			if (bpf_get_prandom_u32() % PREEMPTED_EVERY)
-				return;
+			stash = !(bpf_get_prandom_u32() % PREEMPTED_EVERY);
 		}
-		if (!state || (__s64)w->syscall < 0)
+		if (stash && (!state || (__s64)w->syscall < 0))
 			add(COUNTER_OFFCPU_PREEMPTED, 1);
-		event = stash_of(tid, i);
-		if (!event)
-			return;
-		fill_header(event, now, w->syscall, state);
-		capture__stacks(ctx, event, false);
-		copy_kernel_stack(event, kernel);
 	} else {
 		__u32 every = governor_every();
 
 		w->thinning = every <= 1		      ? OFFCPU_ALL
 			      : bpf_get_prandom_u32() % every ? OFFCPU_THINNED_DROPPED
 							      : OFFCPU_THINNED_KEPT;
-		if (w->thinning == OFFCPU_THINNED_DROPPED)
-			return;
-		event = stash_of(tid, i);
-		if (!event)
-			return;
-		fill_header(event, now, w->syscall, state);
-		capture__stacks(ctx, event, true);
+		stash = w->thinning != OFFCPU_THINNED_DROPPED;
 	}
+	if (!stash && !due)
+		return;
+	w->stash_now = stash;
+	w->due_now = due;
+	/* Written whole below: a stash not kept is only scratch (a stash is
+	 * read for the wait that wrote it, stashed_ns). */
+	event = stash_of(tid, i);
+	if (!event) {
+		if (due) {
+			add(COUNTER_LOST_OFFCPU, 1);
+			w->due_start_ns = 0;
+		}
+		return;
+	}
+	capture__stacks(ctx, event, !syscall_probe);
+	/* Read back from the map: see stash_now. */
+	if (*(volatile __u8 *)&w->due_now)
+		send_due(event, w);
+	if (!*(volatile __u8 *)&w->stash_now)
+		return;
+	fill_header(event, w->start_ns, w->syscall, w->state);
+	if (syscall_probe)
+		copy_kernel_stack(event, kernel_stack_at(ctx, w->kernel_site)); /* kept above */
+	i = *(volatile __u32 *)&w->stash;
 	if (i < OFFCPU_STASHES)
-		w->stashed_ns[i] = now;
+		w->stashed_ns[i] = w->start_ns;
 	add(COUNTER_OFFCPU_STASHED, 1);
 }
 

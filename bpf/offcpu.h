@@ -65,7 +65,11 @@ struct offcpu_wait {
 	__u32 stash;	  /* this wait's stash */
 	__u32 next_stash; /* the stash a new site takes, round robin */
 	__u32 every;	  /* this wait's stacks were stashed with a chance of 1 in every */
-	__u32 pad;
+	/* switched_out()'s choice for the capture it makes: stash this
+	 * wait's stacks, send the due wait's (kept here, not in registers,
+	 * so that the verifier walks the capture once, not once per path). */
+	__u8 stash_now, due_now;
+	__u16 pad;
 };
 
 /* The key of thread tid's stash i. */

@@ -8,7 +8,9 @@
 # next(batches), compute and all-reduce.  Prints each run's figures (rank
 # 0's and rank 1's mean), then per configuration the median loop time, its
 # ratio to the job alone and the median shares, so that "the same job
-# figures with and without llmprof" is a number.
+# figures with and without llmprof" is a number.  With LLMPROF_BASE naming
+# another llmprof binary (an older build), its --mode wall runs join the
+# rotation as "base", for a before/after in the same run.
 # Usage: scripts/bench-jobs.sh [RUNS] [STEPS] [DATA]   (root; 3, 60, fast)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +29,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 configs=(alone wall cpu)
+base=${LLMPROF_BASE:-}
+if [ -n "$base" ]; then
+	[ -x "$base" ] || {
+		echo "LLMPROF_BASE: $base is not an executable" >&2
+		exit 2
+	}
+	configs+=(base)
+fi
 for run in $(seq 1 "$runs"); do
 	for config in "${configs[@]}"; do
 		truth=$work/$config.$run.truth
@@ -36,6 +46,10 @@ for run in $(seq 1 "$runs"); do
 		alone) "$@" >/dev/null 2>"$work/err" ;;
 		wall | cpu)
 			"$llmprof" record --mode "$config" -F 99 -o "$work/$config.$run.folded" \
+				-- "$@" >/dev/null 2>"$work/err"
+			;;
+		base)
+			"$base" record --mode wall -F 99 -o "$work/$config.$run.folded" \
 				-- "$@" >/dev/null 2>"$work/err"
 			;;
 		esac || {
@@ -62,11 +76,18 @@ def medians(config):
         for key in figures:
             figures[key].append(sum(r[key] for r in rows) / len(rows))
     return {k: statistics.median(v) for k, v in figures.items()}
+def loop(config, run):
+    rows = [json.loads(l) for l in open("%s/%s.%d.truth" % (work, config, run)) if l.strip()]
+    return sum(r["loop_s"] for r in rows) / len(rows)
 alone = medians("alone")
-print("\nmedians of %d runs (ranks' mean):" % runs)
-print("%-6s %8s %7s %7s %8s %7s" % ("", "loop s", "ratio", "data", "compute", "comm"))
+print("\nmedians of %d runs (ranks' mean); round ratio: the median of each"
+      " round's loop over the alone run's of that round" % runs)
+print("%-6s %8s %7s %7s %7s %8s %7s" % ("", "loop s", "ratio", "round", "data", "compute",
+                                         "comm"))
 for config in configs:
     m = medians(config)
-    print("%-6s %8.2f %7.3f %7.3f %8.3f %7.3f" % (config, m["loop_s"], m["loop_s"] / alone["loop_s"],
-          m["data_share"], m["compute_share"], m["comm_share"]))
+    rounds = statistics.median(loop(config, r) / loop("alone", r) for r in range(1, runs + 1))
+    print("%-6s %8.2f %7.3f %7.3f %7.3f %8.3f %7.3f" % (
+          config, m["loop_s"], m["loop_s"] / alone["loop_s"], rounds, m["data_share"],
+          m["compute_share"], m["comm_share"]))
 EOF

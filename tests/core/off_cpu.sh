@@ -15,6 +15,8 @@ start_bg "$FIXTURES/waits" 6
 sleep 0.5
 "$LLMPROF" attach -p "$BG_PID" -d 4 -F 999 --mode wall -o "$WORK/wall.folded" \
 	2>"$WORK/wall.err" || fail "attach --mode wall failed: $(cat "$WORK/wall.err")"
+# Loading is quiet: libbpf's own retries are no message for a user.
+! grep '^libbpf' "$WORK/wall.err" || fail "libbpf speaks on stderr"
 $CHECK shares "$WORK/wall.folded" --total burn=40 --total sleep_a_while=20 \
 	--total wait_pipe=20 --total wait_futex=20 --total main=100 --tolerance 3 ||
 	fail "wall-clock shares"
