@@ -101,9 +101,11 @@ bool profile__stack_waits_for_collective(const struct profile *p, uint32_t stack
 	for (uint32_t i = s->depth; i-- > 0;) {
 		const char *name = p->frames[s->frames[i]].name;
 
-		if (strstr(name, "::runLoop"))
+		/* A gloo thread's loop; the store's waits (TCPStore::wait,
+		 * ::waitForWorkers: the rendezvous, before any collective). */
+		if (strstr(name, "::runLoop") || !strncmp(name, "c10d::TCPStore::", 16))
 			return false;
-		/* A work's wait, not the store's (TCPStore::wait: rendezvous). */
+		/* A work's wait. */
 		if ((!strncmp(name, "c10d::", 6) && strstr(name, "Work") &&
 		     strstr(name, "::wait")) ||
 		    !strncmp(name, "ncclGroupEnd", 12) || !strncmp(name, "ncclAllReduce", 13))

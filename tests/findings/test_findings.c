@@ -352,6 +352,21 @@ static void test_straggler(void)
 	weigh(p, "python [rank 1] [worker 0];_worker_loop;decode", 20);
 	findings__free(check(p, "straggler", -1));
 	profile__free(p);
+
+	/* Rank 0 hosts the store and waits there for the others to join
+	 * (TCPStore::waitForWorkers: a Work in the name, a ::wait too): the
+	 * rendezvous, not a collective, so no rank is a straggler. */
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	weigh(p,
+	      "python [rank 0];main;c10d::TCPStore::TCPStore;c10d::TCPStore::waitForWorkers;"
+	      "[off-cpu] nanosleep",
+	      900000);
+	weigh(p, "python [rank 0];main;train;c10d::Work::wait;[off-cpu] futex", 100000);
+	weigh(p, "python [rank 0];main;train;step", 400000);
+	weigh(p, "python [rank 1];main;train;c10d::Work::wait;[off-cpu] futex", 120000);
+	weigh(p, "python [rank 1];main;train;step", 400000);
+	findings__free(check(p, "straggler", -1));
+	profile__free(p);
 }
 
 /*
