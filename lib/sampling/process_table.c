@@ -23,6 +23,8 @@ void process_table__init(struct process_table *t, const struct process_table_opt
 {
 	memset(t, 0, sizeof(*t));
 	t->options = *options;
+	if (symbol_share__new(&t->share))
+		t->share = NULL; /* each process resolves its own */
 }
 
 void process_table__free(struct process_table *t)
@@ -33,6 +35,7 @@ void process_table__free(struct process_table *t)
 		symbolizer__free(t->processes[i].symbolizer);
 	}
 	free(t->processes);
+	symbol_share__free(t->share);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -300,6 +303,8 @@ int64_t process_table__get(struct process_table *t, pid_t pid, pid_t parent, boo
 	err = symbolizer__new(pid, &p->symbolizer);
 	if (err == -ENOMEM)
 		return err;
+	if (p->symbolizer)
+		symbolizer__share(p->symbolizer, t->share);
 	p->readable = !err;
 	if (err)
 		status__debug("process %d is gone before it could be read: its frames stay "

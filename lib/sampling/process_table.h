@@ -59,11 +59,16 @@ struct process_table_options {
 	int python_config_fd;  /* the BPF python_config map */
 };
 
+struct symbol_share;
+
 struct process_table {
 	struct process_table_options options;
 	struct tracked_process *processes;
 	size_t nr, cap;
 	size_t last; /* the last lookup, tried first */
+	/* What one process's symbolizer resolved, for the others (NULL:
+	 * none could be made). */
+	struct symbol_share *share;
 };
 
 void process_table__init(struct process_table *table, const struct process_table_options *options);
