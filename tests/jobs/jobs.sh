@@ -59,6 +59,10 @@ if [ "${1:-}" = loader ]; then
 fi
 job spawn-data data spawn --data slow --rounds 6000 --steps 20 --loader-start fork
 job env-data data env --data slow --rounds 6000 --steps 20
-job env-straggler straggler:1 env --straggler 1 --extra-steps 2 --steps 30
+# 60 steps: 3 to a slice of the straggler's steadiness test (20 slices of
+# the span); at 30, a slice's lead hung on whether 1 or 2 of the others'
+# waits began in it, and the planted lead (0.4 of the loop) came out at t
+# 2.6, under the rule's 2.7, in 1 run of about 8.
+job env-straggler straggler:1 env --straggler 1 --extra-steps 2 --steps 60
 job env-healthy healthy env --steps 40
 echo PASS
