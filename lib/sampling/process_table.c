@@ -12,6 +12,7 @@
 #include "base/procfs.h"
 #include "sampling/process_table.h"
 #include "sampling/python_reader.h"
+#include "sampling/symbol_share.h"
 #include "sampling/symbolizer.h"
 #include "sampling/unwinder.h"
 #include "status.h"

@@ -17,6 +17,7 @@
 #include "sampling/python_reader.h"
 #include "sampling/session_private.h"
 #include "unwind.h"
+#include "sampling/symbol_share.h"
 #include "sampling/symbolizer.h"
 #include "status.h"
 

@@ -17,13 +17,13 @@
 
 #include <demangle.h>
 
-#include "array.h"
 #include "base/hash_index.h"
 #include "base/procfs.h"
 #include "status.h"
 #include "sampling/kernel_symbols.h"
 #include "sampling/module_symbols.h"
 #include "sampling/proc_files.h"
+#include "sampling/symbol_share.h"
 #include "sampling/symbolizer.h"
 
 #define MAX_INLINE_DEPTH 32
@@ -54,22 +54,6 @@ struct symbolizer {
 	size_t nr_pool, cap_pool;
 
 	struct symbol_share *share;
-};
-
-/* A file's address and its frames' run in the share's pool. */
-struct shared_address {
-	uint64_t dev, inode, offset;
-	uint64_t run;
-};
-
-struct symbol_share {
-	const struct profile *profile; /* the frame ids are its: the first seen */
-	struct u64_map index;	       /* hash of the address -> entry */
-	struct shared_address *entries;
-	size_t nr, cap;
-	uint32_t *pool;
-	size_t nr_pool, cap_pool;
-	size_t reused; /* lookups answered from it */
 };
 
 /* Whether a file named by a .gnu_debuglink exists where libdwfl's standard
@@ -828,87 +812,23 @@ static int resolve_user(struct symbolizer *s, struct profile *profile, uint64_t 
 	return n;
 }
 
-int symbol_share__new(struct symbol_share **out)
-{
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
-}
-
-void symbol_share__free(struct symbol_share *share)
-{
-	if (!share)
-		return;
-	u64_map__free(&share->index);
-	free(share->entries);
-	free(share->pool);
-	free(share);
-}
-
 void symbolizer__share(struct symbolizer *s, struct symbol_share *share)
 {
 	s->share = share;
 }
 
-void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused)
-{
-	*resolved = share ? share->nr : 0;
-	*reused = share ? share->reused : 0;
-}
-
 /* Where pc lies in a file, for the share: false for an address in no file
  * (anonymous memory, JIT code) or a share of another profile. */
-static bool shared_address_of(const struct symbolizer *s, const struct profile *profile,
-			      uint64_t pc, struct shared_address *a, uint64_t *hash)
+static bool file_address_of(const struct symbolizer *s, const struct profile *profile, uint64_t pc,
+			    struct file_address *a)
 {
 	const struct mapping *m = s->share ? mapping_of(s, pc) : NULL;
 	const struct module *module = m ? &s->modules[m->module] : NULL;
-	uint64_t h;
 
-	if (!module || !module->inode || (s->share->profile && s->share->profile != profile))
+	if (!module || !module->inode || !symbol_share__serves(s->share, profile))
 		return false;
-	*a = (struct shared_address){module->dev, module->inode, pc - m->start + m->offset, 0};
-	h = (a->dev * 0x9e3779b97f4a7c15ull) ^ (a->inode * 0xc2b2ae3d27d4eb4full) ^
-	    (a->offset * 0xff51afd7ed558ccdull);
-	*hash = h ^ (h >> 31);
+	*a = (struct file_address){module->dev, module->inode, pc - m->start + m->offset};
 	return true;
-}
-
-static const struct shared_address *share_find(const struct symbol_share *share,
-					       const struct shared_address *a, uint64_t hash)
-{
-	uint64_t at;
-
-	if (!u64_map__get(&share->index, hash, &at) || at >= share->nr)
-		return NULL;
-	/* A hash that two addresses share keeps the first: the other is
-	 * resolved each time, never given the wrong frames. */
-	if (share->entries[at].dev != a->dev || share->entries[at].inode != a->inode ||
-	    share->entries[at].offset != a->offset)
-		return NULL;
-	return &share->entries[at];
-}
-
-static int share_add(struct symbol_share *share, const struct profile *profile,
-		     const struct shared_address *a, uint64_t hash, const uint32_t *frames,
-		     size_t n)
-{
-	uint64_t at;
-
-	if (u64_map__get(&share->index, hash, &at))
-		return 0;
-	if (array__grow((void **)&share->entries, &share->cap, share->nr + 1,
-			sizeof(*share->entries)) ||
-	    array__grow((void **)&share->pool, &share->cap_pool, share->nr_pool + n,
-			sizeof(*share->pool)))
-		return -ENOMEM;
-	if (u64_map__put(&share->index, hash, share->nr))
-		return -ENOMEM;
-	share->profile = profile;
-	share->entries[share->nr] = *a;
-	share->entries[share->nr++].run = (uint64_t)share->nr_pool << 32 | n;
-	memcpy(share->pool + share->nr_pool, frames, n * sizeof(*frames));
-	share->nr_pool += n;
-	return 0;
 }
 
 int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint64_t addr,
@@ -916,21 +836,20 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 {
 	uint64_t pc = return_address && addr ? addr - 1 : addr;
 	uint32_t leaf_first[MAX_INLINE_DEPTH];
-	const struct shared_address *found;
-	struct shared_address shared;
-	uint64_t run, hash = 0;
-	bool in_file;
+	struct file_address in_file;
+	const uint32_t *found;
+	size_t nr_found;
+	bool shared;
+	uint64_t run;
 	int n, err;
 
 	if (!u64_map__get(&s->user_cache, pc, &run)) {
-		in_file = shared_address_of(s, profile, pc, &shared, &hash);
-		found = in_file ? share_find(s->share, &shared, hash) : NULL;
+		shared = file_address_of(s, profile, pc, &in_file);
+		found = shared ? symbol_share__find(s->share, &in_file, &nr_found) : NULL;
 		if (found) {
 			/* Resolved in another process: root first already. */
-			s->share->reused++;
-			n = (uint32_t)found->run;
-			memcpy(leaf_first, s->share->pool + (found->run >> 32),
-			       n * sizeof(*leaf_first));
+			n = nr_found;
+			memcpy(leaf_first, found, n * sizeof(*leaf_first));
 		} else {
 			n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
 			if (n < 0)
@@ -942,8 +861,8 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 				leaf_first[i] = leaf_first[n - 1 - i];
 				leaf_first[n - 1 - i] = t;
 			}
-			if (in_file) {
-				err = share_add(s->share, profile, &shared, hash, leaf_first, n);
+			if (shared) {
+				err = symbol_share__add(s->share, profile, &in_file, leaf_first, n);
 				if (err)
 					return err;
 			}

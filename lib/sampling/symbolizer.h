@@ -84,20 +84,10 @@ uint64_t symbolizer__dwfl_generation(const struct symbolizer *symbolizer);
 const struct module *symbolizer__module_of(const struct symbolizer *symbolizer, uint64_t addr,
 					   uint64_t *file_offset);
 
-/*
- * The frames of addresses in files, by file and offset, shared by the
- * symbolizers of one profile's processes: a rank's DataLoader workers (new
- * ones every epoch) and the other ranks map the same libraries, and an
- * address one of them resolved is not resolved again (the module's symbol
- * table sorted, its debug information inflated) by the next.
- */
+/* symbolizer reads and fills share (symbol_share.h) from now on (NULL:
+ * none). */
 struct symbol_share;
-int symbol_share__new(struct symbol_share **out);
-void symbol_share__free(struct symbol_share *share);
-/* symbolizer reads and fills share from now on (NULL: none). */
 void symbolizer__share(struct symbolizer *symbolizer, struct symbol_share *share);
-/* Addresses resolved into the share, and those a symbolizer found there. */
-void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused);
 
 /* Demangles a C++ or Rust name the way perf shows it (no parameters);
  * returns a malloc'd string, or NULL when name is not mangled. */

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The frames of addresses in files, by file and offset, shared by the
+ * symbolizers of one profile's processes: a rank's DataLoader workers (new
+ * ones every epoch) and the other ranks map the same libraries, and an
+ * address one of them resolved is not resolved again (the module's symbol
+ * table sorted, its debug information inflated) by the next.  The frame
+ * ids are those of the first profile it is given; any other is refused.
+ */
+#ifndef LLMPROF_SYMBOL_SHARE_H
+#define LLMPROF_SYMBOL_SHARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+struct symbol_share;
+
+/* An address in a file: its device, inode and offset in it. */
+struct file_address {
+	uint64_t dev, inode, offset;
+};
+
+int symbol_share__new(struct symbol_share **out);
+void symbol_share__free(struct symbol_share *share);
+/* Whether share holds (or may hold) frame ids of profile. */
+bool symbol_share__serves(const struct symbol_share *share, const struct profile *profile);
+/* The frames (root first) another symbolizer resolved for a, or NULL. */
+const uint32_t *symbol_share__find(struct symbol_share *share, const struct file_address *a,
+				   size_t *n);
+/* Keeps a's n frames (root first) of profile.  0 or -ENOMEM. */
+int symbol_share__add(struct symbol_share *share, const struct profile *profile,
+		      const struct file_address *a, const uint32_t *frames, size_t n);
+/* Addresses resolved into the share, and those a symbolizer found there. */
+void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused);
+
+#endif /* LLMPROF_SYMBOL_SHARE_H */
