@@ -17,6 +17,7 @@
 #include <libelf.h>
 
 #include "profile/profile.h"
+#include "sampling/symbol_share.h"
 #include "sampling/symbolizer.h"
 
 static int failures;
