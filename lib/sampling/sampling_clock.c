@@ -118,6 +118,21 @@ uint64_t sampling_clock__period(struct sampling_clock *clock)
 	return sampling_clock__draw(clock).period_ns;
 }
 
+/* How late the thread came to a hold's end: a thread kept off its CPU
+ * holds one period longer than drawn, and a period held long catches one
+ * phase of periodic work (8 to 24 samples' time is what a hold is for). */
+static void note_lateness(struct sampling_clock *clock, uint64_t now)
+{
+	uint64_t late = clock->next_draw_ns ? now - clock->next_draw_ns : 0;
+	double longest = (double)NS_PER_S * clock->divisor / clock->frequency *
+			 SAMPLING_CLOCK_MAX_HOLD;
+
+	if (late > clock->late_max_ns)
+		clock->late_max_ns = late;
+	if (late > longest)
+		clock->late_holds++;
+}
+
 /* At the end of each hold, a period of its own for every CPU's event, all
  * held until one new end: one wake-up serves every CPU. */
 static void *draw_periods(void *arg)
@@ -134,6 +149,7 @@ static void *draw_periods(void *arg)
 		struct timespec until;
 
 		if (now >= clock->next_draw_ns) {
+			note_lateness(clock, now);
 			hold = sampling_clock__next_hold(clock, periods, clock->nr_fds);
 			if (!hold) {
 				clock->first_error =

@@ -45,6 +45,8 @@ struct sampling_clock {
 	uint64_t pair_hold_ns; /* the second hold of a pair comes next, as long; 0: a new pair */
 	uint64_t draws;	       /* periods set after the events were opened */
 	uint64_t wake_ups;     /* of the thread, each a timer interrupt of its own */
+	uint64_t late_max_ns;  /* the longest a draw came after its hold's end */
+	uint64_t late_holds;   /* draws that came over a hold's longest past its end */
 	int first_error;       /* of PERF_EVENT_IOC_PERIOD, -errno */
 };
 

@@ -570,11 +570,13 @@ int session__finish(struct session *s, struct profile **out)
 	session__scale_thinned_waits(s, counters);
 	if (s->clock.random && s->end_ns > s->start_ns)
 		status__debug("sampling clock: %llu periods drawn in %llu wake-ups, %.2f per CPU "
-			      "per second",
+			      "per second; the latest draw %.1f ms after its hold's end, %llu "
+			      "more than a hold late",
 			      (unsigned long long)s->clock.draws,
 			      (unsigned long long)s->clock.wake_ups,
 			      s->clock.draws * 1e9 / (s->end_ns - s->start_ns) /
-				  (s->nr_cpus > 0 ? s->nr_cpus : 1));
+				  (s->nr_cpus > 0 ? s->nr_cpus : 1),
+			      s->clock.late_max_ns / 1e6, (unsigned long long)s->clock.late_holds);
 	for (size_t i = 0; i < s->processes.nr; i++)
 		if (s->processes.processes[i].unwinder && s->processes.processes[i].selected)
 			unwinder__report(s->processes.processes[i].unwinder);

@@ -34,7 +34,7 @@ alpha_share() {
 record_periodic() {
 	local name=$1 sampling=$2
 	shift 2
-	"$LLMPROF" record -F 100 --sampling "$sampling" --unwind fp -o "$WORK/$name.folded" \
+	"$LLMPROF" record -v -F 100 --sampling "$sampling" --unwind fp -o "$WORK/$name.folded" \
 		-- chrt -f 1 "$@" "$FIXTURES/periodic" 12 >"$WORK/$name.out" 2>"$WORK/$name.err" ||
 		fail "record ($sampling) failed: $(cat "$WORK/$name.err")"
 	grep -q "at 100 Hz ($sampling intervals)" "$WORK/$name.err" ||
@@ -48,7 +48,8 @@ for run in 1 2 3 4 5; do
 	truth=$(awk '/^alpha / { print $2 }' "$WORK/random$run.out")
 	[ -n "$truth" ] || fail "the fixture printed no shares"
 	echo "random intervals, run $run: alpha $share %, its CPU time $truth %" \
-		"($(grep -o '[0-9]* samples' "$WORK/random$run.err"))"
+		"($(grep -o '[0-9]* samples' "$WORK/random$run.err"); clock:" \
+		"$(sed -n 's/.*sampling clock: //p' "$WORK/random$run.err"))"
 	awk -v s="$share" -v t="$truth" 'BEGIN { exit !(s >= t - 5 && s <= t + 5) }' ||
 		fail "random intervals, run $run: alpha $share %, expected $truth +- 5"
 	errors="$errors $(awk -v s="$share" -v t="$truth" 'BEGIN { print s - t }')"
