@@ -124,8 +124,8 @@ uint64_t sampling_clock__period(struct sampling_clock *clock)
 static void note_lateness(struct sampling_clock *clock, uint64_t now)
 {
 	uint64_t late = clock->next_draw_ns ? now - clock->next_draw_ns : 0;
-	double longest = (double)NS_PER_S * clock->divisor / clock->frequency *
-			 SAMPLING_CLOCK_MAX_HOLD;
+	double longest =
+	    (double)NS_PER_S * clock->divisor / clock->frequency * SAMPLING_CLOCK_MAX_HOLD;
 
 	if (late > clock->late_max_ns)
 		clock->late_max_ns = late;
