@@ -45,7 +45,10 @@ int sample_cpu(struct bpf_perf_event_data *ctx)
  * another thread of the process; else [unattributed]; see gpu_merge.c), so
  * no kernel time is dropped, scaled or counted twice: per-stack totals are
  * exact wherever a thread launches a kernel from one site, and sum to the
- * exact total in any case.  0: every launch takes its stack.
+ * exact total in any case.  0: every launch takes its stack.  While the
+ * overhead governor slows the CPU clock by N, launch stacks are N times
+ * rarer too (the interval N times longer; with none, 1 launch in N), and
+ * GPU time stays exact by the same rule.
  */
 const volatile __u64 launch_stack_interval_ns = 0;
 const volatile __u64 graph_stack_interval_ns = 0;
@@ -75,14 +78,25 @@ static __always_inline bool is_graph_launch(__u64 cbid, __u64 domain)
 	       (cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH || cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ);
 }
 
+/* 1, or N while the overhead governor makes launch stacks N times rarer. */
+static __always_inline __u32 launch_slowing(void)
+{
+	const struct governor_settings *settings;
+	__u32 zero = 0;
+
+	settings = bpf_map_lookup_elem(&governor_settings, &zero);
+	return settings && settings->launch_stack_slowing > 1 ? settings->launch_stack_slowing : 1;
+}
+
 static __always_inline bool launch_stack_allowed(__u32 tid, __u64 cbid, __u64 domain)
 {
 	struct launch_buckets fresh = {}, *buckets;
 	bool graph = is_graph_launch(cbid, domain);
-	__u64 now;
+	__u64 interval = graph ? graph_stack_interval_ns : launch_stack_interval_ns;
+	__u32 slowing = launch_slowing();
 
-	if (!(graph ? graph_stack_interval_ns : launch_stack_interval_ns))
-		return true;
+	if (!interval)
+		return slowing == 1 || bpf_get_prandom_u32() % slowing == 0;
 	buckets = bpf_map_lookup_elem(&launch_buckets, &tid);
 	if (!buckets) {
 		bpf_map_update_elem(&launch_buckets, &tid, &fresh, BPF_NOEXIST);
@@ -90,12 +104,8 @@ static __always_inline bool launch_stack_allowed(__u32 tid, __u64 cbid, __u64 do
 		if (!buckets)
 			return true;
 	}
-	now = bpf_ktime_get_ns();
-	if (graph)
-		return launch_bucket__take(&buckets->graph, now, graph_stack_interval_ns,
-					   bpf_get_prandom_u32());
-	return launch_bucket__take(&buckets->kernel, now, launch_stack_interval_ns,
-				   bpf_get_prandom_u32());
+	return launch_bucket__take(graph ? &buckets->graph : &buckets->kernel, bpf_ktime_get_ns(),
+				   interval * slowing, bpf_get_prandom_u32());
 }
 
 /* The CUPTI agent fires llmprof:launch(correlation, callback, domain) in its

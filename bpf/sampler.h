@@ -75,7 +75,10 @@ enum sample_kind {
  * governor_settings map's one entry; userspace writes it. */
 struct governor_settings {
 	__u32 offcpu_stack_every; /* the stacks of 1 off-CPU wait in this many; 0, 1: all */
-	__u32 pad;
+	/* GPU launch stacks this many times rarer: each thread's interval
+	 * this many times longer, or with no interval 1 launch in this many;
+	 * 0, 1: as asked. */
+	__u32 launch_stack_slowing;
 };
 
 /* One CPU sample.  Stack sizes are in bytes as bpf_get_stack() returns

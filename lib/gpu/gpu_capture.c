@@ -37,6 +37,7 @@ struct gpu_capture {
 	/* For the summary: the launch probe's counters, and its rate. */
 	const struct session *session;
 	unsigned int launch_stack_rate;
+	bool governed; /* --max-overhead: launch stacks rarer while the clock is slowed */
 };
 
 int gpu_capture__open(struct gpu_capture **out, uid_t target_uid)
@@ -276,11 +277,16 @@ void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profi
 		return;
 	taken = session__counter(gc->session, COUNTER_LAUNCH_STACKS);
 	skipped = session__counter(gc->session, COUNTER_LAUNCH_SKIPPED);
-	if (skipped)
+	if (skipped && gc->launch_stack_rate)
 		status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
-			     " launches past --launch-stack-rate %u per second and thread "
+			     " launches past --launch-stack-rate %u per second and thread%s "
 			     "took a taken launch's stack\n",
-			     taken, skipped, gc->launch_stack_rate);
+			     taken, skipped, gc->launch_stack_rate,
+			     gc->governed ? " (less while --max-overhead slowed the clock)" : "");
+	else if (skipped)
+		status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
+			     " launches thinned by --max-overhead took a taken launch's stack\n",
+			     taken, skipped);
 }
 
 /*
@@ -335,6 +341,7 @@ static int launches_attach(void **state, const struct probe_family_env *env)
 
 	gc->session = env->session;
 	gc->launch_stack_rate = env->sampling->launch_stack_rate;
+	gc->governed = env->sampling->max_overhead > 0;
 	if (env->record) {
 		if (gpu_capture__attach_record_probe(*state, env->session))
 			status__warn("GPU launch stacks unavailable; kernels are kept "

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/procfs.h"
@@ -41,16 +42,16 @@ static void add_target_time(struct session *s)
 	}
 }
 
-/* Off-CPU waits cost a stack capture each, which no clock slows: while
- * the CPU clock is slowed by divisor, only the stacks of 1 wait in divisor
- * are taken. */
-static int thin_waits(struct session *s, unsigned int divisor)
+/* Off-CPU waits and GPU launches cost a stack capture each, which no
+ * clock slows: while the CPU clock is slowed by divisor, only the stacks
+ * of 1 wait in divisor are taken, and launch stacks are divisor times
+ * rarer. */
+static int thin_stacks(struct session *s, unsigned int divisor)
 {
-	struct governor_settings settings = {.offcpu_stack_every = divisor};
+	struct governor_settings settings = {.offcpu_stack_every = divisor,
+					     .launch_stack_slowing = divisor};
 	uint32_t zero = 0;
 
-	if (s->options.mode == SESSION_MODE_CPU)
-		return 0;
 	if (bpf_map__update_elem(s->skel->maps.governor_settings, &zero, sizeof(zero), &settings,
 				 sizeof(settings), BPF_ANY))
 		return -errno;
@@ -60,7 +61,7 @@ static int thin_waits(struct session *s, unsigned int divisor)
 int session__govern(struct session *s, uint64_t now)
 {
 	unsigned int was = s->governor.divisor, divisor;
-	char waits[64];
+	char waits[128];
 	int err;
 
 	if (s->governor.budget <= 0 || s->stopped)
@@ -72,7 +73,7 @@ int session__govern(struct session *s, uint64_t now)
 	err = sampling_clock__set_divisor(&s->clock, divisor);
 	if (err)
 		return err;
-	err = thin_waits(s, divisor);
+	err = thin_stacks(s, divisor);
 	if (err)
 		return err;
 	err = governor__changed(&s->governor, now, divisor);
@@ -84,6 +85,9 @@ int session__govern(struct session *s, uint64_t now)
 		snprintf(waits, sizeof(waits), "; the stacks of 1 off-CPU wait in %u", divisor);
 	else
 		snprintf(waits, sizeof(waits), "; the stacks of every off-CPU wait");
+	if (s->nr_launch_links && divisor > 1)
+		snprintf(waits + strlen(waits), sizeof(waits) - strlen(waits),
+			 "; GPU launch stacks %u times rarer", divisor);
 	if (s->options.mode == SESSION_MODE_OFF_CPU) {
 		status__info("overhead %.1f%% of the target's CPU, budget %.1f%% (--max-overhead): "
 			     "%s from %.1f s",

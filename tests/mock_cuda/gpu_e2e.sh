@@ -154,6 +154,32 @@ if [ "$mode" = launch_rate ]; then
 	exit 0
 fi
 
+if [ "$mode" = launch_governor ]; then
+	# Every launch takes its stack (--launch-stack-rate 0) until the
+	# overhead governor, at a budget no run holds, slows the clock by N:
+	# from then on 1 launch in N takes one.  Every GPU leaf must still be
+	# whole under the function that launched it, at its programmed time.
+	"$LLMPROF" record -v -F 999 --max-overhead 0.01 --launch-stack-rate 0 \
+		-o "$WORK/governed.folded" -- "$MOCK_APP" --seconds 4 \
+		>"$WORK/app.out" 2>"$WORK/app.err" || fail "record exited $?: $(tail "$WORK/app.err")"
+	cmp -s "$WORK/app.out" "$WORK/reference" || fail "the application's output changed"
+	iterations=$(sed -n 's/^iterations //p' "$WORK/app.err")
+	check_folded "$WORK/governed.folded" "$iterations"
+	slowing=$(sed -n 's/.*GPU launch stacks \([0-9]*\) times rarer.*/\1/p' "$WORK/app.err" | tail -1)
+	[ -n "$slowing" ] && [ "$slowing" -gt 1 ] ||
+		fail "the governor did not make launch stacks rarer: $(grep -i overhead "$WORK/app.err")"
+	line=$(grep "launch stacks:" "$WORK/app.err") || fail "no launch stacks line: $(cat "$WORK/app.err")"
+	read -r taken skipped < <(echo "$line" | sed -n 's/.*: \([0-9]*\) taken, \([0-9]*\) launches.*/\1 \2/p')
+	# The first second is judged before the clock slows, and every launch
+	# takes its stack till then: of 4 s, at least a quarter thinned.
+	[ -n "$taken" ] && [ $((4 * skipped)) -ge $((taken + skipped)) ] ||
+		fail "governed launch stacks: $line"
+	echo "launch stacks $slowing times rarer at the end: $taken taken, $skipped thinned;" \
+		"$(grep -o 'overhead governor:.*' "$WORK/app.err")"
+	echo PASS
+	exit 0
+fi
+
 if [ "$mode" = unnamed ]; then
 	# 136 kernels named 64 KiB each: the agent keeps 8 MiB of names, which
 	# the six short names of a step (121 bytes) and 127 long ones fill, so
