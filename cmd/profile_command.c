@@ -887,7 +887,11 @@ static int run_profile(struct profile_env *env)
 		goto cleanup;
 	if (!result.view) {
 		summary__print(result.profile, pid, env->output.path, env->output.format);
-		if (cpu_start >= 0 && cpu_end >= cpu_start)
+		/* Off-CPU waits alone take no CPU samples, and the governor
+		 * takes fewer on purpose (and says so). */
+		if (cpu_start >= 0 && cpu_end >= cpu_start &&
+		    env->recording.sampling.mode != SESSION_MODE_OFF_CPU &&
+		    !(env->recording.sampling.max_overhead > 0))
 			check_delivered_rate(result.profile, env->recording.sampling.frequency,
 					     cpu_end - cpu_start);
 	}

@@ -19,6 +19,8 @@ total() { awk '{ s += $NF } END { print s + 0 }' "$1"; }
 	fail "record --max-overhead failed: $(cat "$WORK/governed.err")"
 grep -q "budget 2.0% (--max-overhead): sampling at" "$WORK/governed.err" ||
 	fail "the governor did not slow the sampling: $(cat "$WORK/governed.err")"
+# Fewer samples on purpose are no throttling by the kernel.
+! grep -q "throttled" "$WORK/governed.err" || fail "$(grep throttled "$WORK/governed.err")"
 $CHECK shares "$WORK/governed.folded" --self burn_a=50 --self burn_b=30 --self burn_c=20 \
 	--tolerance 8 || fail "shares under the governor"
 # The weights: some sample weighs more than one.
