@@ -5,6 +5,7 @@
  * attach), attaches the launch probe, and at the end merges the agent's
  * records with the launch stacks into the profile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -301,13 +302,76 @@ static bool launches_wanted(const struct probe_family_env *env)
 	return env->options->gpu;
 }
 
-/* record: CUDA must find the agent when the command starts. */
+/* Whether pid, or with children one of its descendants, has a CUDA
+ * runtime loaded: those an attach gives the agent. */
+static bool tree_has_cuda(pid_t pid, bool children)
+{
+	pid_t *tree = NULL, *grown;
+	size_t nr = 0, cap = 0, was;
+	bool has_cuda = false;
+
+	if (!inject__process_has_cuda(pid, &has_cuda, NULL, 0) && has_cuda)
+		return true;
+	if (!children)
+		return false;
+	tree = malloc(sizeof(*tree));
+	if (!tree)
+		return true; /* unknown: as before, the agent decides per process */
+	tree[nr++] = pid;
+	cap = 1;
+	/* Descendants by their parents, till a walk of /proc finds no more. */
+	do {
+		DIR *proc = opendir("/proc");
+		struct dirent *entry;
+
+		was = nr;
+		while (proc && (entry = readdir(proc)) && !has_cuda) {
+			struct procfs_stat st;
+			pid_t child = atoi(entry->d_name);
+			bool known = false, parent = false;
+
+			if (child <= 0 || procfs__stat(child, 0, &st))
+				continue;
+			for (size_t i = 0; i < nr; i++) {
+				known |= tree[i] == child;
+				parent |= tree[i] == st.ppid;
+			}
+			if (known || !parent)
+				continue;
+			if (nr == cap) {
+				grown = realloc(tree, 2 * cap * sizeof(*tree));
+				if (!grown) {
+					has_cuda = true;
+					break;
+				}
+				tree = grown;
+				cap *= 2;
+			}
+			tree[nr++] = child;
+			if (inject__process_has_cuda(child, &has_cuda, NULL, 0))
+				has_cuda = false;
+		}
+		if (proc)
+			closedir(proc);
+	} while (nr > was && !has_cuda);
+	free(tree);
+	return has_cuda;
+}
+
+/* record: CUDA must find the agent when the command starts.  attach: only
+ * a target with CUDA loaded gets the agent, so without any the family
+ * does not open (and the launch program is not loaded). */
 static int launches_prepare(void **state, const struct probe_family_env *env)
 {
 	struct gpu_capture *gc;
-	int err = gpu_capture__open(&gc, env->target_uid);
+	int err;
 
 	*state = NULL;
+	if (!env->record && !tree_has_cuda(env->pid, env->sampling->children)) {
+		status__debug("no process of the target has a CUDA runtime loaded: CPU only");
+		return 0;
+	}
+	err = gpu_capture__open(&gc, env->target_uid);
 	if (err) {
 		if (err != -ENOTSUP)
 			status__warn("GPU capture unavailable: %s; CPU only", strerror(-err));

@@ -122,6 +122,9 @@ int recording__start(struct recording *r)
 	const struct session_options *sampling = &r->options.sampling;
 	int err;
 
+	for (size_t i = 0; i < NR_FAMILIES; i++)
+		if (families[i] == &gpu_launch_family)
+			r->options.sampling.no_launch_program = !opens(r, i);
 	err = session__open(&r->session, sampling);
 	if (err) {
 		status__error("cannot load the BPF sampling program: %s", status__bpf_error(err));

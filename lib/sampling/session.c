@@ -154,6 +154,8 @@ int session__open(struct session **out, const struct session_options *options)
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
 		goto fail;
+	if (options->no_launch_program)
+		bpf_program__set_autoload(s->skel->progs.on_gpu_launch, false);
 	load_started = bpf_cost__now();
 	err = sampler_bpf__load(s->skel);
 	if (err)

@@ -60,6 +60,10 @@ struct session_options {
 	/* --no-unwind-cache: compile every file's unwind rows, read and keep
 	 * none in the unwind cache (unwind_cache.h). */
 	bool no_unwind_cache;
+	/* No GPU launch will come (no launches' family, or an attach to
+	 * processes without CUDA): the launch program is not loaded, some
+	 * 60,000 instructions less to verify. */
+	bool no_launch_program;
 	unsigned int
 	    stack_copy_bytes; /* user stack copied per sample (dwarf, compare); 0: 16 KiB */
 	enum session_mode mode;
