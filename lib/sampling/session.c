@@ -45,12 +45,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *format, va_li
 	return vfprintf(stderr, format, args);
 }
 
-/* Room for a quarter of a second of samples from every CPU: the reader
- * drains ten times a second, and is woken when the ring is half full. */
+/* Room for an eighth of a second of samples from every CPU: the reader
+ * drains ten times a second, and is woken when a quarter of the ring is
+ * pending, so it has some 90 ms to come.  The ring's pages count twice in
+ * llmprof's RSS (mapped twice, for records that wrap): at 999 Hz on 2
+ * CPUs a quarter of a second's 4 MiB made 29.5 MiB, an eighth's 25.5. */
 static size_t ring_buffer_size(unsigned int frequency, size_t record_bytes)
 {
 	int nr_cpus = libbpf_num_possible_cpus();
-	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) * (record_bytes + 8) / 4;
+	size_t want = (size_t)frequency * (nr_cpus > 0 ? nr_cpus : 1) * (record_bytes + 8) / 8;
 	size_t size = 1 << 20;
 
 	while (size < want && size < (64u << 20))
@@ -130,7 +133,7 @@ int session__open(struct session **out, const struct session_options *options)
 		    options->stack_copy_bytes ? options->stack_copy_bytes : DEFAULT_STACK_COPY;
 		record_bytes += sizeof(struct user_stack_copy) + s->skel->rodata->stack_copy_bytes;
 	}
-	if (options->launch_stack_rate) {
+	if (options->launch_stack_rate && !options->no_launch_program) {
 		unsigned int graph_rate = options->launch_stack_rate / 5;
 
 		s->skel->rodata->launch_stack_interval_ns =
@@ -150,7 +153,7 @@ int session__open(struct session **out, const struct session_options *options)
 	if (options->mode != SESSION_MODE_CPU || options->bursts)
 		while (ring_bytes < 1000 * (record_bytes + 4096) && ring_bytes < (64u << 20))
 			ring_bytes <<= 1;
-	s->skel->rodata->wakeup_bytes = ring_bytes / 2;
+	s->skel->rodata->wakeup_bytes = ring_bytes / 4;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (err)
 		goto fail;

@@ -85,7 +85,8 @@ int session__govern(struct session *s, uint64_t now)
 		snprintf(waits, sizeof(waits), "; the stacks of 1 off-CPU wait in %u", divisor);
 	else
 		snprintf(waits, sizeof(waits), "; the stacks of every off-CPU wait");
-	if (s->nr_launch_links && divisor > 1)
+	if (divisor > 1 && session__counter(s, COUNTER_LAUNCH_STACKS) +
+			       session__counter(s, COUNTER_LAUNCH_SKIPPED))
 		snprintf(waits + strlen(waits), sizeof(waits) - strlen(waits),
 			 "; GPU launch stacks %u times rarer", divisor);
 	if (s->options.mode == SESSION_MODE_OFF_CPU) {
