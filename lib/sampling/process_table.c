@@ -26,6 +26,8 @@ void process_table__init(struct process_table *t, const struct process_table_opt
 	t->options = *options;
 	if (symbol_share__new(&t->share))
 		t->share = NULL; /* each process resolves its own */
+	else if (options->symbol_cache)
+		symbol_share__use_cache(t->share);
 }
 
 void process_table__free(struct process_table *t)

@@ -57,6 +57,7 @@ struct process_table_options {
 	bool complete_with_fp; /* --unwind auto */
 	bool python;	       /* a Python reader per process */
 	int python_config_fd;  /* the BPF python_config map */
+	bool symbol_cache;     /* what the symbolizers resolve kept across runs */
 };
 
 struct symbol_share;

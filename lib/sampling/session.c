@@ -182,6 +182,7 @@ int session__open(struct session **out, const struct session_options *options)
 				.complete_with_fp = options->unwind == UNWIND_DWARF,
 				.python = options->python,
 				.python_config_fd = bpf_map__fd(s->skel->maps.python_config),
+				.symbol_cache = !options->no_unwind_cache,
 			    });
 	err = add_selected(s);
 	if (err)

@@ -314,13 +314,15 @@ static int symbolize_and_name_processes(struct session *s, struct profile *p,
 	err = resolve_addresses(s, p);
 	if (err)
 		return err;
-	if (s->processes.nr > 1) {
-		size_t resolved, reused;
+	{
+		size_t resolved, reused, cached;
 
 		symbol_share__counts(s->processes.share, &resolved, &reused);
-		status__debug("symbols: %zu addresses in files resolved, %zu more found resolved "
-			      "by another of the %zu processes",
-			      resolved, reused, s->processes.nr);
+		cached = symbol_share__from_cache_count(s->processes.share);
+		status__debug("symbols: %zu addresses in files resolved (%zu of them named as an "
+			      "earlier run stored them), %zu more found resolved by another of "
+			      "the %zu processes",
+			      resolved, cached, reused, s->processes.nr);
 	}
 	/* What each process ran names its role (rank, DataLoader worker). */
 	for (size_t i = 0; i < s->nr_raw_stacks; i++) {

@@ -30,10 +30,26 @@ bool symbol_share__serves(const struct symbol_share *share, const struct profile
 /* The frames (root first) another symbolizer resolved for a, or NULL. */
 const uint32_t *symbol_share__find(struct symbol_share *share, const struct file_address *a,
 				   size_t *n);
-/* Keeps a's n frames (root first) of profile.  0 or -ENOMEM. */
+/* Keeps a's n frames (root first) of profile, and in its file's store
+ * when the cache is used (after symbol_share__from_cache() opened it).
+ * 0 or -ENOMEM. */
 int symbol_share__add(struct symbol_share *share, const struct profile *profile,
 		      const struct file_address *a, const uint32_t *frames, size_t n);
 /* Addresses resolved into the share, and those a symbolizer found there. */
 void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused);
+
+/* The frames of an address at most this deep kept across runs. */
+#define SYMBOL_SHARE_MAX_FRAMES 64
+/* Keep what is resolved across runs, under each file's build-id, in the
+ * cache directory of the unwind rows (symbol_cache.h); written when the
+ * share is freed. */
+void symbol_share__use_cache(struct symbol_share *share);
+/* a's frames (root first, interned into profile) as an earlier run
+ * stored them for its file (fd: the file, open, for its build-id): their
+ * count, added to the share; 0 where none are stored; -ENOMEM. */
+int symbol_share__from_cache(struct symbol_share *share, struct profile *profile,
+			     const struct file_address *a, int fd, uint32_t *frames, size_t max);
+/* Addresses named from the cache. */
+size_t symbol_share__from_cache_count(const struct symbol_share *share);
 
 #endif /* LLMPROF_SYMBOL_SHARE_H */

@@ -820,7 +820,7 @@ void symbolizer__share(struct symbolizer *s, struct symbol_share *share)
 /* Where pc lies in a file, for the share: false for an address in no file
  * (anonymous memory, JIT code) or a share of another profile. */
 static bool file_address_of(const struct symbolizer *s, const struct profile *profile, uint64_t pc,
-			    struct file_address *a)
+			    struct file_address *a, int *fd)
 {
 	const struct mapping *m = s->share ? mapping_of(s, pc) : NULL;
 	const struct module *module = m ? &s->modules[m->module] : NULL;
@@ -828,6 +828,7 @@ static bool file_address_of(const struct symbolizer *s, const struct profile *pr
 	if (!module || !module->inode || !symbol_share__serves(s->share, profile))
 		return false;
 	*a = (struct file_address){module->dev, module->inode, pc - m->start + m->offset};
+	*fd = module->fd;
 	return true;
 }
 
@@ -841,16 +842,24 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 	size_t nr_found;
 	bool shared;
 	uint64_t run;
-	int n, err;
+	int n = 0, err, fd = -1;
 
 	if (!u64_map__get(&s->user_cache, pc, &run)) {
-		shared = file_address_of(s, profile, pc, &in_file);
+		shared = file_address_of(s, profile, pc, &in_file, &fd);
 		found = shared ? symbol_share__find(s->share, &in_file, &nr_found) : NULL;
+		/* Else as an earlier run resolved it: root first, and added to
+		 * the share. */
+		if (!found && shared) {
+			n = symbol_share__from_cache(s->share, profile, &in_file, fd, leaf_first,
+						     MAX_INLINE_DEPTH);
+			if (n < 0)
+				return n;
+		}
 		if (found) {
 			/* Resolved in another process: root first already. */
 			n = nr_found;
 			memcpy(leaf_first, found, n * sizeof(*leaf_first));
-		} else {
+		} else if (!n) {
 			n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
 			if (n < 0)
 				return n;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -472,7 +473,8 @@ static int trim(struct unwind_cache *cache)
 				unlinkat(cache->dir_fd, d->d_name, 0);
 			continue;
 		}
-		if (!ends_with(d->d_name, ENTRY_SUFFIX))
+		if (!ends_with(d->d_name, ENTRY_SUFFIX) &&
+		    !ends_with(d->d_name, UNWIND_CACHE_OTHER_SUFFIX))
 			continue;
 		if (array__grow((void **)&entries, &cap, nr + 1, sizeof(*entries)) ||
 		    !(entries[nr].name = strdup(d->d_name))) {
@@ -502,14 +504,82 @@ static int trim(struct unwind_cache *cache)
 	return err;
 }
 
+int unwind_cache__write_entry(struct unwind_cache *cache, const char *name,
+			      const struct iovec *parts, int nr_parts)
+{
+	static unsigned int counter;
+	char temp[320];
+	uint64_t size = 0;
+	int fd, err = 0;
+
+	/* Written whole under a name of its own, then renamed into place:
+	 * a reader sees the old entry or the new one, never half of one,
+	 * and runs at the same time each write their own. */
+	snprintf(temp, sizeof(temp), TEMP_PREFIX "%d-%u-%s", getpid(),
+		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), name);
+	fd =
+	    openat(cache->dir_fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < nr_parts && !err; i++) {
+		err = write_all(fd, parts[i].iov_base, parts[i].iov_len);
+		size += parts[i].iov_len;
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(cache->dir_fd, temp, cache->dir_fd, name))
+		err = -errno;
+	if (err) {
+		unlinkat(cache->dir_fd, temp, 0);
+		return err;
+	}
+	/* The directory is read once a session, at its first write, and
+	 * again only when the entries pass the bound. */
+	cache->total_bytes += size;
+	if (!cache->scanned || cache->total_bytes > cache->max_bytes)
+		err = trim(cache);
+	return err;
+}
+
+int unwind_cache__map_entry(struct unwind_cache *cache, const char *name, void **data, size_t *size)
+{
+	const char *why = NULL;
+	struct stat st;
+	int fd, err = 0;
+
+	*data = NULL;
+	*size = 0;
+	fd = openat(cache->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -EBADMSG : -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		why = "not a regular file";
+	else if (owned_alone(&st, &why) && !st.st_size)
+		why = "empty";
+	else if (!why &&
+		 (*data = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+		why = "unreadable";
+	if (why) {
+		status__debug("cache: %s/%s ignored: %s", cache->dir, name, why);
+		*data = NULL;
+		err = -EBADMSG;
+	} else if (!err) {
+		/* Its time is when it was last used. */
+		futimens(fd, NULL);
+		*size = st.st_size;
+	}
+	close(fd);
+	return err;
+}
+
 int unwind_cache__write(struct unwind_cache *cache, const struct unwind_cache_key *key,
 			const struct unwind_table *table)
 {
-	static unsigned int counter;
 	struct entry_header h = {0};
-	char name[256], temp[320];
-	uint64_t size;
-	int fd, err;
+	char name[256];
+	int err;
 
 	err = unwind_cache__entry_name(key, name, sizeof(name));
 	if (err)
@@ -527,32 +597,8 @@ int unwind_cache__write(struct unwind_cache *cache, const struct unwind_cache_ke
 	h.nr_fdes = table->nr_fdes;
 	memcpy(h.segments, table->segments, sizeof(h.segments));
 	h.checksum = entry_checksum(&h, table->rows);
-
-	/* Written whole under a name of its own, then renamed into place:
-	 * a reader sees the old entry or the new one, never half of one,
-	 * and runs at the same time each write their own. */
-	snprintf(temp, sizeof(temp), TEMP_PREFIX "%d-%u-%s", getpid(),
-		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED), name);
-	fd =
-	    openat(cache->dir_fd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	err = write_all(fd, &h, sizeof(h));
-	if (!err)
-		err = write_all(fd, table->rows, table->nr_rows * sizeof(*table->rows));
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && renameat(cache->dir_fd, temp, cache->dir_fd, name))
-		err = -errno;
-	if (err) {
-		unlinkat(cache->dir_fd, temp, 0);
-		return err;
-	}
-	size = sizeof(h) + table->nr_rows * sizeof(*table->rows);
-	/* The directory is read once a session, at its first write, and
-	 * again only when the entries pass the bound. */
-	cache->total_bytes += size;
-	if (!cache->scanned || cache->total_bytes > cache->max_bytes)
-		err = trim(cache);
-	return err;
+	return unwind_cache__write_entry(
+	    cache, name,
+	    (struct iovec[]){{&h, sizeof(h)}, {table->rows, table->nr_rows * sizeof(*table->rows)}},
+	    2);
 }

@@ -62,6 +62,21 @@ int unwind_cache__write(struct unwind_cache *cache, const struct unwind_cache_ke
  * BUILDID-SIZE-vFORMATrROWSIZE-COMPILER.unwind. */
 int unwind_cache__entry_name(const struct unwind_cache_key *key, char *buf, size_t size);
 
+/* Entries of another kind share the directory and its bound: their
+ * names end so (the symbols' cache, symbol_cache.h). */
+#define UNWIND_CACHE_OTHER_SUFFIX ".symbols"
+struct iovec;
+/* Writes the parts as the entry name (atomically: a temporary file
+ * renamed), then keeps the bound.  0 or -errno. */
+int unwind_cache__write_entry(struct unwind_cache *cache, const char *name,
+			      const struct iovec *parts, int nr_parts);
+/* The entry name mapped read-only (munmap() *data, *size when done), its
+ * time of use now: 0, -ENOENT, -EBADMSG where it is not a regular file
+ * of the effective user's alone (one debug line), or -errno.  The caller
+ * checks what is in it. */
+int unwind_cache__map_entry(struct unwind_cache *cache, const char *name, void **data,
+			    size_t *size);
+
 /* A 64-bit hash of rows (FNV-1a by 8-byte row; any one changed row
  * changes it): the entries' checksum, and -v's digest of the rows a
  * session loaded. */
