@@ -38,6 +38,16 @@ struct {
 	__type(value, struct governor_settings);
 } governor_settings SEC(".maps");
 
+/* 1, or N while the overhead governor slows the clock N times. */
+static __always_inline __u32 governor_divisor(void)
+{
+	const struct governor_settings *settings;
+	__u32 zero = 0;
+
+	settings = bpf_map_lookup_elem(&governor_settings, &zero);
+	return settings && settings->divisor > 1 ? settings->divisor : 1;
+}
+
 static __always_inline void count(__u32 counter)
 {
 	__u64 *value = bpf_map_lookup_elem(&counters, &counter);

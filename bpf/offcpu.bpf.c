@@ -86,16 +86,6 @@ static __always_inline void add(__u32 counter, __u64 value)
 		*slot += value;
 }
 
-/* 1, or N while the overhead governor thins the waits. */
-static __always_inline __u32 governor_every(void)
-{
-	const struct governor_settings *settings;
-	__u32 zero = 0;
-
-	settings = bpf_map_lookup_elem(&governor_settings, &zero);
-	return settings && settings->offcpu_stack_every > 1 ? settings->offcpu_stack_every : 1;
-}
-
 static __always_inline __u64 random64(void)
 {
 	return (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32();
@@ -345,7 +335,7 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 		if (stash && (!state || (__s64)w->syscall < 0))
 			add(COUNTER_OFFCPU_PREEMPTED, 1);
 	} else {
-		__u32 every = governor_every();
+		__u32 every = governor_divisor();
 
 		w->thinning = every <= 1		      ? OFFCPU_ALL
 			      : bpf_get_prandom_u32() % every ? OFFCPU_THINNED_DROPPED
@@ -400,15 +390,15 @@ static __always_inline void switched_in(struct offcpu_wait *w, __u32 tid)
 		sampled = w->thinning != OFFCPU_ALL;
 		kept = w->thinning != OFFCPU_THINNED_DROPPED;
 	} else if (wait_period_ns) {
-		period = wait_period_ns * governor_every();
+		period = wait_period_ns * governor_divisor();
 		sampled = true;
 		if (delta < period) {
 			kept = random64() % period < delta;
 			weight = period;
 		}
-	} else if (governor_every() > 1) {
+	} else if (governor_divisor() > 1) {
 		sampled = true;
-		kept = bpf_get_prandom_u32() % governor_every() == 0;
+		kept = bpf_get_prandom_u32() % governor_divisor() == 0;
 	}
 	/* A wait with no stash and no syscall to leave has no stacks (one
 	 * of the preempted waits not drawn): it is in its thread's time. */

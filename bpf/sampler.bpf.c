@@ -78,22 +78,12 @@ static __always_inline bool is_graph_launch(__u64 cbid, __u64 domain)
 	       (cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH || cbid == LAUNCH_CBID_CU_GRAPH_LAUNCH_PTSZ);
 }
 
-/* 1, or N while the overhead governor makes launch stacks N times rarer. */
-static __always_inline __u32 launch_slowing(void)
-{
-	const struct governor_settings *settings;
-	__u32 zero = 0;
-
-	settings = bpf_map_lookup_elem(&governor_settings, &zero);
-	return settings && settings->launch_stack_slowing > 1 ? settings->launch_stack_slowing : 1;
-}
-
 static __always_inline bool launch_stack_allowed(__u32 tid, __u64 cbid, __u64 domain)
 {
 	struct launch_buckets fresh = {}, *buckets;
 	bool graph = is_graph_launch(cbid, domain);
 	__u64 interval = graph ? graph_stack_interval_ns : launch_stack_interval_ns;
-	__u32 slowing = launch_slowing();
+	__u32 slowing = governor_divisor();
 
 	if (!interval)
 		return slowing == 1 || bpf_get_prandom_u32() % slowing == 0;

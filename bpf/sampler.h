@@ -74,11 +74,11 @@ enum sample_kind {
 /* What the overhead governor (--max-overhead) asks of the probes, in the
  * governor_settings map's one entry; userspace writes it. */
 struct governor_settings {
-	__u32 offcpu_stack_every; /* the stacks of 1 off-CPU wait in this many; 0, 1: all */
-	/* GPU launch stacks this many times rarer: each thread's interval
-	 * this many times longer, or with no interval 1 launch in this many;
-	 * 0, 1: as asked. */
-	__u32 launch_stack_slowing;
+	/* The overhead governor's slowing of the CPU clock (0, 1: none): the
+	 * stacks of 1 off-CPU wait in this many are taken, and each thread's
+	 * GPU launch stacks are this many times rarer. */
+	__u32 divisor;
+	__u32 pad;
 };
 
 /* One CPU sample.  Stack sizes are in bytes as bpf_get_stack() returns

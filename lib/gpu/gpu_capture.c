@@ -5,7 +5,6 @@
  * attach), attaches the launch probe, and at the end merges the agent's
  * records with the launch stacks into the profile.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -22,6 +21,7 @@
 #include "gpu/agent_server.h"
 #include "inject/inject.h"
 #include "sampling/probe_family.h"
+#include "sampling/process_table.h"
 #include "status.h"
 
 #define AGENT_MEMFD_NAME "llmprof-agent"
@@ -270,6 +270,7 @@ void gpu_capture__set_join(struct gpu_capture *gc, gpu_join_fn join, void *ctx)
 void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profile *profile)
 {
 	uint64_t taken, skipped;
+	char why[128];
 
 	if (!agent_server__nr_agents(gc->gpu) && !agent_server__nr_records(gc->gpu))
 		return;
@@ -278,16 +279,17 @@ void gpu_capture__print_summary(const struct gpu_capture *gc, const struct profi
 		return;
 	taken = session__counter(gc->session, COUNTER_LAUNCH_STACKS);
 	skipped = session__counter(gc->session, COUNTER_LAUNCH_SKIPPED);
-	if (skipped && gc->launch_stack_rate)
-		status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
-			     " launches past --launch-stack-rate %u per second and thread%s "
-			     "took a taken launch's stack\n",
-			     taken, skipped, gc->launch_stack_rate,
-			     gc->governed ? " (less while --max-overhead slowed the clock)" : "");
-	else if (skipped)
-		status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
-			     " launches thinned by --max-overhead took a taken launch's stack\n",
-			     taken, skipped);
+	if (!skipped)
+		return;
+	if (gc->launch_stack_rate)
+		snprintf(why, sizeof(why), "past --launch-stack-rate %u per second and thread%s",
+			 gc->launch_stack_rate,
+			 gc->governed ? " (less while --max-overhead slowed the clock)" : "");
+	else
+		snprintf(why, sizeof(why), "thinned by --max-overhead");
+	status__text("  launch stacks: %" PRIu64 " taken, %" PRIu64
+		     " launches %s took a taken launch's stack\n",
+		     taken, skipped, why);
 }
 
 /*
@@ -302,60 +304,36 @@ static bool launches_wanted(const struct probe_family_env *env)
 	return env->options->gpu;
 }
 
-/* Whether pid, or with children one of its descendants, has a CUDA
- * runtime loaded: those an attach gives the agent. */
-static bool tree_has_cuda(pid_t pid, bool children)
+static bool has_cuda(pid_t pid)
 {
-	pid_t *tree = NULL, *grown;
-	size_t nr = 0, cap = 0, was;
-	bool has_cuda = false;
+	bool found = false;
 
-	if (!inject__process_has_cuda(pid, &has_cuda, NULL, 0) && has_cuda)
-		return true;
-	if (!children)
-		return false;
-	tree = malloc(sizeof(*tree));
-	if (!tree)
-		return true; /* unknown: as before, the agent decides per process */
-	tree[nr++] = pid;
-	cap = 1;
-	/* Descendants by their parents, till a walk of /proc finds no more. */
-	do {
-		DIR *proc = opendir("/proc");
-		struct dirent *entry;
+	return !inject__process_has_cuda(pid, &found, NULL, 0) && found;
+}
 
-		was = nr;
-		while (proc && (entry = readdir(proc)) && !has_cuda) {
-			struct procfs_stat st;
-			pid_t child = atoi(entry->d_name);
-			bool known = false, parent = false;
+/* Whether a process an attach selects (those named, and with children
+ * their descendants alive now) has a CUDA runtime loaded: those get the
+ * agent. */
+static bool selection_has_cuda(const struct session_options *o)
+{
+	for (size_t i = 0; i <= o->nr_more_pids; i++) {
+		pid_t pid = i ? o->more_pids[i - 1] : o->pid;
+		pid_t *pids = NULL, *parents = NULL;
+		bool found = has_cuda(pid);
+		int64_t n = 0;
 
-			if (child <= 0 || procfs__stat(child, 0, &st))
-				continue;
-			for (size_t i = 0; i < nr; i++) {
-				known |= tree[i] == child;
-				parent |= tree[i] == st.ppid;
-			}
-			if (known || !parent)
-				continue;
-			if (nr == cap) {
-				grown = realloc(tree, 2 * cap * sizeof(*tree));
-				if (!grown) {
-					has_cuda = true;
-					break;
-				}
-				tree = grown;
-				cap *= 2;
-			}
-			tree[nr++] = child;
-			if (inject__process_has_cuda(child, &has_cuda, NULL, 0))
-				has_cuda = false;
-		}
-		if (proc)
-			closedir(proc);
-	} while (nr > was && !has_cuda);
-	free(tree);
-	return has_cuda;
+		if (!found && o->children)
+			n = process_table__descendants(pid, &pids, &parents);
+		/* Unknown: as before, the agent decides process by process. */
+		found |= n < 0;
+		for (int64_t k = 0; k < n && !found; k++)
+			found = has_cuda(pids[k]);
+		free(pids);
+		free(parents);
+		if (found)
+			return true;
+	}
+	return false;
 }
 
 /* record: CUDA must find the agent when the command starts.  attach: only
@@ -367,7 +345,7 @@ static int launches_prepare(void **state, const struct probe_family_env *env)
 	int err;
 
 	*state = NULL;
-	if (!env->record && !tree_has_cuda(env->pid, env->sampling->children)) {
+	if (!env->record && !selection_has_cuda(env->sampling)) {
 		status__debug("no process of the target has a CUDA runtime loaded: CPU only");
 		return 0;
 	}

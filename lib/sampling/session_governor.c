@@ -48,8 +48,7 @@ static void add_target_time(struct session *s)
  * rarer. */
 static int thin_stacks(struct session *s, unsigned int divisor)
 {
-	struct governor_settings settings = {.offcpu_stack_every = divisor,
-					     .launch_stack_slowing = divisor};
+	struct governor_settings settings = {.divisor = divisor};
 	uint32_t zero = 0;
 
 	if (bpf_map__update_elem(s->skel->maps.governor_settings, &zero, sizeof(zero), &settings,

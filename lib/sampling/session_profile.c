@@ -317,8 +317,7 @@ static int symbolize_and_name_processes(struct session *s, struct profile *p,
 	{
 		size_t resolved, reused, cached;
 
-		symbol_share__counts(s->processes.share, &resolved, &reused);
-		cached = symbol_share__from_cache_count(s->processes.share);
+		symbol_share__counts(s->processes.share, &resolved, &reused, &cached);
 		status__debug("symbols: %zu addresses in files resolved (%zu of them named as an "
 			      "earlier run stored them), %zu more found resolved by another of "
 			      "the %zu processes",

@@ -27,16 +27,20 @@ int symbol_share__new(struct symbol_share **out);
 void symbol_share__free(struct symbol_share *share);
 /* Whether share holds (or may hold) frame ids of profile. */
 bool symbol_share__serves(const struct symbol_share *share, const struct profile *profile);
-/* The frames (root first) another symbolizer resolved for a, or NULL. */
-const uint32_t *symbol_share__find(struct symbol_share *share, const struct file_address *a,
-				   size_t *n);
+/* The frames (root first) another symbolizer resolved for a, or, with the
+ * cache used, an earlier run (then interned into profile, and kept in
+ * the share; fd: a's file, open, for its build-id); NULL where none. */
+const uint32_t *symbol_share__find(struct symbol_share *share, struct profile *profile,
+				   const struct file_address *a, int fd, size_t *n);
 /* Keeps a's n frames (root first) of profile, and in its file's store
- * when the cache is used (after symbol_share__from_cache() opened it).
- * 0 or -ENOMEM. */
+ * when the cache is used (opened by symbol_share__find()).  0 or
+ * -ENOMEM. */
 int symbol_share__add(struct symbol_share *share, const struct profile *profile,
 		      const struct file_address *a, const uint32_t *frames, size_t n);
-/* Addresses resolved into the share, and those a symbolizer found there. */
-void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused);
+/* Addresses resolved into the share (of them, from_cache named from the
+ * cache; NULL: not wanted), and those a symbolizer found there. */
+void symbol_share__counts(const struct symbol_share *share, size_t *resolved, size_t *reused,
+			  size_t *from_cache);
 
 /* The frames of an address at most this deep kept across runs. */
 #define SYMBOL_SHARE_MAX_FRAMES 64
@@ -44,12 +48,5 @@ void symbol_share__counts(const struct symbol_share *share, size_t *resolved, si
  * cache directory of the unwind rows (symbol_cache.h); written when the
  * share is freed. */
 void symbol_share__use_cache(struct symbol_share *share);
-/* a's frames (root first, interned into profile) as an earlier run
- * stored them for its file (fd: the file, open, for its build-id): their
- * count, added to the share; 0 where none are stored; -ENOMEM. */
-int symbol_share__from_cache(struct symbol_share *share, struct profile *profile,
-			     const struct file_address *a, int fd, uint32_t *frames, size_t max);
-/* Addresses named from the cache. */
-size_t symbol_share__from_cache_count(const struct symbol_share *share);
 
 #endif /* LLMPROF_SYMBOL_SHARE_H */

@@ -842,24 +842,18 @@ int symbolizer__user_frames(struct symbolizer *s, struct profile *profile, uint6
 	size_t nr_found;
 	bool shared;
 	uint64_t run;
-	int n = 0, err, fd = -1;
+	int n, err, fd = -1;
 
 	if (!u64_map__get(&s->user_cache, pc, &run)) {
 		shared = file_address_of(s, profile, pc, &in_file, &fd);
-		found = shared ? symbol_share__find(s->share, &in_file, &nr_found) : NULL;
-		/* Else as an earlier run resolved it: root first, and added to
-		 * the share. */
-		if (!found && shared) {
-			n = symbol_share__from_cache(s->share, profile, &in_file, fd, leaf_first,
-						     MAX_INLINE_DEPTH);
-			if (n < 0)
-				return n;
-		}
-		if (found) {
-			/* Resolved in another process: root first already. */
+		found =
+		    shared ? symbol_share__find(s->share, profile, &in_file, fd, &nr_found) : NULL;
+		if (found && nr_found <= MAX_INLINE_DEPTH) {
+			/* Resolved in another process, or an earlier run: root
+			 * first already. */
 			n = nr_found;
 			memcpy(leaf_first, found, n * sizeof(*leaf_first));
-		} else if (!n) {
+		} else {
 			n = resolve_user(s, profile, pc, leaf_first, MAX_INLINE_DEPTH);
 			if (n < 0)
 				return n;

@@ -16,21 +16,10 @@
 
 #include <libelf.h>
 
+#include "../base/check.h"
 #include "profile/profile.h"
 #include "sampling/symbol_share.h"
 #include "sampling/symbolizer.h"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                                          \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 __attribute__((noinline)) int shared_function(int x)
 {
@@ -83,23 +72,23 @@ int main(void)
 	elsewhere = open_symbolizer(pid, share);
 
 	name = leaf_name(parent, p, addr, &n);
-	EXPECT(n >= 1 && !strcmp(name, "shared_function"), "parent: %s", name);
-	symbol_share__counts(share, &resolved, &reused);
-	EXPECT(resolved == 1 && reused == 0, "after the parent: %zu resolved, %zu reused", resolved,
-	       reused);
+	CHECK(n >= 1 && !strcmp(name, "shared_function"), "parent: %s", name);
+	symbol_share__counts(share, &resolved, &reused, NULL);
+	CHECK(resolved == 1 && reused == 0, "after the parent: %zu resolved, %zu reused", resolved,
+	      reused);
 
 	name = leaf_name(child, p, addr, &n);
-	EXPECT(n >= 1 && !strcmp(name, "shared_function"), "child: %s", name);
-	symbol_share__counts(share, &resolved, &reused);
-	EXPECT(resolved == 1 && reused == 1, "after the child: %zu resolved, %zu reused", resolved,
-	       reused);
+	CHECK(n >= 1 && !strcmp(name, "shared_function"), "child: %s", name);
+	symbol_share__counts(share, &resolved, &reused, NULL);
+	CHECK(resolved == 1 && reused == 1, "after the child: %zu resolved, %zu reused", resolved,
+	      reused);
 
 	/* Another profile's frame ids are not these: resolved anew. */
 	name = leaf_name(elsewhere, other, addr, &n);
-	EXPECT(n >= 1 && !strcmp(name, "shared_function"), "other profile: %s", name);
-	symbol_share__counts(share, &resolved, &reused);
-	EXPECT(resolved == 1 && reused == 1, "other profile: %zu resolved, %zu reused", resolved,
-	       reused);
+	CHECK(n >= 1 && !strcmp(name, "shared_function"), "other profile: %s", name);
+	symbol_share__counts(share, &resolved, &reused, NULL);
+	CHECK(resolved == 1 && reused == 1, "other profile: %zu resolved, %zu reused", resolved,
+	      reused);
 
 	/* Anonymous memory is no file: nothing shared. */
 	anonymous = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -107,8 +96,8 @@ int main(void)
 		struct symbolizer *late = open_symbolizer(getpid(), share);
 
 		leaf_name(late, p, (uint64_t)(uintptr_t)anonymous + 16, &n);
-		symbol_share__counts(share, &resolved, &reused);
-		EXPECT(n >= 1 && resolved == 1, "anonymous memory shared: %zu resolved", resolved);
+		symbol_share__counts(share, &resolved, &reused, NULL);
+		CHECK(n >= 1 && resolved == 1, "anonymous memory shared: %zu resolved", resolved);
 		symbolizer__free(late);
 		munmap(anonymous, 4096);
 	}

@@ -333,6 +333,16 @@ for pid in "$FIRST" "$SECOND"; do
 		check_folded "$WORK/one.folded"
 	fi
 done
+# The CUDA process named second, after one without CUDA: it still gets
+# the agent (the launch program is loaded for the whole selection).
+sleep 30 &
+plain=$!
+BACKGROUND_PIDS="$BACKGROUND_PIDS $plain"
+"$LLMPROF" attach -p "$plain,$SECOND" -d 1.5 -o "$WORK/mixed.folded" 2>"$WORK/mixed.err" ||
+	fail "attach -p PLAIN,CUDA exited $?: $(tail "$WORK/mixed.err")"
+grep -q "GPU summary (1 agent)" "$WORK/mixed.err" && grep -q '\[gpu\] gemm_kernel' "$WORK/mixed.folded" ||
+	fail "attach -p PLAIN,CUDA: no GPU data: $(tail "$WORK/mixed.err")"
+kill "$plain" 2>/dev/null
 touch "$WORK/stop-first" "$WORK/stop-second"
 wait "$SECOND" || fail "the second target exited $?"
 wait "$FIRST" || fail "the target exited $?: $(tail "$WORK/app.err")"
