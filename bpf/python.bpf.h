@@ -244,6 +244,9 @@ static __always_inline bool python__capture(struct python_stack *stack, __u32 sl
 		walk.frame = python__read_u64(walk.frame + c->cframe_current_frame);
 	walk.config = c;
 	bpf_loop(PYTHON_MAX_FRAME_STEPS, python__frame_step, &walk, 0);
+	/* Out of steps before the thread's first frame. */
+	if (walk.frame)
+		stack->flags |= PYTHON_STACK_TRUNCATED;
 	return false;
 }
 

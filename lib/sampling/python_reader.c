@@ -62,9 +62,11 @@ enum reader_state {
 #define CODE_READ_SIZE 256
 #define EVAL_FUNCTION "_PyEval_EvalFrameDefault"
 
-/* A key is (entry << 63) | (code index << 32) | line. */
+/* A key is (entry << 63) | (whole << 62) | (code index << 32) | line. */
 #define KEY_ENTRY (1ULL << 63)
-#define KEY_CODE(key) ((uint32_t)((key) >> 32) & 0x7fffffff)
+/* On the root-most key: the chain was read to the thread's first frame. */
+#define KEY_WHOLE (1ULL << 62)
+#define KEY_CODE(key) ((uint32_t)((key) >> 32) & 0x3fffffff)
 #define KEY_LINE(key) ((uint32_t)(key))
 
 struct python_reader {
@@ -746,7 +748,7 @@ static int64_t code_index(struct python_reader *r, uint64_t addr, int32_t stamp)
 		if (code->addr == addr && code->stamp == stamp)
 			return hash_index__id(index, pos);
 	}
-	if (r->nr_codes >= 0x7fffffff ||
+	if (r->nr_codes >= 0x3fffffff ||
 	    array__grow((void **)&r->codes, &r->cap_codes, r->nr_codes + 1, sizeof(*r->codes)))
 		return -ENOMEM;
 	code = &r->codes[r->nr_codes];
@@ -825,6 +827,9 @@ int python_reader__keys(struct python_reader *r, const struct python_stack *stac
 		if (stack->entry_mask & 1ULL << i)
 			keys[i] |= KEY_ENTRY;
 	}
+	if (!(stack->flags & (PYTHON_STACK_TRUNCATED | PYTHON_STACK_READ_ERROR)) &&
+	    n == stack->nr_frames)
+		keys[n - 1] |= KEY_WHOLE;
 	return n;
 }
 
@@ -834,6 +839,7 @@ struct native_entry {
 	bool eval;	       /* the interpreter's eval loop */
 	bool interpreter;      /* in the interpreter's own file */
 	bool matched;	       /* an eval frame that Python frames replace */
+	bool spare;	       /* an eval frame entered or left between frames */
 	bool keep;
 };
 
@@ -935,13 +941,29 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 	}
 	group_start[nr_groups] = nr_keys;
 
-	/* Pair eval frames with groups from the leaf: either chain may be cut
-	 * short at the root (native unwinding, PYTHON_MAX_FRAMES). */
 	matched = nr_evals < nr_groups ? nr_evals : nr_groups;
-	for (size_t k = nr_entries, seen = 0; k-- > 0 && seen < matched;) {
-		if (entries[k].eval) {
-			entries[k].matched = true;
-			seen++;
+	if (nr_evals > nr_groups && nr_keys && keys[nr_keys - 1] & KEY_WHOLE) {
+		/* The Python chain reaches the thread's first frame, so the
+		 * eval calls without a group are leaf-ward: one just entered
+		 * whose frame is not linked yet, or one returning whose frame
+		 * is already unlinked.  Pair from the root; the spare ones
+		 * are call machinery. */
+		for (size_t k = 0, seen = 0; k < nr_entries; k++) {
+			if (!entries[k].eval)
+				continue;
+			if (seen++ < matched)
+				entries[k].matched = true;
+			else
+				entries[k].spare = true;
+		}
+	} else {
+		/* Pair from the leaf: either chain may be cut short at the
+		 * root (native unwinding, PYTHON_MAX_FRAMES). */
+		for (size_t k = nr_entries, seen = 0; k-- > 0 && seen < matched;) {
+			if (entries[k].eval) {
+				entries[k].matched = true;
+				seen++;
+			}
 		}
 	}
 	/* Leaf-ward of the first Python frame, the interpreter's own frames
@@ -950,7 +972,7 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 		struct native_entry *e = &entries[k];
 
 		trailing = trailing && e->interpreter && !e->matched;
-		e->keep = trailing;
+		e->keep = trailing && !e->spare;
 	}
 
 	/* Python frames without an eval frame to go to (a native chain cut
@@ -972,7 +994,7 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 			after_match = true;
 			continue;
 		}
-		if (after_match && e->interpreter && !e->keep)
+		if (e->spare || (after_match && e->interpreter && !e->keep))
 			continue;
 		for (uint32_t j = 0; j < e->count && n < max; j++)
 			frames[n++] = r->scratch[e->first + j];

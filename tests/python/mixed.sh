@@ -3,7 +3,8 @@
 # Threads with different Python stacks keep them apart; a Python function
 # calling C (GIL released) shows the C frames right under it; C calling
 # back into Python shows Python, C, Python; a thread that runs no Python
-# keeps its native stack.  $1: the interpreter.
+# keeps its native stack; calls in a tight loop leave no eval-loop frame
+# beside Python frames.  $1: the interpreter.
 . "$TESTS_SOURCE/lib/testlib.sh"
 . "$TESTS_SOURCE/python/pylib.sh"
 need_root
@@ -23,6 +24,10 @@ $CHECK has "$F" "$(esc "$(pyframe alpha_outer mixed.py);$(pyframe alpha_spin mix
 $CHECK has "$F" "$(esc "$(pyframe beta_outer mixed.py);$(pyframe beta_spin mixed.py)")" ||
 	fail "thread beta's Python stack is missing"
 no_stack "$F" 'alpha_.*beta_|beta_.*alpha_' "two threads' Python frames in one stack"
+# An eval call just entered or about to return has no Python frame linked:
+# it is not paired with the caller's frames, nor left beside them.
+no_stack "$F" '_PyEval_EvalFrameDefault.*_\[p\]|_\[p\].*_PyEval_EvalFrameDefault' \
+	"an eval frame is left beside Python frames"
 $CHECK has "$F" "$(esc "$(pyframe call_native mixed.py)");native_spin;native_burn" ||
 	fail "the C frames are not right under the Python function that called them"
 # The callback's native frames come from unwinding through the interpreter;
