@@ -9,6 +9,8 @@
 #include "base/procfs.h"
 
 #define DELETED_SUFFIX " (deleted)"
+/* Read size for maps files: a torch process's are 100-200 KiB. */
+#define MAPS_READ_BYTES (64 * 1024)
 
 /* A hexadecimal or decimal field ending in one of the given characters. */
 static bool parse_number(char **at, int base, const char *ends, bool allow_end, uint64_t *value)
@@ -59,12 +61,108 @@ int procfs__parse_mapping(char *line, struct procfs_mapping *m)
 	return 0;
 }
 
+/* The maps text this thread holds (procfs__hold_maps()). */
+static __thread struct {
+	char path[64];
+	char *text;
+	size_t len;
+	unsigned int depth;
+} held;
+
+/* A whole /proc file into a buffer of its own: the kernel writes a maps
+ * file a page or so per read, holding the process's memory map's lock
+ * meanwhile, so the fewer reads the better. */
+static int read_whole(const char *path, char **text, size_t *len)
+{
+	size_t cap = MAPS_READ_BYTES, n = 0;
+	char *buf = malloc(cap);
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (n == cap) {
+			char *p = realloc(buf, cap * 2);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			err = -errno;
+			break;
+		}
+		if (!got)
+			break;
+		n += got;
+	}
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+int procfs__hold_maps(pid_t pid)
+{
+	char path[sizeof(held.path)];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (held.depth) {
+		if (strcmp(held.path, path))
+			return -EBUSY;
+		held.depth++;
+		return 0;
+	}
+	err = read_whole(path, &held.text, &held.len);
+	if (err)
+		return err;
+	memcpy(held.path, path, sizeof(path));
+	held.depth = 1;
+	return 0;
+}
+
+void procfs__release_maps(void)
+{
+	if (!held.depth || --held.depth)
+		return;
+	free(held.text);
+	held.text = NULL;
+	held.len = 0;
+	held.path[0] = '\0';
+}
+
 int procfs_maps__open(struct procfs_maps *maps, const char *path)
 {
 	maps->line = NULL;
 	maps->line_cap = 0;
+	/* An empty text (a process gone) is read from the file as usual. */
+	if (held.depth && held.len && !strcmp(path, held.path)) {
+		maps->file = fmemopen(held.text, held.len, "r");
+		return maps->file ? 0 : -errno;
+	}
 	maps->file = fopen(path, "re");
-	return maps->file ? 0 : -errno;
+	if (!maps->file)
+		return -errno;
+	setvbuf(maps->file, NULL, _IOFBF, MAPS_READ_BYTES);
+	return 0;
 }
 
 int procfs_maps__next(struct procfs_maps *maps, struct procfs_mapping *m)

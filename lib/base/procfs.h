@@ -38,6 +38,14 @@ int procfs_maps__open(struct procfs_maps *maps, const char *path);
  * not maps lines are skipped. */
 int procfs_maps__next(struct procfs_maps *maps, struct procfs_mapping *m);
 void procfs_maps__close(struct procfs_maps *maps);
+
+/* Holds process pid's maps as they are now: until the matching release,
+ * procfs_maps__open() of /proc/PID/maps in this thread reads that text,
+ * so that the several readers of one event (a library mapped: its probes,
+ * the unwind tables, the symbolizer) have the kernel write the list once.
+ * Holds of the same process nest; -EBUSY while another's is held. */
+int procfs__hold_maps(pid_t pid);
+void procfs__release_maps(void);
 /* Parses one maps line (its newline, if any, is cut off in place): 0 or
  * -EINVAL. */
 int procfs__parse_mapping(char *line, struct procfs_mapping *m);

@@ -465,7 +465,9 @@ bool library_probe__mapped(pid_t pid, bool children,
 
 int library_probe__on_load(struct library_probe *lp, pid_t pid)
 {
-	/* A library was mapped: probe it before the process runs on. */
+	/* A library was mapped: probe it before the process runs on.  Its
+	 * maps are read once for the probes, the symbols and the tables. */
+	bool held = !procfs__hold_maps(pid);
 	int err = scan_maps(lp, pid);
 
 	if (err && err != -ENOENT && !lp->loader_error) {
@@ -474,6 +476,8 @@ int library_probe__on_load(struct library_probe *lp, pid_t pid)
 		lp->loader_error = err;
 	}
 	session__refresh_modules(lp->session, pid);
+	if (held)
+		procfs__release_maps();
 	if (lp->stop_on_load)
 		session__load_handled(lp->session, pid);
 	return 0;

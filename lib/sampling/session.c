@@ -201,6 +201,9 @@ static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
 
 void session__refresh_process(struct session *s, struct tracked_process *proc, uint64_t now)
 {
+	/* Its maps read once for all that follows. */
+	bool held = !procfs__hold_maps(proc->pid);
+
 	proc->last_refresh_ns = now;
 	proc->unknown_since_refresh = false;
 	process_table__refresh(proc);
@@ -212,6 +215,8 @@ void session__refresh_process(struct session *s, struct tracked_process *proc, u
 	 * ready, BPF steps through their code by frame pointer. */
 	if (s->unwind_tables)
 		unwind_tables__update_process(s->unwind_tables, proc->pid);
+	if (held)
+		procfs__release_maps();
 }
 
 int session__start(struct session *s)

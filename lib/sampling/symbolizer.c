@@ -146,7 +146,7 @@ void symbolizer__free(struct symbolizer *s)
  * vaddr 0 lies in the target's address space. */
 static int elf_load_bias(int fd, uint64_t start, uint64_t offset, uint64_t *bias)
 {
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	size_t nr_phdrs;
 	int err = -ENOEXEC;
 

@@ -251,7 +251,7 @@ int unwind_cache__key(int fd, struct unwind_cache_key *key)
 		return -errno;
 	key->file_size = st.st_size;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	if (elf_kind(elf) != ELF_K_ELF) {

@@ -2,8 +2,8 @@
 /*
  * lib/base/procfs.c against the kernel's own files: this process's maps
  * with a mapped file whose name holds spaces and that is then deleted,
- * its stat beside getppid() and times(), comm and cmdline as set; and
- * hostile maps text: long lines, lines without a path, garbage.
+ * its stat beside getppid() and times(), comm and cmdline as set; maps
+ * held for several readers; and hostile maps text: long lines, lines without a path, garbage.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +87,48 @@ static void test_own_maps(void)
 	munmap(addr, 4096);
 	close(fd);
 	rmdir(dir);
+}
+
+/* Mappings in /proc/PID/maps of this process at addr. */
+static int count_at(uintptr_t addr)
+{
+	char path[64];
+	struct procfs_maps maps;
+	struct procfs_mapping m;
+	int n = 0, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", getpid());
+	if (procfs_maps__open(&maps, path))
+		return -1;
+	while ((err = procfs_maps__next(&maps, &m)) > 0)
+		n += m.start == addr;
+	procfs_maps__close(&maps);
+	return err ? -1 : n;
+}
+
+/* While held, a process's maps read as they were when held (nested holds
+ * included); after the last release, as they are. */
+static void test_hold_maps(void)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *addr = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t at = (uintptr_t)addr;
+
+	CHECK(addr != MAP_FAILED, "mmap: %s", strerror(errno));
+	CHECK(!procfs__hold_maps(getpid()), "hold");
+	CHECK(count_at(at) == 1, "the mapping is in the held text");
+	munmap(addr, page);
+	CHECK(count_at(at) == 1, "the held text changed with the process");
+	CHECK(!procfs__hold_maps(getpid()), "nested hold");
+	CHECK(procfs__hold_maps(getppid()) == -EBUSY, "another process's hold while one is held");
+	procfs__release_maps();
+	CHECK(count_at(at) == 1, "released by the inner release");
+	procfs__release_maps();
+	CHECK(count_at(at) == 0, "still held after the last release");
+	procfs__release_maps(); /* one too many: nothing happens */
+	CHECK(count_at(at) == 0, "an extra release");
+	CHECK(procfs__hold_maps(999999999) == -ENOENT, "hold of an absent process");
+	CHECK(count_at(at) == 0, "a failed hold holds nothing");
 }
 
 static void test_hostile_lines(void)
@@ -200,6 +242,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_own_maps();
+	test_hold_maps();
 	test_hostile_lines();
 	test_stat_comm_cmdline(argv[0]);
 	if (failures)
