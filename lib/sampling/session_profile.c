@@ -48,6 +48,16 @@ static int unresolved_stack(struct profile *p, const struct raw_stack *r, uint32
 	return n;
 }
 
+/* A kernel function that runs BPF programs from a tracepoint or a probe.
+ * A sample taken while one ran (llmprof's own, taking a wait's stacks as
+ * its syscall returns, or another tool's) ends at the kernel function
+ * that ran it: the programs are no code of the target's. */
+static bool runs_bpf(const char *name)
+{
+	return name && (!strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "bpf_trace_run", 13) ||
+			!strcmp(name, "trace_call_bpf"));
+}
+
 /* Symbolizes one raw stack into s-side frame ids, root first. */
 static int symbolize_stack(struct session *s, struct profile *p, const struct raw_stack *r,
 			   uint32_t *frames, size_t max)
@@ -92,6 +102,8 @@ static int symbolize_stack(struct session *s, struct profile *p, const struct ra
 
 		if (id < 0)
 			return id;
+		if (runs_bpf(p->frames[id].name))
+			break;
 		frames[n++] = id;
 	}
 	if (!n) {
