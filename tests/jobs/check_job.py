@@ -7,8 +7,10 @@ check_job.py LLMPROF PROFILE TRUTH RECORD_STDERR EXPECT
 EXPECT is "data" (data-bound: data-loading fires within 0.10 of the
 job's mean data share, at the loop's own call, tokenise named as the
 workers' code, or without workers as the loop's own loading code; no straggler unless the job measured one rank's slow
-batches keeping the other waiting), "healthy" (no straggler; data loading
-only where the job measured a wait near the rule's 10%) or "straggler:R"
+batches keeping the other waiting), "healthy" (no straggler unless the
+job measured one rank steadily behind, then that rank with the job's lead
+within 0.10; data loading only where the job measured a wait near the
+rule's 10%) or "straggler:R"
 (rank R named by the record's summary, report --findings and report
 --by-process, what the others wait for it within 30% of what the job
 measured: the other rank's all-reduce time beyond rank R's; no
@@ -123,18 +125,24 @@ def main():
         assert any("Straggler:" in line and name in line for line in summary.splitlines()), summary
         assert communication and any(f"they wait for {name}" in e
                                      for e in communication["evidence"]), communication
-    elif straggler and expect == "data":
-        # Slow workers on one rank make the other wait for it: a claim
-        # holds where the job itself measured the other rank waiting in
-        # its all-reduces 8% of the loop or more beyond this rank's wait.
-        # Symmetric ranks ("healthy") lead each other by turns, which the
-        # straggler test tells from a steady lead: no claim holds there.
+    elif straggler:
+        # Slow workers on one rank make the other wait for it, and on a
+        # 2-core machine shared with other load one of two symmetric ranks
+        # ("healthy") can fall behind steadily over a short loop (20 steps
+        # of the inline job alone measured leads of -0.31 to 0.25).  Where
+        # the job itself measured the other rank waiting in its all-reduces
+        # 8% of its loop or more beyond this rank's wait, a claim holds;
+        # on symmetric ranks its figure is the job's lead.  Ranks that lead
+        # each other by turns are no straggler.
         rank = int(straggler["location"][-2])
         mine = next(t for t in truth if t["rank"] == rank)
         other = next(t for t in truth if t["rank"] != rank)
         lead = (other["comm_s"] - mine["comm_s"]) / other["loop_s"]
-        figures.append(f"llmprof straggler rank {rank}, job lead {lead:.3f}")
+        figures.append(f"llmprof straggler rank {rank} at {straggler['cost']:.3f}, "
+                       f"job lead {lead:.3f}")
         assert lead >= 0.08, (straggler, truth)
+        if expect == "healthy":
+            assert abs(straggler["cost"] - lead) <= 0.10, (straggler, truth)
         assert by_process["straggler"] == straggler["location"], by_process["straggler"]
     else:
         assert not straggler, straggler

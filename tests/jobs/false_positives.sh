@@ -3,7 +3,8 @@
 # Symmetric ranks, recorded RUNS times (default 10), alternately started by
 # torch.multiprocessing.spawn and torchrun-style: counts the runs in which
 # the summary, report --findings or report --by-process claims a straggler
-# or data loading, and prints each run's straggler figure.  Not in CI (a
+# or data loading that the job did not measure itself (check_job.py
+# healthy), and prints each run's straggler figure.  Not in CI (a
 # few minutes); run as root from the build tree:
 #   LLMPROF=build/cmd/llmprof tests/jobs/false_positives.sh [RUNS]
 # KEEP=DIR keeps each run's profile, truth and summary in DIR.

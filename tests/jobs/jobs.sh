@@ -13,8 +13,10 @@
 #                 the job's (where the job measured the other rank waiting
 #                 20% of its loop or more; never below 10%);
 #   env healthy   no straggler (symmetric ranks lead each other by turns,
-#                 not steadily), data loading only where the job measured
-#                 a wait near the rule's 10 % (a loaded 2-core machine).
+#                 not steadily) unless the job measured one rank steadily
+#                 behind (other load on a 2-core machine), then that rank
+#                 at the job's lead; data loading only where the job
+#                 measured a wait near the rule's 10 % (a loaded machine).
 #   env persistent  (jobs.sh loader) the data-bound job with
 #                 persistent_workers=True over two epochs: its two workers
 #                 per rank named as such across the epochs, the loop's
