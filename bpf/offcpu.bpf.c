@@ -40,6 +40,7 @@ const volatile __u64 stash_burst = 16;
 /* Past that rate, the stacks of 1 in this many waits of a thread preempted
  * or outside a syscall (which only its blocking shows) are taken. */
 #define PREEMPTED_EVERY 4
+#define WALL_STASH_SLOWER 10
 /* A thread's entry as it first blocks. */
 const volatile struct offcpu_wait empty_wait = {};
 /* Set by userspace once the syscall probe is attached. */
@@ -221,16 +222,18 @@ static __always_inline __u32 stash_for_site(struct offcpu_wait *w)
  * (a token bucket). */
 static __always_inline bool stash_again(struct offcpu_wait *w, __u64 now)
 {
+	/* In wall mode, where most waits are not drawn, a tenth of the rate. */
+	__u64 interval = wait_period_ns ? WALL_STASH_SLOWER * stash_interval_ns : stash_interval_ns;
 	__u64 credit = w->stash_credit_ns + (now - w->credit_at_ns);
 
-	if (!w->credit_at_ns || credit > stash_burst * stash_interval_ns)
-		credit = stash_burst * stash_interval_ns;
+	if (!w->credit_at_ns || credit > stash_burst * interval)
+		credit = stash_burst * interval;
 	w->credit_at_ns = now;
-	if (credit < stash_interval_ns) {
+	if (credit < interval) {
 		w->stash_credit_ns = credit;
 		return false;
 	}
-	w->stash_credit_ns = credit - stash_interval_ns;
+	w->stash_credit_ns = credit - interval;
 	return true;
 }
 
@@ -325,7 +328,13 @@ static __always_inline void switched_out(void *ctx, struct task_struct *prev, __
 		 * stacks only now. */
 		w->every = 1;
 		if (state && (__s64)w->syscall >= 0) {
-			stash = !(i < OFFCPU_STASHES && w->stashed_ns[i] && !stash_again(w, now));
+			/* Its stacks are taken as it leaves the syscall if the
+			 * wait is drawn.  Stashed now where the site has none
+			 * (for a wait still open at the end) and, where every
+			 * wait is kept (off-CPU mode), at the bucket's rate: in
+			 * wall mode most waits are not drawn. */
+			stash = !(i < OFFCPU_STASHES && w->stashed_ns[i] &&
+				  (wait_period_ns || !stash_again(w, now)));
 		} else if (!stash_again(w, now)) {
 			/* Past the rate, 1 in PREEMPTED_EVERY of these, each
 			 * standing for as many. */
