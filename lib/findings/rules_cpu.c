@@ -203,7 +203,7 @@ cleanup:
 /* What a stack is to the data-loading rule. */
 enum loader_role {
 	LOADER_OTHER = 0,
-	LOADER_WAIT,	    /* training process, off the CPU under the DataLoader's __next__ */
+	LOADER_WAIT,	    /* training process, under the DataLoader's __next__ */
 	LOADER_INLINE,	    /* training process fetching data itself, on the CPU or not */
 	LOADER_WORKER_BUSY, /* a worker process, on the CPU or runnable */
 	LOADER_WORKER_IDLE, /* a worker process, blocked */
@@ -295,8 +295,12 @@ static enum loader_role loader_role(const struct analysis *a, uint32_t stack)
 	 * sees it, not a wait for workers. */
 	if (find_python_file(p, stack, fetch_files) >= 0)
 		return LOADER_INLINE;
-	if (a->is_off_cpu_stack[stack])
-		return find_loader_next(p, stack) >= 0 ? LOADER_WAIT : LOADER_OTHER;
+	/* Under the loop's __next__: waiting for a worker's batch, or
+	 * taking it in (unpickling it, mapping its shared memory), which is
+	 * the loop's time in the DataLoader as a job measures it; only where
+	 * waits were recorded, so that the share is of wall time. */
+	if (a->has_off_cpu && find_loader_next(p, stack) >= 0)
+		return LOADER_WAIT;
 	return LOADER_OTHER;
 }
 
