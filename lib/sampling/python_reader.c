@@ -972,7 +972,7 @@ int python_reader__merge(struct python_reader *r, struct symbolizer *symbolizer,
 		struct native_entry *e = &entries[k];
 
 		trailing = trailing && e->interpreter && !e->matched;
-		e->keep = trailing && !e->spare;
+		e->keep = trailing;
 	}
 
 	/* Python frames without an eval frame to go to (a native chain cut
