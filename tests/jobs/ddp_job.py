@@ -28,10 +28,13 @@ a barrier, to its last step, and writes one JSON line (to --truth FILE, appended
   data_s (in next(batches)), compute_s (forward, backward, optimizer,
   without the all-reduces), extra_s (the planted work), comm_s (in DDP's
   gradient all-reduce and in the all-reduce of the loss that every step
-  logs: where a rank waits for the others), and each as a share of loop_s.
+  logs: where a rank waits for the others), and each as a share of loop_s;
+  step_median_s, the median step's wall time (a burst of other work on the
+  machine moves it less than loop_s).
 """
 import argparse
 import os
+import statistics
 import sys
 import time
 
@@ -168,6 +171,7 @@ def train(rank, world, args):
     batches = iter(loader)
     first_batch(batches)
     data = compute = extra = comm = 0.0
+    step_times = []
     dist.barrier()
     start = time.monotonic()
     for _ in range(args.steps):
@@ -197,6 +201,7 @@ def train(rank, world, args):
         compute += t2 - t1 - gradients
         extra += t3 - t2
         comm += t4 - t3 + gradients
+        step_times.append(t4 - t0)
     loop = time.monotonic() - start
     truth = {
         "rank": rank, "pid": os.getpid(), "launch": args.launch, "data": args.data,
@@ -206,6 +211,7 @@ def train(rank, world, args):
         "extra_s": round(extra, 4), "comm_s": round(comm, 4),
         "data_share": round(data / loop, 4), "compute_share": round(compute / loop, 4),
         "extra_share": round(extra / loop, 4), "comm_share": round(comm / loop, 4),
+        "step_median_s": round(statistics.median(step_times), 5),
     }
     write_truth(truth, args.truth)
     del batches, loader
