@@ -458,15 +458,16 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
+	__u32 tid = next->pid;
+	struct offcpu_wait *w;
+
 	if (targets__contains(prev->tgid))
 		switched_out(ctx, prev, prev_state);
-	if (targets__contains(next->tgid)) {
-		__u32 tid = next->pid;
-		struct offcpu_wait *w = bpf_map_lookup_elem(&offcpu_waits, &tid);
-
-		if (w && w->start_ns)
-			switched_in(w, tid);
-	}
+	/* Only threads of the target set have an entry (made as they block,
+	 * dropped as they exit): one lookup, not two, on the wakeup's path. */
+	w = bpf_map_lookup_elem(&offcpu_waits, &tid);
+	if (w && w->start_ns)
+		switched_in(w, tid);
 	return 0;
 }
 
@@ -475,11 +476,12 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev, struct task_
 SEC("tp_btf/sys_exit")
 int BPF_PROG(offcpu_syscall_exit, struct pt_regs *regs, long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct offcpu_wait *w;
-	__u32 tid = (__u32)id;
 
-	if (!syscall_probe || !targets__contains(id >> 32))
+	/* Every syscall of the machine comes here: one lookup, in the map
+	 * that only the target set's threads are in. */
+	if (!syscall_probe)
 		return 0;
 	w = bpf_map_lookup_elem(&offcpu_waits, &tid);
 	if (w && w->due_start_ns) {
