@@ -810,6 +810,27 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 /* The profile (or the family's view asked for) to its file; kept in
  * $TMPDIR when it cannot be.  The HTML page holds the family's view beside
  * the recording's. */
+/* Where the summary's findings can be seen again with their evidence: the
+ * written file where its format keeps the timeline they are measured on
+ * and llmprof reads it back; otherwise the format that does. */
+static void findings_evidence(const struct profile_env *env, char *buf, size_t size)
+{
+	const struct format *format = format__get(env->output.format);
+	const char *path = env->output.path;
+
+	if (env->output.format == FORMAT_HTML)
+		snprintf(buf, size, "the page holds their evidence");
+	else if (!(format->flags & FORMAT_TIMELINE) || !format->read)
+		snprintf(buf, size,
+			 "measured on the recording's timeline, which -f %s does not keep: "
+			 "-f speedscope does, for llmprof report --findings",
+			 format->name);
+	else if (path && strcmp(path, "-") && !strchr(path, '%'))
+		snprintf(buf, size, "llmprof report --findings %s for the evidence", path);
+	else
+		snprintf(buf, size, "llmprof report --findings for the evidence");
+}
+
 static int write_profile(struct profile_env *env, pid_t pid, struct output_file *output,
 			 const struct profile *written, bool whole, const struct profile *recorded)
 {
@@ -847,7 +868,7 @@ static int run_profile(struct profile_env *env)
 {
 	struct output_file output = {0};
 	struct progress progress = {0};
-	char default_path[PATH_MAX];
+	char default_path[PATH_MAX], evidence[PATH_MAX + 64];
 	struct recording *recording = NULL;
 	struct recording_result result;
 	long long cpu_start, cpu_end;
@@ -897,7 +918,8 @@ static int run_profile(struct profile_env *env)
 	}
 	recording__print_summary(recording);
 	/* A failure to analyse loses no data: the profile is written. */
-	if (findings__print_top(written, SUMMARY_TOP_FINDINGS))
+	findings_evidence(env, evidence, sizeof(evidence));
+	if (findings__print_top(written, SUMMARY_TOP_FINDINGS, evidence))
 		status__warn("not enough memory to look for findings");
 	status = EXIT_OK;
 cleanup:

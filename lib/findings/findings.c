@@ -547,13 +547,13 @@ int findings__write(const struct findings *fs, const struct findings_write_optio
 	return ferror(out) ? -EIO : 0;
 }
 
-void findings__print_summary(const struct findings *fs, size_t top)
+void findings__print_summary(const struct findings *fs, size_t top, const char *evidence)
 {
 	size_t n = top && top < fs->nr_items ? top : fs->nr_items;
 
 	if (!n)
 		return;
-	status__info("findings (llmprof report --findings for the evidence):");
+	status__info("findings (%s):", evidence);
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *f = &fs->items[i];
 
@@ -563,14 +563,14 @@ void findings__print_summary(const struct findings *fs, size_t top)
 	}
 }
 
-int findings__print_top(const struct profile *profile, size_t top)
+int findings__print_top(const struct profile *profile, size_t top, const char *evidence)
 {
 	struct findings *fs;
 	int err = findings__analyze(profile, &fs);
 
 	if (err)
 		return err;
-	findings__print_summary(fs, top);
+	findings__print_summary(fs, top, evidence);
 	findings__free(fs);
 	return 0;
 }

@@ -65,9 +65,10 @@ int findings__write(const struct findings *findings, const struct findings_write
 		    enum text_format format, FILE *out);
 
 /* The top findings as short lines on stderr (through status.h), for the
- * end of attach and record. */
-void findings__print_summary(const struct findings *findings, size_t top);
+ * end of attach and record, under a heading that says where their
+ * evidence is (evidence: "llmprof report --findings run.json"). */
+void findings__print_summary(const struct findings *findings, size_t top, const char *evidence);
 /* Analyzes the profile and prints its top findings; 0 or -ENOMEM. */
-int findings__print_top(const struct profile *profile, size_t top);
+int findings__print_top(const struct profile *profile, size_t top, const char *evidence);
 
 #endif /* LLMPROF_FINDINGS_H */
