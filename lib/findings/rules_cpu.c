@@ -477,10 +477,19 @@ static int loop_scan__busiest_site(struct loop_scan *v, const struct analysis *a
 	return site;
 }
 
+/* Waits at the loop's call that a thread needs for its span of the loop to
+ * be measured: one or two samples there (a healthy loop that fetched one
+ * batch slowly) give no step, and a span from them to the thread's end can
+ * be a few tens of milliseconds, of which that one sample is half. */
+#define LOOP_MIN_EPISODES 4
+
 /* Every thread's span of the loop: from its first wait at site to a step
- * after its last. */
-static void loop_scan__spans(struct loop_scan *v, const struct analysis *a, int site)
+ * after its last; none (first_ns UINT64_MAX) for a thread with fewer than
+ * LOOP_MIN_EPISODES waits there.  Returns how many threads have one. */
+static size_t loop_scan__spans(struct loop_scan *v, const struct analysis *a, int site)
 {
+	size_t spans = 0;
+
 	const struct profile *p = a->profile;
 
 	for (size_t t = 0; t < p->nr_threads; t++) {
@@ -509,12 +518,14 @@ static void loop_scan__spans(struct loop_scan *v, const struct analysis *a, int 
 	for (size_t t = 0; t < p->nr_threads; t++) {
 		if (v->first_ns[t] == UINT64_MAX)
 			continue;
-		if (v->thread_episodes[t] > 1)
-			v->last_ns[t] +=
-			    (v->last_ns[t] - v->first_ns[t]) / (v->thread_episodes[t] - 1);
-		else
-			v->last_ns[t] = v->thread_end[t];
+		if (v->thread_episodes[t] < LOOP_MIN_EPISODES) {
+			v->first_ns[t] = UINT64_MAX;
+			continue;
+		}
+		v->last_ns[t] += (v->last_ns[t] - v->first_ns[t]) / (v->thread_episodes[t] - 1);
+		spans++;
 	}
+	return spans;
 }
 
 /*
@@ -549,7 +560,12 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 		goto out;
 	loop_scan__sites(&v, a, roles, waits);
 	*site = loop_scan__busiest_site(&v, a, waits);
-	loop_scan__spans(&v, a, *site);
+	err = 0;
+	/* No thread waits there step after step: the whole threads' shares. */
+	if (!loop_scan__spans(&v, a, *site)) {
+		*site = -1;
+		goto out;
+	}
 	*wait = *inline_load = *wall = 0;
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct sample *x = &p->samples[i];

@@ -503,6 +503,45 @@ static void test_data_loading_threads(void)
 	profile__free(p);
 }
 
+/*
+ * A loop that loads its own batches, on a timeline: one slow batch near the
+ * end of a healthy loop is no loop of loading.  Its span would run from that
+ * one sample to the thread's end, two steps, of which it is half.
+ */
+static void test_inline_loading_one_batch(void)
+{
+	static const char step[] = "python [rank 0];train (train.py:20);step (train.py:30)";
+	static const char load[] = "python [rank 0];train (train.py:20);"
+				   "_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:630);"
+				   "_MapDatasetFetcher.fetch (torch/utils/data/_utils/fetch.py:51);"
+				   "Characters.__getitem__ (data.py:5);tokenise (data.py:9)";
+	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
+	const struct finding *f;
+	struct findings *fs;
+
+	profile__add_thread(p, 100, 100, "python");
+	for (int k = 0; k < 50; k++)
+		profile__add_sample(p, 0, stack_of(p, step), k * 10000000ULL, 10000);
+	profile__add_sample(p, 0, stack_of(p, load), 495000000ULL, 10000);
+	profile__add_sample(p, 0, stack_of(p, step), 505000000ULL, 10000);
+	findings__free(check(p, "data-loading", -1));
+	profile__free(p);
+
+	/* Every step loads: the loop's share, over its span. */
+	p = new_profile(UNIT_MICROSECONDS, 1);
+	profile__add_thread(p, 100, 100, "python");
+	for (int k = 0; k < 50; k++) {
+		profile__add_sample(p, 0, stack_of(p, load), k * 20000000ULL, 10000);
+		profile__add_sample(p, 0, stack_of(p, step), k * 20000000ULL + 10000000, 10000);
+	}
+	fs = check(p, "data-loading", 0.5);
+	f = find(fs, "data-loading");
+	EXPECT(f && strstr(f->title, "loaded in the training process"), "not inline: %s",
+	       f ? f->title : "");
+	findings__free(fs);
+	profile__free(p);
+}
+
 /* Findings come largest cost first, and every writer accepts them. */
 static void test_order_and_writers(void)
 {
@@ -749,6 +788,7 @@ int main(void)
 	test_straggler();
 	test_data_loading();
 	test_data_loading_threads();
+	test_inline_loading_one_batch();
 	test_order_and_writers();
 	test_memory_rules();
 	test_brief_budget();
