@@ -30,7 +30,11 @@ a barrier, to its last step, and writes one JSON line (to --truth FILE, appended
   gradient all-reduce and in the all-reduce of the loss that every step
   logs: where a rank waits for the others), and each as a share of loop_s;
   step_median_s, the median step's wall time (a burst of other work on the
-  machine moves it less than loop_s).
+  machine moves it less than loop_s); comm_blocked_s, the part of comm_s
+  the rank's thread spent blocked, neither running nor runnable
+  (/proc/thread-self/schedstat): what a profiler counts as waiting, where
+  comm_s also holds the reduction's own work and, on a machine with more
+  threads than cores, the time the thread waited for a CPU.
 """
 import argparse
 import os
@@ -110,6 +114,15 @@ class TinyGPT(nn.Module):
         return self.head(h)
 
 
+def blocked_clock():
+    """Seconds this thread has spent blocked (neither on a CPU nor in a
+    run queue), plus a constant: wall time less its CPU time and its run
+    queue delay."""
+    with open("/proc/thread-self/schedstat") as stat:
+        running_ns, queued_ns = stat.read().split()[:2]
+    return time.monotonic() - (int(running_ns) + int(queued_ns)) / 1e9
+
+
 class CommTimer:
     """DDP's gradient all-reduce, made synchronous by a communication hook
     so the time in it is measured (on the CPU nothing overlaps it anyway)."""
@@ -117,6 +130,7 @@ class CommTimer:
     def __init__(self, world):
         self.world = world
         self.seconds = 0.0
+        self.blocked = 0.0
 
     def take(self):
         seconds, self.seconds = self.seconds, 0.0
@@ -124,9 +138,10 @@ class CommTimer:
 
     def hook(self, bucket):
         buffer = bucket.buffer()
-        start = time.monotonic()
+        start, blocked = time.monotonic(), blocked_clock()
         dist.all_reduce(buffer)
         self.seconds += time.monotonic() - start
+        self.blocked += blocked_clock() - blocked
         done = torch.futures.Future()
         done.set_result(buffer / self.world)
         return done
@@ -170,7 +185,8 @@ def train(rank, world, args):
                         persistent_workers=args.persistent)
     batches = iter(loader)
     first_batch(batches)
-    data = compute = extra = comm = 0.0
+    data = compute = extra = comm = comm_blocked = 0.0
+    timer.blocked = 0.0
     step_times = []
     dist.barrier()
     start = time.monotonic()
@@ -194,8 +210,10 @@ def train(rank, world, args):
                 extra_work(plain, x, y)
         t3 = time.monotonic()
         logged = loss.detach().clone()
+        blocked = blocked_clock()
         dist.all_reduce(logged)
         t4 = time.monotonic()
+        comm_blocked += blocked_clock() - blocked
         data += t1 - t0
         gradients = timer.take()
         compute += t2 - t1 - gradients
@@ -212,6 +230,7 @@ def train(rank, world, args):
         "data_share": round(data / loop, 4), "compute_share": round(compute / loop, 4),
         "extra_share": round(extra / loop, 4), "comm_share": round(comm / loop, 4),
         "step_median_s": round(statistics.median(step_times), 5),
+        "comm_blocked_s": round(comm_blocked + timer.blocked, 4),
     }
     write_truth(truth, args.truth)
     del batches, loader
