@@ -511,10 +511,11 @@ static void test_data_loading_threads(void)
 static void test_inline_loading_one_batch(void)
 {
 	static const char step[] = "python [rank 0];train (train.py:20);step (train.py:30)";
-	static const char load[] = "python [rank 0];train (train.py:20);"
-				   "_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:630);"
-				   "_MapDatasetFetcher.fetch (torch/utils/data/_utils/fetch.py:51);"
-				   "Characters.__getitem__ (data.py:5);tokenise (data.py:9)";
+	static const char load[] =
+	    "python [rank 0];train (train.py:20);"
+	    "_BaseDataLoaderIter.__next__ (torch/utils/data/dataloader.py:630);"
+	    "_MapDatasetFetcher.fetch (torch/utils/data/_utils/fetch.py:51);"
+	    "Characters.__getitem__ (data.py:5);tokenise (data.py:9)";
 	struct profile *p = new_profile(UNIT_MICROSECONDS, 1);
 	const struct finding *f;
 	struct findings *fs;
