@@ -807,9 +807,6 @@ static int open_output(struct profile_env *env, pid_t pid, struct output_file *o
 	return err;
 }
 
-/* The profile (or the family's view asked for) to its file; kept in
- * $TMPDIR when it cannot be.  The HTML page holds the family's view beside
- * the recording's. */
 /* Where the summary's findings can be seen again with their evidence: the
  * written file where its format keeps the timeline they are measured on
  * and llmprof reads it back; otherwise the format that does. */
@@ -831,6 +828,9 @@ static void findings_evidence(const struct profile_env *env, char *buf, size_t s
 		snprintf(buf, size, "llmprof report --findings for the evidence");
 }
 
+/* The profile (or the family's view asked for) to its file; kept in
+ * $TMPDIR when it cannot be.  The HTML page holds the family's view beside
+ * the recording's. */
 static int write_profile(struct profile_env *env, pid_t pid, struct output_file *output,
 			 const struct profile *written, bool whole, const struct profile *recorded)
 {

@@ -429,7 +429,7 @@ static size_t named_ranks(const struct profile *p)
 struct loop_scan {
 	int *site_of, *last;
 	uint64_t *episodes; /* per site: the waits begun there */
-	uint64_t *first_ns, *last_ns, *thread_episodes, *thread_end;
+	uint64_t *first_ns, *last_ns, *thread_episodes;
 };
 
 /* Every stack's wait site: the index in waits of the call it waits at. */
@@ -488,9 +488,8 @@ static int loop_scan__busiest_site(struct loop_scan *v, const struct analysis *a
  * LOOP_MIN_EPISODES waits there.  Returns how many threads have one. */
 static size_t loop_scan__spans(struct loop_scan *v, const struct analysis *a, int site)
 {
-	size_t spans = 0;
-
 	const struct profile *p = a->profile;
+	size_t spans = 0;
 
 	for (size_t t = 0; t < p->nr_threads; t++) {
 		v->last[t] = -1;
@@ -504,7 +503,6 @@ static size_t loop_scan__spans(struct loop_scan *v, const struct analysis *a, in
 		if (x->thread >= p->nr_threads)
 			continue;
 		at = v->site_of[x->stack];
-		v->thread_end[x->thread] = x->time_ns;
 		if (at == site) {
 			if (v->first_ns[x->thread] == UINT64_MAX)
 				v->first_ns[x->thread] = x->time_ns;
@@ -554,9 +552,7 @@ static int loop_waits(const struct analysis *a, const enum loader_role *roles,
 	v.first_ns = malloc(p->nr_threads * sizeof(*v.first_ns));
 	v.last_ns = calloc(p->nr_threads, sizeof(*v.last_ns));
 	v.thread_episodes = calloc(p->nr_threads, sizeof(*v.thread_episodes));
-	v.thread_end = calloc(p->nr_threads, sizeof(*v.thread_end));
-	if (!v.site_of || !v.last || !v.episodes || !v.first_ns || !v.last_ns ||
-	    !v.thread_episodes || !v.thread_end)
+	if (!v.site_of || !v.last || !v.episodes || !v.first_ns || !v.last_ns || !v.thread_episodes)
 		goto out;
 	loop_scan__sites(&v, a, roles, waits);
 	*site = loop_scan__busiest_site(&v, a, waits);
@@ -589,7 +585,6 @@ out:
 	free(v.first_ns);
 	free(v.last_ns);
 	free(v.thread_episodes);
-	free(v.thread_end);
 	return err;
 }
 
