@@ -412,6 +412,17 @@ static void wait_site(const struct profile *p, uint32_t stack, char *buf, size_t
 
 /* The ranks the recording named ("python3 [rank 1]", not its workers): a
  * rank whose loop wait went unsampled still has its workers. */
+/* The DataLoader worker processes the profile names ("[worker N]"). */
+static size_t named_workers(const struct profile *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nr_frames; i++)
+		if (p->frames[i].kind == FRAME_PROCESS && strstr(p->frames[i].name, "[worker "))
+			n++;
+	return n;
+}
+
 static size_t named_ranks(const struct profile *p)
 {
 	size_t n = 0;
@@ -718,8 +729,10 @@ static int data_wait_finding(struct analysis *a, struct rule_outcome *o,
 	    (finding__evidence(f, "the workers' hottest code (share of their CPU time):") ||
 	     finding__evidence_from_tally(f, &s->workers, s->worker_busy, 3)))
 		return -ENOMEM;
+	/* Workers by their processes where they are named: one recording of
+	 * 4 workers (2 per rank) counted 8 threads in the worker loop. */
 	advice = (struct loader_advice){
-	    .workers = s->loops,
+	    .workers = named_workers(p) ? named_workers(p) : s->loops,
 	    .ranks = named_ranks(p) > s->trainers ? named_ranks(p) : s->trainers,
 	    .on_cpu = s->loop_wall ? (double)(s->loop_busy - s->loop_runnable) / s->loop_wall : 0,
 	    .runnable = s->loop_wall ? (double)s->loop_runnable / s->loop_wall : 0,
