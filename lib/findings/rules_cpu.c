@@ -410,27 +410,20 @@ static void wait_site(const struct profile *p, uint32_t stack, char *buf, size_t
 		snprintf(buf, size, "(no Python frame)");
 }
 
-/* The ranks the recording named ("python3 [rank 1]", not its workers): a
- * rank whose loop wait went unsampled still has its workers. */
-/* The DataLoader worker processes the profile names ("[worker N]"). */
-static size_t named_workers(const struct profile *p)
+/* The processes the recording named: its DataLoader workers ("[worker N]"),
+ * or its ranks ("python3 [rank 1]", not their workers: a rank whose loop
+ * wait went unsampled still has its workers). */
+static size_t named_processes(const struct profile *p, bool workers)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < p->nr_frames; i++)
-		if (p->frames[i].kind == FRAME_PROCESS && strstr(p->frames[i].name, "[worker "))
-			n++;
-	return n;
-}
+	for (size_t i = 0; i < p->nr_frames; i++) {
+		const char *name = p->frames[i].name;
 
-static size_t named_ranks(const struct profile *p)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < p->nr_frames; i++)
-		if (p->frames[i].kind == FRAME_PROCESS && strstr(p->frames[i].name, "[rank ") &&
-		    !strstr(p->frames[i].name, "[worker "))
+		if (p->frames[i].kind == FRAME_PROCESS && !strstr(name, "[worker ") == !workers &&
+		    (workers || strstr(name, "[rank ")))
 			n++;
+	}
 	return n;
 }
 
@@ -732,8 +725,9 @@ static int data_wait_finding(struct analysis *a, struct rule_outcome *o,
 	/* Workers by their processes where they are named: one recording of
 	 * 4 workers (2 per rank) counted 8 threads in the worker loop. */
 	advice = (struct loader_advice){
-	    .workers = named_workers(p) ? named_workers(p) : s->loops,
-	    .ranks = named_ranks(p) > s->trainers ? named_ranks(p) : s->trainers,
+	    .workers = named_processes(p, true) ? named_processes(p, true) : s->loops,
+	    .ranks =
+		named_processes(p, false) > s->trainers ? named_processes(p, false) : s->trainers,
 	    .on_cpu = s->loop_wall ? (double)(s->loop_busy - s->loop_runnable) / s->loop_wall : 0,
 	    .runnable = s->loop_wall ? (double)s->loop_runnable / s->loop_wall : 0,
 	    .data_wait = share,
